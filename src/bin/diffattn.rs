@@ -1,0 +1,134 @@
+//! The `diffattn` command line: runs the engine on a JSON spec and prints every stage as JSON
+//! (DESIGN.md §6), the same format the page exports.
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+const HELP: &str = r#"diffattn: every stage of differential attention, from a JSON spec.
+
+USAGE
+    diffattn stages [--pretty] [FILE] < spec.json > stages.json
+    diffattn --help | --version
+
+`stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
+prints the stages as JSON. A bad spec exits with status 2 and a message naming the field.
+
+SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
+    mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
+    heads       H, a positive integer dividing d (diff heads for diff_transformer: 2H divides d)
+    causal      true | false
+    x           L x d   the vectors entering the attention layer
+    w_q w_k w_v w_o     d x d each
+    shift_diff:       shift (integer), difference "single"|"symmetric",
+                      renormalize "none"|"softmax", shift_fill "circular"|"zero" (default circular),
+                      gate {"alpha": [H], "beta": [H], "gamma": [H]}
+    diff_transformer: depth (integer >= 0), lambda_q1 lambda_k1 lambda_q2 lambda_k2 ([d/H/2] each),
+                      subln ([d/H])
+    cosine:           tau
+    local:            window (radius, integer >= 0)
+
+OUTPUT
+    heads   one object per head: "a" (L x L; L x (L-1) for input_diff);
+            shift_diff adds "shifted", "d", "g", "fused" (and "shifted_back" when symmetric);
+            diff_transformer has "a1", "a2", "diff" instead
+    lambda  diff_transformer only
+    output  L x d
+
+EXAMPLE
+    echo '{"mechanism": "shift_diff", "heads": 1, "causal": false,
+           "x": [[1, 0], [0, 1], [1, 1]],
+           "w_q": [[1, 0], [0, 1]], "w_k": [[1, 0], [0, 1]],
+           "w_v": [[1, 0], [0, 1]], "w_o": [[1, 0], [0, 1]],
+           "shift": 1, "difference": "single", "renormalize": "none",
+           "gate": {"alpha": [1.0], "beta": [1.0], "gamma": [0.0]}}' | diffattn stages --pretty
+"#;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None | Some("-h" | "--help" | "help") => {
+            print!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Some("-V" | "--version") => {
+            println!("diffattn {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some("stages") => stages(&args[1..]),
+        Some(other) => fail(
+            2,
+            &format!("unknown command {other:?}; try `diffattn --help`"),
+        ),
+    }
+}
+
+fn stages(args: &[String]) -> ExitCode {
+    let mut pretty = false;
+    let mut file: Option<&str> = None;
+    for arg in args {
+        match arg.as_str() {
+            "--pretty" => pretty = true,
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            flag if flag.starts_with("--") => {
+                return fail(
+                    2,
+                    &format!("unknown option {flag:?}; try `diffattn --help`"),
+                )
+            }
+            path if file.is_none() => file = Some(path),
+            extra => return fail(2, &format!("unexpected argument {extra:?}")),
+        }
+    }
+    let text = match read_input(file) {
+        Ok(text) => text,
+        Err(message) => return fail(2, &message),
+    };
+    let spec = match diffattn::spec::parse_spec(&text).and_then(|s| s.run()) {
+        Ok(stages) => diffattn::spec::stages_json(&stages),
+        Err(e) => return fail(2, &format!("bad spec: {e}")),
+    };
+    let json = if pretty {
+        serde_json::to_string_pretty(&spec)
+    } else {
+        serde_json::to_string(&spec)
+    };
+    let json = match json {
+        Ok(json) => json,
+        Err(e) => return fail(1, &format!("cannot write JSON: {e}")),
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`diffattn stages | head`) is not an error worth a message.
+    if writeln!(out, "{json}").and_then(|()| out.flush()).is_err() {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn read_input(file: Option<&str>) -> Result<String, String> {
+    match file {
+        None | Some("-") => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                return Err(
+                    "expected a spec on standard input (diffattn stages < spec.json); see --help"
+                        .to_string(),
+                );
+            }
+            let mut text = String::new();
+            stdin
+                .lock()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(text)
+        }
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}")),
+    }
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("diffattn: {message}");
+    ExitCode::from(code)
+}

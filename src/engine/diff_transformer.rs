@@ -1,0 +1,190 @@
+//! The published Differential Transformer (Ye et al., ICLR 2025, arXiv 2410.05258, §2.1;
+//! DESIGN.md §3): two softmax maps per head, subtracted with a learned weight lambda.
+//!
+//! Per diff head `h` (query and key heads `2h` and `2h+1` of width `d_h = d / H / 2` form the
+//! pair, value head `h` has width `2·d_h`):
+//!
+//! ```text
+//! A1_h = softmax(Q1_h·K1_hᵀ / sqrt(d_h) + M),   A2_h = softmax(Q2_h·K2_hᵀ / sqrt(d_h) + M)
+//! lambda = exp(λq1·λk1) - exp(λq2·λk2) + lambda_init,   lambda_init = 0.8 - 0.6·exp(-0.3·depth)
+//! O_h = (1 - lambda_init) · RMSNorm((A1_h - lambda·A2_h)·V_h)
+//! ```
+//!
+//! Unlike the official code (microsoft/unilm `Diff-Transformer/multihead_diffattn.py`), which
+//! returns NaN for a fully masked row, a fully masked row here is all zeros; and no rotary
+//! embedding is applied, as the layer's input already carries its positions.
+
+use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, Axis, Zip};
+
+use super::error::EngineError;
+use super::mask::Mask;
+use super::numeric::{saturate, saturate_all};
+use super::projection::{head, linear, Projected};
+use super::standard;
+
+/// RMSNorm's epsilon, as in the official code.
+pub const RMS_NORM_EPS: f32 = 1e-5;
+
+/// The learned parameters of one Differential Transformer layer beyond `W_q, W_k, W_v, W_o`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffTransformerParams {
+    /// The layer's depth, counted from 0 (the paper's `l - 1`); sets `lambda_init`.
+    pub depth: u32,
+    /// `λq1`, length `d_h`.
+    pub lambda_q1: Vec<f32>,
+    /// `λk1`, length `d_h`.
+    pub lambda_k1: Vec<f32>,
+    /// `λq2`, length `d_h`.
+    pub lambda_q2: Vec<f32>,
+    /// `λk2`, length `d_h`.
+    pub lambda_k2: Vec<f32>,
+    /// RMSNorm's learned weight over one head's `2·d_h` value channels.
+    pub subln: Vec<f32>,
+}
+
+impl DiffTransformerParams {
+    /// Checks every vector against the head width `d_h` for `heads` diff heads of width `d`.
+    pub fn check(&self, d_model: usize, heads: usize) -> Result<usize, EngineError> {
+        let d_h = diff_head_width(d_model, heads)?;
+        for (field, v, want) in [
+            ("lambda_q1", &self.lambda_q1, d_h),
+            ("lambda_k1", &self.lambda_k1, d_h),
+            ("lambda_q2", &self.lambda_q2, d_h),
+            ("lambda_k2", &self.lambda_k2, d_h),
+            ("subln", &self.subln, 2 * d_h),
+        ] {
+            if v.len() != want {
+                return Err(EngineError::Shape {
+                    field,
+                    expected: format!("{want} values (d_h = d_model / heads / 2 = {d_h})"),
+                    found: format!("{} values", v.len()),
+                });
+            }
+        }
+        Ok(d_h)
+    }
+}
+
+/// `d_h = d / H / 2`, or why `H` diff heads cannot split width `d`.
+///
+/// ```
+/// use diffattn::engine::diff_transformer::diff_head_width;
+/// assert_eq!(diff_head_width(64, 8).unwrap(), 4);
+/// assert!(diff_head_width(64, 64).is_err()); // 64 / 64 = 1 channel cannot be halved
+/// ```
+pub fn diff_head_width(d_model: usize, heads: usize) -> Result<usize, EngineError> {
+    if heads == 0 {
+        return Err(EngineError::ZeroHeads);
+    }
+    if d_model % (2 * heads) != 0 {
+        return Err(EngineError::HeadsDoNotDivide {
+            width: d_model / 2,
+            heads,
+            what: "d_model / 2 (each diff head has two query heads)",
+        });
+    }
+    Ok(d_model / heads / 2)
+}
+
+/// `lambda_init = 0.8 - 0.6·exp(-0.3·depth)` (paper §2.1).
+///
+/// ```
+/// use diffattn::engine::diff_transformer::lambda_init;
+/// assert!((lambda_init(0) - 0.2).abs() < 1e-7); // 0.8 - 0.6
+/// ```
+pub fn lambda_init(depth: u32) -> f32 {
+    0.8 - 0.6 * (-0.3 * depth as f32).exp()
+}
+
+/// The layer's one lambda: `exp(λq1·λk1) - exp(λq2·λk2) + lambda_init`.
+pub fn lambda(params: &DiffTransformerParams) -> f32 {
+    let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+    let e1 = saturate(dot(&params.lambda_q1, &params.lambda_k1)).exp();
+    let e2 = saturate(dot(&params.lambda_q2, &params.lambda_k2)).exp();
+    saturate(saturate(e1 - e2) + lambda_init(params.depth))
+}
+
+/// `x / sqrt(mean(x²) + eps) · weight` over each row.
+///
+/// The mean square is taken of the row scaled by its largest magnitude and scaled back, so it
+/// neither overflows for huge rows nor loses the `eps` for tiny ones.
+pub fn rms_norm_rows(x: ArrayView2<f32>, weight: ArrayView1<f32>, eps: f32) -> Array2<f32> {
+    let mut out = x.to_owned();
+    let width = x.ncols().max(1) as f32;
+    for mut row in out.axis_iter_mut(Axis(0)) {
+        let max = row.iter().fold(0.0f32, |acc, v| acc.max(v.abs()));
+        if max == 0.0 {
+            continue;
+        }
+        let mean_sq_scaled = row.iter().map(|v| (v / max) * (v / max)).sum::<f32>() / width;
+        // mean(x²) + eps = max² · (mean((x/max)²) + eps/max²); take the root of each factor.
+        let rms = max * (mean_sq_scaled + eps / max / max).sqrt();
+        Zip::from(&mut row)
+            .and(weight)
+            .for_each(|v, &w| *v = saturate(*v / rms * w));
+    }
+    out
+}
+
+/// Every stage of one Differential Transformer layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffTransformerMaps {
+    /// The first softmax map of each diff head, `(heads, tokens, tokens)`.
+    pub a1: Array3<f32>,
+    /// The second softmax map of each diff head.
+    pub a2: Array3<f32>,
+    /// The layer's lambda.
+    pub lambda: f32,
+    /// `lambda_init` for the layer's depth.
+    pub lambda_init: f32,
+    /// `A1 - lambda·A2`.
+    pub diff: Array3<f32>,
+}
+
+/// The maps `A1`, `A2` and `A1 - lambda·A2` from projected queries and keys.
+pub fn maps(
+    projected: &Projected,
+    heads: usize,
+    mask: Mask,
+    params: &DiffTransformerParams,
+) -> Result<DiffTransformerMaps, EngineError> {
+    params.check(projected.q.ncols(), heads)?;
+    // Split into 2H heads of width d_h; heads 2h and 2h+1 form diff head h.
+    let both = standard::attention(projected.q.view(), projected.k.view(), 2 * heads, mask)?;
+    let a1 = both.slice(s![0..;2, .., ..]).to_owned();
+    let a2 = both.slice(s![1..;2, .., ..]).to_owned();
+    let lambda = lambda(params);
+    let mut diff = &a1 - &(&a2 * lambda);
+    saturate_all(&mut diff);
+    Ok(DiffTransformerMaps {
+        a1,
+        a2,
+        lambda,
+        lambda_init: lambda_init(params.depth),
+        diff,
+    })
+}
+
+/// The layer output `concat_h((1 - lambda_init)·RMSNorm(diff_h·V_h))·W_oᵀ`.
+pub fn output(
+    maps: &DiffTransformerMaps,
+    v: ArrayView2<f32>,
+    subln: &[f32],
+    w_o: ArrayView2<f32>,
+) -> Array2<f32> {
+    let (heads, queries, _) = maps.diff.dim();
+    let d = v.ncols();
+    let d_v = d / heads.max(1);
+    let weight = ndarray::ArrayView1::from(subln);
+    let mut concat = Array2::<f32>::zeros((queries, d));
+    for (h, diff_h) in maps.diff.axis_iter(Axis(0)).enumerate() {
+        let mut mixed = diff_h.dot(&head(v, h, d_v));
+        saturate_all(&mut mixed);
+        let mut normed = rms_norm_rows(mixed.view(), weight, RMS_NORM_EPS);
+        normed.mapv_inplace(|x| saturate(x * (1.0 - maps.lambda_init)));
+        concat
+            .slice_mut(s![.., h * d_v..(h + 1) * d_v])
+            .assign(&normed);
+    }
+    linear(concat.view(), w_o)
+}

@@ -1,0 +1,27 @@
+//! The engine: every attention mechanism of DESIGN.md sections 1 to 4, one sentence at a time.
+//!
+//! The engine works on `ndarray` values in `f32` and knows nothing of JSON, text, drawing or
+//! the browser (it never imports `web_sys`). Each mechanism lives in its own module and exposes
+//! its intermediate maps as typed values, so the page can cache one stage and recompute only
+//! the stages after it (moving the shift slider does not recompute `A`).
+//!
+//! Shapes follow the crate conventions: sequences `(tokens, width)`, stacks of per-head maps
+//! `(heads, queries, keys)`, weights `[out, in]` as in PyTorch's `nn.Linear`.
+
+pub mod cosine;
+pub mod diff_transformer;
+pub mod error;
+pub mod input_diff;
+pub mod local;
+pub mod mask;
+pub mod mechanism;
+pub mod numeric;
+pub mod projection;
+pub mod shift_diff;
+pub mod softmax;
+pub mod standard;
+
+pub use error::EngineError;
+pub use mask::Mask;
+pub use mechanism::{run, Mechanism, Stages};
+pub use projection::{Projected, Weights};

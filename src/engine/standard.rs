@@ -1,0 +1,73 @@
+//! Standard scaled dot-product attention, the baseline every view starts from (DESIGN.md §1;
+//! Vaswani et al. 2017, eq. 1): `A_h = softmax_row(Q_h·K_hᵀ / sqrt(d_h) + M)`.
+
+use ndarray::{Array2, Array3, ArrayView2, Axis};
+
+use super::error::EngineError;
+use super::mask::Mask;
+use super::numeric::saturate_all;
+use super::projection::{head, head_width};
+use super::softmax::masked_softmax_rows;
+
+/// The scores `Q_h·K_hᵀ / sqrt(d_h)` of one head, `(queries, keys)`.
+///
+/// ```
+/// use diffattn::engine::standard::scaled_dot_scores;
+/// use ndarray::array;
+/// // d_h = 4, so the scale is 1/2: q·k = 1·2 + 1·2 + 0 + 0 = 4, halved is 2.
+/// let s = scaled_dot_scores(array![[1.0f32, 1.0, 0.0, 0.0]].view(), array![[2.0f32, 2.0, 5.0, 5.0]].view());
+/// assert_eq!(s[[0, 0]], 2.0);
+/// ```
+pub fn scaled_dot_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>) -> Array2<f32> {
+    let scale = 1.0 / (q_h.ncols() as f32).sqrt();
+    let mut s = q_h.dot(&k_h.t());
+    s.mapv_inplace(|v| v * scale);
+    saturate_all(&mut s);
+    s
+}
+
+/// Per-head attention maps from any per-head score function, masked and softmaxed.
+///
+/// `q` is `(queries, d)` and `k` is `(keys, d)`; both are split into `heads` column blocks.
+/// Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). The result has shape
+/// `(heads, queries, keys)`.
+pub fn maps_from_scores(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    heads: usize,
+    mask: Mask,
+    key_offset: usize,
+    score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
+) -> Result<Array3<f32>, EngineError> {
+    let d_h = head_width(q.ncols(), heads, "d_model")?;
+    let mut maps = Array3::<f32>::zeros((heads, q.nrows(), k.nrows()));
+    for (h, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
+        map.assign(&score(head(q, h, d_h), head(k, h, d_h)));
+        masked_softmax_rows(map.view_mut(), |i, j| mask.allows(i, j + key_offset));
+    }
+    Ok(maps)
+}
+
+/// Standard attention maps `A`, shape `(heads, tokens, tokens)`.
+///
+/// The number of heads re-splits the same projections, so any `heads` dividing `d` works.
+///
+/// ```
+/// use diffattn::engine::{standard, Mask};
+/// use ndarray::array;
+/// // Two tokens, one head of width 1: q = k = [0, 0], so every score is 0 and each row is
+/// // uniform over the keys it may see: [1/2, 1/2] without a mask, [1, 0] then [1/2, 1/2] causal.
+/// let q = array![[0.0f32], [0.0]];
+/// let a = standard::attention(q.view(), q.view(), 1, Mask::causal(true)).unwrap();
+/// assert_eq!(a[[0, 0, 0]], 1.0);
+/// assert_eq!(a[[0, 0, 1]], 0.0);
+/// assert_eq!(a[[0, 1, 1]], 0.5);
+/// ```
+pub fn attention(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    heads: usize,
+    mask: Mask,
+) -> Result<Array3<f32>, EngineError> {
+    maps_from_scores(q, k, heads, mask, 0, scaled_dot_scores)
+}

@@ -1,0 +1,29 @@
+//! diffattn: differential attention, every stage, computed in Rust and drawn live in the browser.
+//!
+//! The crate is layered so that each layer only looks down:
+//!
+//! * [`engine`]: the maths of `../shared/DESIGN.md` sections 1 to 5 on `ndarray`, `f32`,
+//!   one sentence at a time. It knows nothing of JSON, text, drawing or the browser.
+//! * [`spec`]: the stages format (DESIGN.md section 6): a JSON spec parsed and validated into
+//!   engine values, and the engine's stages written back as JSON. Shared by the CLI and the page.
+//! * [`text`]: sentences to vectors: the tokenizer and the seeded (untrained) embeddings.
+//! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
+//!   tests) plus the per-cell RGBA buffers the page blits.
+//! * `web` (wasm32 only): the one module with `#[wasm_bindgen]`; a handle that owns the state.
+//!
+//! Conventions, once for the whole crate:
+//!
+//! * A map's row is a query token and its column a key token: `a[[i, j]]` is how much query
+//!   `i` attends to key `j`.
+//! * Stacks of per-head maps have shape `(heads, queries, keys)`; sequences of vectors have
+//!   shape `(tokens, width)`.
+//! * Weights follow PyTorch's `nn.Linear`: shape `[out, in]` and `y = x · Wᵀ`.
+//! * Everything is `f32`; no NaN or infinity ever leaves the engine.
+
+pub mod engine;
+pub mod render;
+pub mod spec;
+pub mod text;
+
+#[cfg(target_arch = "wasm32")]
+mod web;
