@@ -7,6 +7,8 @@
 //! * [`spec`]: the stages format (DESIGN.md section 6): a JSON spec parsed and validated into
 //!   engine values, and the engine's stages written back as JSON. Shared by the CLI and the page.
 //! * [`text`]: sentences to vectors: the tokenizer and the seeded (untrained) embeddings.
+//! * [`model`]: an embedding plus one layer's weights (the untrained seeded model for now).
+//! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
 //! * `web` (wasm32 only): the one module with `#[wasm_bindgen]`; a handle that owns the state.
@@ -21,9 +23,11 @@
 //! * Everything is `f32`; no NaN or infinity ever leaves the engine.
 
 pub mod engine;
+pub mod explorer;
+pub mod model;
 pub mod render;
 pub mod spec;
 pub mod text;
 
 #[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;

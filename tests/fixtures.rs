@@ -22,7 +22,9 @@ fn compare(path: &str, got: &Value, want: &Value, errors: &mut Vec<String>) {
                 g.as_f64().unwrap_or(f64::NAN),
                 w.as_f64().unwrap_or(f64::NAN),
             );
-            if !((g - w).abs() <= TOLERANCE) {
+            // A NaN on either side must fail too, so test for "within" rather than "beyond".
+            let within = (g - w).abs() <= TOLERANCE;
+            if !within {
                 errors.push(format!("{path}: got {g}, want {w}"));
             }
         }

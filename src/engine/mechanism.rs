@@ -51,6 +51,10 @@ impl Mechanism {
 }
 
 /// Every intermediate of one layer, typed by mechanism.
+///
+/// The variants differ in size (the shift stages hold six maps), but a `Stages` is made once per
+/// run and never stored in bulk, so boxing would only add an indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stages {
     /// Standard, input-difference, cosine and local attention: one map per head.

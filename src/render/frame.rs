@@ -1,0 +1,272 @@
+//! Everything of a heatmap but its cells, drawn with plotters on any backend.
+//!
+//! The page draws the frame on a canvas and then blits the cells (see
+//! [`crate::render::cells_rgba`]) into [`HeatmapLayout::plot`]; the SVG export draws the cells
+//! as rectangles instead. Only whole-pixel filled rectangles and text are drawn (no strokes), so
+//! lines stay crisp on a canvas, and text is never measured, so nothing here needs a browser.
+
+use plotters::coord::Shift;
+use plotters::drawing::{DrawingArea, DrawingAreaErrorKind};
+use plotters::element::Rectangle;
+use plotters::prelude::DrawingBackend;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{Color, FontDesc, FontFamily, FontStyle, FontTransform, RGBColor, TextStyle};
+
+use super::label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
+use super::layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
+use super::scale::Scale;
+use super::theme::Theme;
+
+/// The most bands the colorbar's gradient is drawn with; more would not be visible.
+const COLORBAR_BANDS: u32 = 128;
+
+/// What to draw around one map.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    /// Drawn centred above the plot; empty for none.
+    pub title: &'a str,
+    /// One per row (query token), drawn right-aligned left of the plot.
+    pub row_labels: &'a [String],
+    /// One per column (key token), drawn below the plot, rotated to read upwards.
+    pub col_labels: &'a [String],
+    /// The colours of the cells and of the colorbar.
+    pub scale: &'a Scale,
+    /// The colours of everything else.
+    pub theme: &'a Theme,
+    /// The label font size in device pixels (the page passes `12 * devicePixelRatio`).
+    pub font_px: f32,
+}
+
+impl Frame<'_> {
+    /// The layout [`draw_frame`] draws on a `width_px` x `height_px` area, for a map with one
+    /// row per row label and one column per column label. The page can keep it for hover.
+    ///
+    /// ```
+    /// use diffattn::render::{Frame, Scale, Theme};
+    /// let tokens: Vec<String> = ["the", "cat", "sat"].map(String::from).to_vec();
+    /// let frame = Frame {
+    ///     title: "A", row_labels: &tokens, col_labels: &tokens,
+    ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
+    /// };
+    /// let layout = frame.layout(420, 420);
+    /// assert_eq!((layout.rows, layout.cols), (3, 3));
+    /// ```
+    pub fn layout(&self, width_px: u32, height_px: u32) -> HeatmapLayout {
+        self.layout_for_shape(
+            width_px,
+            height_px,
+            (self.row_labels.len(), self.col_labels.len()),
+        )
+    }
+
+    /// The layout for a map of `shape`, whatever the number of labels.
+    pub(crate) fn layout_for_shape(
+        &self,
+        width_px: u32,
+        height_px: u32,
+        (rows, cols): (usize, usize),
+    ) -> HeatmapLayout {
+        let widest = |labels: &[String]| {
+            labels
+                .iter()
+                .map(|l| text_width_em(&display_label(l, MAX_LABEL_GRAPHEMES)))
+                .fold(0.0_f32, f32::max)
+        };
+        // Reserve room for the widest tick labels any tick count the layout may pick can give.
+        let tick_label_em = (2..=6)
+            .flat_map(|n| self.scale.tick_labels(n))
+            .map(|(_, label)| text_width_em(&label))
+            .fold(0.0_f32, f32::max);
+        HeatmapLayout::new(&LayoutSpec {
+            width_px,
+            height_px,
+            font_px: self.font_px,
+            rows,
+            cols,
+            row_label_em: widest(&self.row_labels[..rows.min(self.row_labels.len())]),
+            col_label_em: widest(&self.col_labels[..cols.min(self.col_labels.len())]),
+            tick_label_em,
+            title_em: text_width_em(&display_label(self.title, MAX_TITLE_GRAPHEMES)),
+        })
+    }
+}
+
+/// Draws the frame of one map on `area`: background, title, row and column labels, a border
+/// around the plot and the colorbar with its ticks, and returns where everything went. The
+/// plot rectangle itself is left as background, for the cells. A map with no rows or no
+/// columns gets an empty box marked "∅ (rows × cols)".
+///
+/// ```
+/// use diffattn::render::{draw_frame, Frame, Scale, Theme};
+/// use plotters::prelude::*;
+/// let tokens: Vec<String> = ["the", "cat"].map(String::from).to_vec();
+/// let frame = Frame {
+///     title: "D = A - shift(A)", row_labels: &tokens, col_labels: &tokens,
+///     scale: &Scale::diverging(0.5), theme: &Theme::dark(), font_px: 24.0,
+/// };
+/// let mut svg = String::new();
+/// let layout = {
+///     let area = SVGBackend::with_string(&mut svg, (840, 840)).into_drawing_area();
+///     draw_frame(&area, &frame).unwrap()
+/// };
+/// assert_eq!(layout, frame.layout(840, 840));
+/// assert!(svg.contains("shift(A)"));
+/// ```
+pub fn draw_frame<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+) -> Result<HeatmapLayout, DrawingAreaErrorKind<DB::ErrorType>> {
+    let shape = (frame.row_labels.len(), frame.col_labels.len());
+    draw_frame_for_shape(area, frame, shape, 1.0)
+}
+
+/// [`draw_frame`] for a map of `shape` (labels past it are ignored, missing ones left blank),
+/// with font sizes multiplied by `text_scale` (the SVG backend writes `size / 1.24` as the
+/// font size, and the SVG export undoes that).
+pub(crate) fn draw_frame_for_shape<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+    shape: (usize, usize),
+    text_scale: f64,
+) -> Result<HeatmapLayout, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (width_px, height_px) = area.dim_in_pixel();
+    let layout = frame.layout_for_shape(width_px, height_px, shape);
+    let theme = frame.theme;
+    let label_size = f64::from(layout.font_px) * text_scale;
+    let text = |size: f64, h_pos: HPos, v_pos: VPos| -> TextStyle<'static> {
+        FontDesc::new(FontFamily::SansSerif, size, FontStyle::Normal)
+            .color(&theme.foreground)
+            .pos(Pos::new(h_pos, v_pos))
+    };
+
+    area.fill(&theme.background)?;
+
+    if let Some((x, y)) = layout.title_at {
+        let style = text(label_size * f64::from(TITLE_SCALE), HPos::Center, VPos::Top);
+        area.draw_text(
+            &display_label(frame.title, MAX_TITLE_GRAPHEMES),
+            &style,
+            (x, y),
+        )?;
+    }
+
+    let plot = layout.plot;
+    outline(area, plot, layout.border_px, &theme.grid)?;
+    let (rows, cols) = (layout.rows, layout.cols);
+    if rows == 0 || cols == 0 {
+        // Input-difference attention on a one-token sentence has no keys (L x 0): say so, in
+        // symbols rather than words, since the page is translated and this text is not.
+        let note = format!("\u{2205} ({rows} \u{d7} {cols})");
+        let style = text(label_size, HPos::Center, VPos::Center);
+        let centre = (
+            plot.x + plot.width as i32 / 2,
+            plot.y + plot.height as i32 / 2,
+        );
+        area.draw_text(&note, &style, centre)?;
+    }
+
+    let row_style = text(label_size, HPos::Right, VPos::Center);
+    for row in (0..rows).step_by(layout.row_label_stride) {
+        let Some(label) = frame.row_labels.get(row) else {
+            break;
+        };
+        let cell = layout.cell_rect(row, 0);
+        let y = cell.y + cell.height as i32 / 2;
+        area.draw_text(
+            &display_label(label, MAX_LABEL_GRAPHEMES),
+            &row_style,
+            (plot.x - layout.gap_px, y),
+        )?;
+    }
+
+    // Rotated a quarter turn anticlockwise, right-aligned: each key reads upwards and ends
+    // just below its column.
+    let col_style = text(label_size, HPos::Right, VPos::Center).transform(FontTransform::Rotate270);
+    for col in (0..cols).step_by(layout.col_label_stride) {
+        let Some(label) = frame.col_labels.get(col) else {
+            break;
+        };
+        let cell = layout.cell_rect(0, col);
+        let x = cell.x + cell.width as i32 / 2;
+        area.draw_text(
+            &display_label(label, MAX_LABEL_GRAPHEMES),
+            &col_style,
+            (x, plot.bottom() + layout.gap_px),
+        )?;
+    }
+
+    draw_colorbar(
+        area,
+        frame.scale,
+        &layout,
+        theme,
+        text(label_size, HPos::Left, VPos::Center),
+    )?;
+    Ok(layout)
+}
+
+/// The gradient as horizontal bands (high values at the top), its border, tick marks and tick
+/// labels.
+fn draw_colorbar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    scale: &Scale,
+    layout: &HeatmapLayout,
+    theme: &Theme,
+    tick_style: TextStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let bar = layout.colorbar;
+    if bar.height == 0 || bar.width == 0 {
+        return Ok(());
+    }
+    let (lo, hi) = scale.range();
+    let bands = bar.height.min(COLORBAR_BANDS);
+    let band_top =
+        |band: u32| bar.y + (u64::from(band) * u64::from(bar.height) / u64::from(bands)) as i32;
+    for band in 0..bands {
+        // The colour of the value at the band's middle, counting down from the top.
+        let t = 1.0 - (band as f32 + 0.5) / bands as f32;
+        let color = scale.plotters_color(lo + t * (hi - lo));
+        let rect = [(bar.x, band_top(band)), (bar.right(), band_top(band + 1))];
+        area.draw(&Rectangle::new(rect, color.filled()))?;
+    }
+    outline(area, bar, layout.border_px, &theme.grid)?;
+
+    let thickness = layout.border_px.max(1);
+    let tick_x = bar.right() + layout.border_px;
+    for (value, label) in scale.tick_labels(layout.colorbar_ticks) {
+        let t = f64::from((value - lo) / (hi - lo)).clamp(0.0, 1.0);
+        let y = bar.bottom() - (t * f64::from(bar.height)).round() as i32;
+        let mark = [
+            (tick_x, y - thickness / 2),
+            (tick_x + layout.tick_len_px, y - thickness / 2 + thickness),
+        ];
+        area.draw(&Rectangle::new(mark, theme.grid.filled()))?;
+        area.draw_text(
+            &label,
+            &tick_style,
+            (tick_x + layout.tick_len_px + layout.gap_px / 2, y),
+        )?;
+    }
+    Ok(())
+}
+
+/// A border `thickness` pixels wide just outside `rect`, as four filled rectangles.
+fn outline<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    rect: PixelRect,
+    thickness: i32,
+    color: &RGBColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let b = thickness.max(1);
+    let (x0, y0, x1, y1) = (rect.x - b, rect.y - b, rect.right() + b, rect.bottom() + b);
+    let sides = [
+        [(x0, y0), (x1, rect.y)],
+        [(x0, rect.bottom()), (x1, y1)],
+        [(x0, rect.y), (rect.x, rect.bottom())],
+        [(rect.right(), rect.y), (x1, rect.bottom())],
+    ];
+    for side in sides {
+        area.draw(&Rectangle::new(side, color.filled()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,460 @@
+//! Where everything of one heatmap goes, in device pixels, computed without drawing.
+//!
+//! The page needs the same geometry three times: to draw the frame, to blit the cells into the
+//! plot rectangle, and to hit-test the pointer for hover. So the layout is a pure function of
+//! sizes, and the frame is drawn from it. All edges are whole pixels, so the blit and the hover
+//! highlight line up exactly with the frame on HiDPI canvases.
+//!
+//! Cells are square. When each cell can be at least one pixel wide, it is a whole number of
+//! pixels, so a nearest-neighbour blit of the one-pixel-per-cell image gives every cell the same
+//! size. With more cells than pixels, cell edges follow the browser's nearest-neighbour
+//! sampling (a pixel shows the cell under its centre) and some cells get no pixel at all.
+
+/// A rectangle of whole device pixels: columns `x..x + width`, rows `y..y + height`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PixelRect {
+    /// The leftmost column of pixels.
+    pub x: i32,
+    /// The top row of pixels.
+    pub y: i32,
+    /// The number of columns of pixels.
+    pub width: u32,
+    /// The number of rows of pixels.
+    pub height: u32,
+}
+
+impl PixelRect {
+    /// The first column past the rectangle.
+    pub fn right(&self) -> i32 {
+        self.x + self.width as i32
+    }
+
+    /// The first row past the rectangle.
+    pub fn bottom(&self) -> i32 {
+        self.y + self.height as i32
+    }
+
+    /// Whether the point `(x, y)`, in pixels (fractions inside a pixel count), is inside.
+    ///
+    /// ```
+    /// use diffattn::render::PixelRect;
+    /// let r = PixelRect { x: 10, y: 20, width: 5, height: 5 };
+    /// assert!(r.contains(10.0, 20.0) && r.contains(14.9, 24.9));
+    /// assert!(!r.contains(15.0, 22.0) && !r.contains(f64::NAN, 22.0));
+    /// ```
+    pub fn contains(&self, x: f64, y: f64) -> bool {
+        x >= f64::from(self.x)
+            && x < f64::from(self.right())
+            && y >= f64::from(self.y)
+            && y < f64::from(self.bottom())
+    }
+}
+
+/// What a layout is computed from. The label widths are the widest label's estimated width in
+/// em ([`crate::render::text_width_em`] of the label as drawn); zero when there are none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayoutSpec {
+    /// The canvas (or drawing area) width in device pixels.
+    pub width_px: u32,
+    /// The canvas (or drawing area) height in device pixels.
+    pub height_px: u32,
+    /// The label font size in device pixels; the page passes `12 * devicePixelRatio`.
+    pub font_px: f32,
+    /// Rows of the map (query tokens).
+    pub rows: usize,
+    /// Columns of the map (key tokens).
+    pub cols: usize,
+    /// The widest row label, in em.
+    pub row_label_em: f32,
+    /// The widest column label, in em (column labels are rotated, so this is a height).
+    pub col_label_em: f32,
+    /// The widest colorbar tick label, in em.
+    pub tick_label_em: f32,
+    /// The title's width in em, or zero for no title (then no space is kept for it).
+    pub title_em: f32,
+}
+
+/// The title is drawn this much larger than the labels.
+pub const TITLE_SCALE: f32 = 1.15;
+
+/// The geometry of one heatmap, in device pixels relative to its drawing area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeatmapLayout {
+    /// Rows of the map.
+    pub rows: usize,
+    /// Columns of the map.
+    pub cols: usize,
+    /// Where the cells go. For an empty map (no rows or no columns) a square box that is drawn
+    /// empty; then no point hits a cell.
+    pub plot: PixelRect,
+    /// The colour gradient, high values at the top. Its tick labels go right of it.
+    pub colorbar: PixelRect,
+    /// How many ticks to ask the scale for, given the colorbar's height.
+    pub colorbar_ticks: usize,
+    /// The centre-top anchor of the title, or `None` when there is no title.
+    pub title_at: Option<(i32, i32)>,
+    /// Draw every `row_label_stride`-th row label (starting with row 0), so none overlap.
+    pub row_label_stride: usize,
+    /// Draw every `col_label_stride`-th column label (starting with column 0), so none overlap.
+    pub col_label_stride: usize,
+    /// The label font size in device pixels.
+    pub font_px: f32,
+    /// The space between the plot (or colorbar) and its labels.
+    pub gap_px: i32,
+    /// The length of a colorbar tick mark.
+    pub tick_len_px: i32,
+    /// The thickness of the border drawn just outside the plot and the colorbar.
+    pub border_px: i32,
+}
+
+impl HeatmapLayout {
+    /// Computes the layout; any sizes give one (tiny canvases give an empty plot, not a panic).
+    ///
+    /// ```
+    /// use diffattn::render::{HeatmapLayout, LayoutSpec, PixelRect};
+    /// // Four tokens on a 420 x 300 canvas with 12 px text and 3-em labels.
+    /// let layout = HeatmapLayout::new(&LayoutSpec {
+    ///     width_px: 420, height_px: 300, font_px: 12.0, rows: 4, cols: 4,
+    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0,
+    /// });
+    /// // The cells are square, whole pixels, and the plot is whole cells.
+    /// let cell = layout.cell_rect(0, 0);
+    /// assert_eq!(cell.width, cell.height);
+    /// assert_eq!(layout.plot.width, 4 * cell.width);
+    /// assert_eq!(layout.cell_at(f64::from(cell.x) + 0.5, f64::from(cell.y) + 0.5), Some((0, 0)));
+    /// assert_eq!((layout.row_label_stride, layout.col_label_stride), (1, 1));
+    /// ```
+    pub fn new(spec: &LayoutSpec) -> Self {
+        let font = if spec.font_px.is_finite() {
+            spec.font_px.clamp(1.0, 1000.0)
+        } else {
+            12.0
+        };
+        let f = f64::from(font);
+        let px = |em: f64| (em * f).round().max(1.0) as i64;
+        let em_px = |em: f32| {
+            let em = if em.is_finite() {
+                em.clamp(0.0, 1000.0)
+            } else {
+                0.0
+            };
+            (f64::from(em) * f).ceil() as i64
+        };
+        let (width, height) = (i64::from(spec.width_px), i64::from(spec.height_px));
+        let (rows, cols) = (spec.rows, spec.cols);
+
+        let pad = px(0.5);
+        let gap = px(0.4);
+        let border = px(1.0 / 12.0);
+        let title_h = if spec.title_em > 0.0 {
+            px(1.6 * f64::from(TITLE_SCALE))
+        } else {
+            0
+        };
+        let row_band = em_px(spec.row_label_em) + gap;
+        let col_band = em_px(spec.col_label_em) + gap;
+        let bar_gap = px(0.8);
+        let bar_w = px(1.0).max(4);
+        let tick_len = px(0.3).max(2);
+        let right_band = bar_gap + bar_w + tick_len + gap + em_px(spec.tick_label_em);
+
+        let inner_w = (width - 2 * pad).max(0);
+        let inner_h = (height - 2 * pad).max(0);
+        let avail_w = (inner_w - row_band - right_band).max(0);
+        let avail_h = (inner_h - title_h - col_band).max(0);
+
+        // An empty map keeps a square box, so the frame still looks like a heatmap.
+        let (grid_rows, grid_cols) = if rows == 0 || cols == 0 {
+            (1, 1)
+        } else {
+            (rows, cols)
+        };
+        let (grid_rows, grid_cols) = (grid_rows as i64, grid_cols as i64);
+        let (plot_w, plot_h) = if avail_w == 0 || avail_h == 0 {
+            (0, 0)
+        } else if avail_w >= grid_cols && avail_h >= grid_rows {
+            let cell = (avail_w / grid_cols).min(avail_h / grid_rows);
+            (cell * grid_cols, cell * grid_rows)
+        } else {
+            // Under a pixel per cell; keep at least one pixel each way so the plot is visible.
+            let cell = (avail_w as f64 / grid_cols as f64).min(avail_h as f64 / grid_rows as f64);
+            let fit =
+                |count: i64, avail: i64| ((cell * count as f64).floor() as i64).clamp(1, avail);
+            (fit(grid_cols, avail_w), fit(grid_rows, avail_h))
+        };
+
+        let bar_h = plot_h.max(px(8.0).min(avail_h + col_band));
+        let group_w = row_band + plot_w + right_band;
+        let group_h = title_h + (plot_h + col_band).max(bar_h);
+        let left = pad + ((inner_w - group_w) / 2).max(0);
+        let top = pad + ((inner_h - group_h) / 2).max(0);
+
+        let plot = PixelRect {
+            x: clamp_i32(left + row_band),
+            y: clamp_i32(top + title_h),
+            width: plot_w as u32,
+            height: plot_h as u32,
+        };
+        let colorbar = PixelRect {
+            x: clamp_i32(left + row_band + plot_w + bar_gap),
+            y: plot.y,
+            width: bar_w as u32,
+            height: bar_h.max(0) as u32,
+        };
+        let title_at = (title_h > 0).then(|| {
+            let half = (f64::from(spec.title_em.min(1000.0)) * f * f64::from(TITLE_SCALE) / 2.0)
+                .ceil() as i64;
+            let centre = left + row_band + plot_w / 2;
+            // Keep the title on the canvas when it is wider than the plot.
+            let centre = if 2 * half >= width {
+                width / 2
+            } else {
+                centre.clamp(half, width - half)
+            };
+            (clamp_i32(centre), clamp_i32(top))
+        });
+
+        // A label needs about 1.15 em across (its line height); skip labels to make room.
+        let stride = |count: usize, extent_px: i64| -> usize {
+            if count == 0 {
+                return 1;
+            }
+            if extent_px <= 0 {
+                return count;
+            }
+            let needed = (1.15 * f * count as f64 / extent_px as f64).ceil();
+            (needed as usize).clamp(1, count)
+        };
+        let colorbar_ticks = ((bar_h as f64 / (2.0 * f)).floor() as usize + 1).clamp(2, 6);
+
+        HeatmapLayout {
+            rows,
+            cols,
+            plot,
+            colorbar,
+            colorbar_ticks,
+            title_at,
+            row_label_stride: stride(rows, plot_h),
+            col_label_stride: stride(cols, plot_w),
+            font_px: font,
+            gap_px: gap as i32,
+            tick_len_px: tick_len as i32,
+            border_px: border as i32,
+        }
+    }
+
+    /// The cell `(row, col)` under the point `(x_px, y_px)` in device pixels relative to the
+    /// drawing area, or `None` outside the plot. The page converts CSS pixels first
+    /// (multiplies by `devicePixelRatio`, after subtracting the canvas's offset).
+    ///
+    /// ```
+    /// use diffattn::render::{HeatmapLayout, LayoutSpec};
+    /// let layout = HeatmapLayout::new(&LayoutSpec {
+    ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+    /// });
+    /// let p = layout.plot;
+    /// assert_eq!(layout.cell_at(f64::from(p.x), f64::from(p.y)), Some((0, 0)));
+    /// let (right, bottom) = (f64::from(p.right()), f64::from(p.bottom()));
+    /// assert_eq!(layout.cell_at(right - 0.5, bottom - 0.5), Some((2, 1)));
+    /// assert_eq!(layout.cell_at(f64::from(p.x) - 1.0, f64::from(p.y)), None);
+    /// ```
+    pub fn cell_at(&self, x_px: f64, y_px: f64) -> Option<(usize, usize)> {
+        if self.rows == 0 || self.cols == 0 || !self.plot.contains(x_px, y_px) {
+            return None;
+        }
+        let pixel_x = (x_px.floor() as i64 - i64::from(self.plot.x)) as u64;
+        let pixel_y = (y_px.floor() as i64 - i64::from(self.plot.y)) as u64;
+        Some((
+            cell_index(pixel_y, self.rows, self.plot.height),
+            cell_index(pixel_x, self.cols, self.plot.width),
+        ))
+    }
+
+    /// The pixels of cell `(row, col)`, for the hover highlight. Cells tile the plot without
+    /// gaps or overlaps. An index past the end gives an empty rectangle at the plot's far edge.
+    ///
+    /// ```
+    /// use diffattn::render::{HeatmapLayout, LayoutSpec};
+    /// let layout = HeatmapLayout::new(&LayoutSpec {
+    ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+    /// });
+    /// let (a, b) = (layout.cell_rect(1, 0), layout.cell_rect(1, 1));
+    /// assert_eq!(a.right(), b.x);
+    /// assert_eq!(b.right(), layout.plot.right());
+    /// ```
+    pub fn cell_rect(&self, row: usize, col: usize) -> PixelRect {
+        let (x0, x1) = (
+            cell_edge(col, self.cols, self.plot.width),
+            cell_edge(col.saturating_add(1), self.cols, self.plot.width),
+        );
+        let (y0, y1) = (
+            cell_edge(row, self.rows, self.plot.height),
+            cell_edge(row.saturating_add(1), self.rows, self.plot.height),
+        );
+        PixelRect {
+            x: self.plot.x + x0 as i32,
+            y: self.plot.y + y0 as i32,
+            width: (x1 - x0) as u32,
+            height: (y1 - y0) as u32,
+        }
+    }
+}
+
+/// The first pixel of cell `index` among `count` cells over `extent` pixels: the first pixel
+/// whose centre falls in the cell, `ceil((index * extent - count / 2) / count)`, clamped to the
+/// extent. With `extent` a multiple of `count` this is `index * extent / count`.
+fn cell_edge(index: usize, count: usize, extent: u32) -> i64 {
+    if count == 0 {
+        return 0;
+    }
+    let index = index.min(count) as i128;
+    let (count, extent) = (count as i128, i128::from(extent));
+    let numerator = 2 * index * extent - count;
+    let denominator = 2 * count;
+    // Ceiling division that is also right for a negative numerator (index 0).
+    let edge = -((-numerator).div_euclid(denominator));
+    edge.clamp(0, extent) as i64
+}
+
+/// The cell whose pixels include `pixel` (inverse of `cell_edge`): the cell under the pixel's
+/// centre, `floor((pixel + 1/2) * count / extent)`.
+fn cell_index(pixel: u64, count: usize, extent: u32) -> usize {
+    let (pixel, count128, extent) = (u128::from(pixel), count as u128, u128::from(extent).max(1));
+    (((2 * pixel + 1) * count128 / (2 * extent)) as usize).min(count - 1)
+}
+
+fn clamp_i32(v: i64) -> i32 {
+    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(width_px: u32, height_px: u32, rows: usize, cols: usize) -> LayoutSpec {
+        LayoutSpec {
+            width_px,
+            height_px,
+            font_px: 12.0,
+            rows,
+            cols,
+            row_label_em: 0.0,
+            col_label_em: 0.0,
+            tick_label_em: 0.0,
+            title_em: 0.0,
+        }
+    }
+
+    #[test]
+    fn hand_worked_layout() {
+        // 12 px font: pad 6, gap 5, border 1; bar gap 10, bar 12, tick 4, so with no label
+        // text the left band is 5 px and the right band 10 + 12 + 4 + 5 = 31 px. On 300 x 200:
+        // inner 288 x 188, available 288 - 5 - 31 = 252 wide and 188 - 5 = 183 high. Three
+        // rows and four columns: cells of min(252 / 4, 183 / 3) = min(63, 61) = 61 px, a
+        // 244 x 183 plot. The group is 5 + 244 + 31 = 280 wide, centred: left = 6 + 4 = 10,
+        // so the plot starts at x = 15; it is 183 + 5 = 188 high, so top = 6.
+        let layout = HeatmapLayout::new(&spec(300, 200, 3, 4));
+        assert_eq!(
+            layout.plot,
+            PixelRect {
+                x: 15,
+                y: 6,
+                width: 244,
+                height: 183
+            }
+        );
+        assert_eq!(
+            layout.colorbar,
+            PixelRect {
+                x: 15 + 244 + 10,
+                y: 6,
+                width: 12,
+                height: 183
+            }
+        );
+        assert_eq!(
+            layout.cell_rect(2, 3),
+            PixelRect {
+                x: 15 + 183,
+                y: 6 + 122,
+                width: 61,
+                height: 61
+            }
+        );
+        assert_eq!(layout.cell_at(15.0 + 61.0, 6.0 + 60.9), Some((0, 1)));
+        assert_eq!(layout.cell_at(15.0 + 60.9, 6.0 + 61.0), Some((1, 0)));
+        assert_eq!(layout.title_at, None);
+        assert_eq!(layout.colorbar_ticks, 6);
+    }
+
+    #[test]
+    fn more_cells_than_pixels() {
+        // 400 columns over a plot narrower than 400 px: edges follow pixel-centre sampling,
+        // some cells are empty, and every pixel still hits exactly one cell.
+        let layout = HeatmapLayout::new(&spec(300, 300, 400, 400));
+        let plot = layout.plot;
+        assert!(plot.width < 400 && plot.width > 0 && plot.width == plot.height);
+        let mut previous = None;
+        for x in plot.x..plot.right() {
+            let (_, col) = layout
+                .cell_at(f64::from(x) + 0.5, f64::from(plot.y))
+                .unwrap();
+            let rect = layout.cell_rect(0, col);
+            assert!(
+                rect.x <= x && x < rect.right(),
+                "pixel {x} in its cell {col}: {rect:?}"
+            );
+            assert!(previous.is_none_or(|p| p < col));
+            previous = Some(col);
+        }
+        assert_eq!(layout.cell_rect(0, 399).right(), plot.right());
+        assert_eq!(layout.cell_rect(0, 0).x, plot.x);
+    }
+
+    #[test]
+    fn label_strides_avoid_overlap() {
+        // 512 tokens in a 400 px plot: under 1 px per cell, so with 12 px text roughly every
+        // ceil(1.15 * 12 * 512 / extent)-th label.
+        let layout = HeatmapLayout::new(&spec(460, 460, 512, 512));
+        let extent = f64::from(layout.plot.height);
+        assert_eq!(
+            layout.row_label_stride,
+            (1.15 * 12.0 * 512.0 / extent).ceil() as usize
+        );
+        assert!(layout.row_label_stride > 1);
+        let few = HeatmapLayout::new(&spec(460, 460, 5, 5));
+        assert_eq!((few.row_label_stride, few.col_label_stride), (1, 1));
+    }
+
+    #[test]
+    fn empty_and_tiny_inputs_do_not_panic() {
+        for (w, h) in [(0, 0), (1, 1), (10, 500), (500, 10)] {
+            for (rows, cols) in [(0, 0), (5, 0), (0, 5), (1, 1), (512, 512), (3, 300)] {
+                let layout = HeatmapLayout::new(&LayoutSpec {
+                    title_em: 10.0,
+                    row_label_em: 12.0,
+                    col_label_em: 12.0,
+                    tick_label_em: 4.0,
+                    font_px: 24.0,
+                    ..spec(w, h, rows, cols)
+                });
+                let _ = layout.cell_at(f64::from(layout.plot.x), f64::from(layout.plot.y));
+                let _ = layout.cell_rect(rows, cols);
+                let _ = layout.cell_rect(usize::MAX, usize::MAX);
+            }
+        }
+        let empty = HeatmapLayout::new(&spec(300, 200, 3, 0));
+        assert!(empty.plot.width > 0 && empty.plot.width == empty.plot.height);
+        assert_eq!(
+            empty.cell_at(f64::from(empty.plot.x), f64::from(empty.plot.y)),
+            None
+        );
+        let odd = HeatmapLayout::new(&LayoutSpec {
+            font_px: f32::NAN,
+            ..spec(300, 200, 3, 3)
+        });
+        assert_eq!(odd.font_px, 12.0);
+    }
+}

@@ -1,0 +1,36 @@
+//! Heatmaps of attention maps on any plotters backend, and the RGBA cell buffers the page blits.
+//!
+//! A map (rows = query tokens, columns = key tokens) is drawn in two parts:
+//!
+//! * the frame ([`draw_frame`]): background, title, token labels, plot border and colorbar,
+//!   drawn by plotters on any [`plotters::prelude::DrawingBackend`] (the page's canvas, or SVG);
+//! * the cells ([`cells_rgba`]): one RGBA pixel per cell, which the page scales with
+//!   nearest-neighbour sampling into [`HeatmapLayout::plot`]. Drawing a rectangle per cell with
+//!   plotters costs 305 ms for 512 x 512 in the browser, against 13 ms for the buffer
+//!   (`../shared/TOOLCHAIN.md`).
+//!
+//! The geometry ([`HeatmapLayout`]) is computed without drawing, so the page hit-tests the
+//! pointer with the same numbers the frame was drawn with. [`heatmap_svg`] and [`panel_svg`]
+//! put frame and cells in one standalone SVG document for export and tests.
+//!
+//! Colours: [`Scale::Sequential`] (viridis) for `A`, `shift(A)` and, on the fixed
+//! [`Scale::unit`], the gate `G`; [`Scale::Diverging`] (ColorBrewer PuOr, neutral at zero) for
+//! `D` and `A'`, which can be negative. Nothing here depends on the browser.
+
+mod cells;
+mod colormap;
+mod frame;
+mod label;
+mod layout;
+mod scale;
+mod svg;
+mod theme;
+
+pub use cells::cells_rgba;
+pub use colormap::{Palette, Rgb};
+pub use frame::{draw_frame, Frame};
+pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
+pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
+pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
+pub use svg::{heatmap_svg, panel_svg, Panel};
+pub use theme::Theme;

@@ -1,0 +1,524 @@
+//! Value-to-colour scales: a range of values, a palette, and nice tick values for the colorbar.
+//!
+//! Every colour a scale gives, for a single value ([`Scale::color`]) or for a whole map
+//! ([`ColorLut`], used by [`crate::render::cells_rgba`]), goes through the same quantisation:
+//! the value's position in the range is rounded to one of [`LUT_STEPS`]` + 1` evenly spaced
+//! levels. An 8-bit display cannot show finer steps anyway, and sharing the rounding makes the
+//! fast path and the slow path agree byte for byte. The number of steps is even so that zero on
+//! a diverging scale lands exactly on the palette's neutral centre.
+
+use ndarray::ArrayView2;
+use plotters::style::RGBColor;
+
+use super::colormap::{Palette, Rgb};
+
+/// The colour of a NaN value: a mid grey that is in neither palette, so it stands out.
+pub const NAN_COLOR: Rgb = [128, 128, 128];
+
+/// The smallest half-width of a diverging scale, so that an all-zero map still has a valid,
+/// NaN-free scale. Differences below it are f32 rounding noise for maps of probabilities.
+pub const ABS_MAX_FLOOR: f32 = 1e-6;
+
+/// The number of steps between the two ends of a scale; there are `LUT_STEPS + 1` colour levels.
+pub const LUT_STEPS: usize = 256;
+
+/// The index of the NaN colour in a [`ColorLut`], just past the `LUT_STEPS + 1` levels.
+const NAN_INDEX: usize = LUT_STEPS + 1;
+
+/// How values map to colours.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    /// Viridis from `min` (dark purple) to `max` (yellow): for `A`, `shift(A)` and `G`.
+    Sequential {
+        /// The value drawn with the palette's first colour; lower values are clamped to it.
+        min: f32,
+        /// The value drawn with the palette's last colour; higher values are clamped to it.
+        max: f32,
+    },
+    /// PuOr, symmetric about zero, which is the neutral centre: for `D` and `A'`, which can be
+    /// negative (DESIGN.md section 2).
+    Diverging {
+        /// The value drawn with the purple end; `-abs_max` is drawn with the orange end.
+        abs_max: f32,
+    },
+}
+
+impl Scale {
+    /// A sequential scale over `min..=max`, repaired if it is degenerate (see
+    /// [`Scale::range`]).
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// assert_eq!(Scale::sequential(0.0, 0.5).range(), (0.0, 0.5));
+    /// // A constant map puts its value in the middle of the palette.
+    /// assert_eq!(Scale::sequential(0.25, 0.25).range(), (0.0, 0.5));
+    /// ```
+    pub fn sequential(min: f32, max: f32) -> Self {
+        let (min, max) = sequential_range(min, max);
+        Scale::Sequential { min, max }
+    }
+
+    /// A sequential scale from the smallest to the largest finite value of `map`; the unit
+    /// scale if it has none.
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// use ndarray::array;
+    /// let attn = array![[0.75, 0.25], [0.5, 0.5]];
+    /// assert_eq!(Scale::sequential_for(attn.view()), Scale::Sequential { min: 0.25, max: 0.75 });
+    /// ```
+    pub fn sequential_for(map: ArrayView2<f32>) -> Self {
+        let (min, max) = map
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        if min > max {
+            return Scale::unit();
+        }
+        Scale::sequential(min, max)
+    }
+
+    /// The fixed sequential scale over `0..=1`, for the gate `G`, which is a sigmoid.
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// assert_eq!(Scale::unit().range(), (0.0, 1.0));
+    /// ```
+    pub fn unit() -> Self {
+        Scale::Sequential { min: 0.0, max: 1.0 }
+    }
+
+    /// A diverging scale over `-abs_max..=abs_max`; `abs_max` is made positive and at least
+    /// [`ABS_MAX_FLOOR`].
+    ///
+    /// ```
+    /// use diffattn::render::{Scale, ABS_MAX_FLOOR};
+    /// assert_eq!(Scale::diverging(-0.5).range(), (-0.5, 0.5));
+    /// assert_eq!(Scale::diverging(f32::NAN).range(), (-ABS_MAX_FLOOR, ABS_MAX_FLOOR));
+    /// ```
+    pub fn diverging(abs_max: f32) -> Self {
+        Scale::Diverging {
+            abs_max: diverging_half_width(abs_max),
+        }
+    }
+
+    /// A diverging scale from the largest finite `|v|` of `map`, so that zero is neutral.
+    ///
+    /// ```
+    /// use diffattn::render::{Scale, ABS_MAX_FLOOR};
+    /// use ndarray::{array, Array2};
+    /// let d = array![[0.25, -0.5], [0.0, 0.125]];
+    /// assert_eq!(Scale::diverging_for(d.view()), Scale::Diverging { abs_max: 0.5 });
+    /// // An all-zero map (shift by a multiple of L) still gets a valid scale.
+    /// let zero = Array2::<f32>::zeros((3, 3));
+    /// assert_eq!(Scale::diverging_for(zero.view()), Scale::Diverging { abs_max: ABS_MAX_FLOOR });
+    /// ```
+    pub fn diverging_for(map: ArrayView2<f32>) -> Self {
+        let abs_max = map
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(0.0_f32, |m, v| m.max(v.abs()));
+        Scale::diverging(abs_max)
+    }
+
+    /// The palette the scale draws with.
+    pub fn palette(&self) -> Palette {
+        match self {
+            Scale::Sequential { .. } => Palette::Viridis,
+            Scale::Diverging { .. } => Palette::PuOr,
+        }
+    }
+
+    /// The values drawn with the palette's two ends, `(low, high)`, with `low < high`, both
+    /// finite. A hand-built variant with a degenerate range is repaired the way the
+    /// constructors repair it: an empty range `v..=v` becomes `0..=2v` (or `2v..=0`), or
+    /// `0..=1` when `v` is zero; a reversed range is swapped; non-finite ends give `0..=1`.
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// assert_eq!(Scale::Sequential { min: 1.0, max: 0.0 }.range(), (0.0, 1.0));
+    /// assert_eq!(Scale::Diverging { abs_max: 2.0 }.range(), (-2.0, 2.0));
+    /// ```
+    pub fn range(&self) -> (f32, f32) {
+        match *self {
+            Scale::Sequential { min, max } => sequential_range(min, max),
+            Scale::Diverging { abs_max } => {
+                let a = diverging_half_width(abs_max);
+                (-a, a)
+            }
+        }
+    }
+
+    /// The colour of `v`: clamped to the range's end colours, NaN as [`NAN_COLOR`].
+    ///
+    /// ```
+    /// use diffattn::render::{Palette, Scale, NAN_COLOR};
+    /// let d = Scale::diverging(0.5);
+    /// assert_eq!(d.color(0.0), Palette::PuOr.at(0.5)); // neutral
+    /// assert_eq!(d.color(0.5), Palette::PuOr.at(1.0)); // purple end
+    /// assert_eq!(d.color(-9.0), Palette::PuOr.at(0.0)); // clamped to the orange end
+    /// assert_eq!(d.color(f32::NAN), NAN_COLOR);
+    /// ```
+    pub fn color(&self, v: f32) -> Rgb {
+        let (k, b) = self.affine();
+        level_color(self.palette(), lut_index(k, b, v))
+    }
+
+    /// [`Scale::color`] as a plotters colour.
+    pub fn plotters_color(&self, v: f32) -> RGBColor {
+        let [r, g, b] = self.color(v);
+        RGBColor(r, g, b)
+    }
+
+    /// The lookup table that colours whole maps quickly; it agrees with [`Scale::color`].
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// let scale = Scale::sequential(-1.0, 3.0);
+    /// let lut = scale.lut();
+    /// let [r, g, b] = scale.color(0.7);
+    /// assert_eq!(lut.rgba(0.7), [r, g, b, 255]);
+    /// ```
+    pub fn lut(&self) -> ColorLut {
+        let (k, b) = self.affine();
+        let palette = self.palette();
+        let mut table = [[0, 0, 0, 255]; NAN_INDEX + 1];
+        for (index, entry) in table.iter_mut().enumerate() {
+            let [r, g, b] = level_color(palette, index);
+            *entry = [r, g, b, 255];
+        }
+        ColorLut { k, b, table }
+    }
+
+    /// Nice round tick values inside the range, for a colorbar: about `n` of them (at most
+    /// `n` and, for a sensible `n`, at least two), spaced 1, 2 or 5 times a power of ten. A
+    /// diverging scale always has a tick at zero.
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// assert_eq!(Scale::unit().ticks(6), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+    /// assert_eq!(Scale::diverging(0.3).ticks(5), vec![-0.2, 0.0, 0.2]);
+    /// assert_eq!(Scale::sequential(0.013, 0.087).ticks(5), vec![0.02, 0.04, 0.06, 0.08]);
+    /// ```
+    pub fn ticks(&self, n: usize) -> Vec<f32> {
+        let (lo, hi) = self.range();
+        let (lo, hi) = (f64::from(lo), f64::from(hi));
+        let step = nice_step((hi - lo) / (n.max(2) - 1) as f64);
+        // A small tolerance keeps ends such as 0.3 / 0.1 = 2.9999999999999996 inside.
+        let first = (lo / step - 1e-6).ceil() as i64;
+        let last = (hi / step + 1e-6).floor() as i64;
+        (first..=last)
+            .map(|k| {
+                // Rounding to the step's decimals removes the binary noise of k * step.
+                let v = round_to_step(k as f64 * step, step) as f32;
+                if v == 0.0 {
+                    0.0
+                } else {
+                    v
+                }
+            })
+            .collect()
+    }
+
+    /// [`Scale::ticks`] with their labels, written with the same number of decimals (or in
+    /// scientific notation for very small or very large steps).
+    ///
+    /// ```
+    /// use diffattn::render::Scale;
+    /// let ticks = Scale::diverging(1.0).tick_labels(5);
+    /// let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+    /// assert_eq!(labels, ["-1.0", "-0.5", "0.0", "0.5", "1.0"]);
+    /// ```
+    pub fn tick_labels(&self, n: usize) -> Vec<(f32, String)> {
+        let ticks = self.ticks(n);
+        let labels = format_ticks(&ticks);
+        ticks.into_iter().zip(labels).collect()
+    }
+
+    /// The affine map from a value to its fractional level: `level = v * k + b`.
+    fn affine(&self) -> (f32, f32) {
+        let steps = LUT_STEPS as f32;
+        match *self {
+            Scale::Sequential { .. } => {
+                let (lo, hi) = self.range();
+                let k = steps / (hi - lo);
+                (k, -lo * k)
+            }
+            Scale::Diverging { abs_max } => {
+                // Written around the centre so that zero maps exactly to the middle level.
+                let half = steps / 2.0;
+                (half / diverging_half_width(abs_max), half)
+            }
+        }
+    }
+}
+
+/// A scale precomputed as a table of `LUT_STEPS + 1` RGBA colours plus the NaN colour.
+#[derive(Clone, Debug)]
+pub struct ColorLut {
+    k: f32,
+    b: f32,
+    table: [[u8; 4]; NAN_INDEX + 1],
+}
+
+impl ColorLut {
+    /// The RGBA bytes (alpha 255) of `v`, equal to [`Scale::color`] of `v`.
+    #[inline]
+    pub fn rgba(&self, v: f32) -> [u8; 4] {
+        self.table[lut_index(self.k, self.b, v)]
+    }
+}
+
+/// The level of `v` (0 to `LUT_STEPS`), or `NAN_INDEX` for NaN; infinities clamp to the ends.
+#[inline]
+fn lut_index(k: f32, b: f32, v: f32) -> usize {
+    let level = v * k + b;
+    if level.is_nan() {
+        NAN_INDEX
+    } else {
+        // After the clamp the value is in 0.5..=256.5, so the truncating cast rounds to nearest.
+        (level.clamp(0.0, LUT_STEPS as f32) + 0.5) as usize
+    }
+}
+
+/// The colour of one level of a palette.
+fn level_color(palette: Palette, index: usize) -> Rgb {
+    if index > LUT_STEPS {
+        NAN_COLOR
+    } else {
+        palette.at(index as f32 / LUT_STEPS as f32)
+    }
+}
+
+/// See [`Scale::range`] for the rules.
+fn sequential_range(min: f32, max: f32) -> (f32, f32) {
+    if !(min.is_finite() && max.is_finite()) {
+        return (0.0, 1.0);
+    }
+    let (lo, hi) = if min <= max { (min, max) } else { (max, min) };
+    // The span must also be finite and positive, or the affine map would divide by zero.
+    let span = hi - lo;
+    if span > 0.0 && span.is_finite() {
+        return (lo, hi);
+    }
+    if !span.is_finite() {
+        return (f32::MIN / 2.0, f32::MAX / 2.0);
+    }
+    if lo.abs() < ABS_MAX_FLOOR {
+        (0.0, 1.0)
+    } else if lo > 0.0 {
+        (0.0, 2.0 * lo)
+    } else {
+        (2.0 * lo, 0.0)
+    }
+}
+
+/// See [`Scale::diverging`] for the rules.
+fn diverging_half_width(abs_max: f32) -> f32 {
+    if abs_max.is_finite() {
+        abs_max.abs().max(ABS_MAX_FLOOR)
+    } else {
+        ABS_MAX_FLOOR
+    }
+}
+
+/// The smallest of 1, 2, 5 or 10 times a power of ten that is at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    // The tolerance absorbs f32 inputs such as 0.3 (0.30000001192...), so 0.3 / 3 steps by 0.1.
+    if !(raw > 0.0 && raw.is_finite()) {
+        return 1.0;
+    }
+    let base = 10f64.powf(raw.log10().floor());
+    let mantissa = raw / base;
+    let nice = if mantissa <= 1.0 + 1e-6 {
+        1.0
+    } else if mantissa <= 2.0 + 1e-6 {
+        2.0
+    } else if mantissa <= 5.0 + 1e-6 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * base
+}
+
+/// The number of decimals a multiple of `step` needs (steps are 1, 2 or 5 times 10^e).
+fn step_decimals(step: f64) -> i32 {
+    // The tolerance stops a step such as 0.099999994 (0.1 as f32) from counting as 0.0999.
+    -((step.abs().log10() + 1e-3).floor() as i32)
+}
+
+fn round_to_step(v: f64, step: f64) -> f64 {
+    let decimals = step_decimals(step).clamp(0, 15);
+    let scale = 10f64.powi(decimals);
+    (v * scale).round() / scale
+}
+
+/// Labels for evenly spaced ticks, all with the decimals their spacing needs.
+fn format_ticks(ticks: &[f32]) -> Vec<String> {
+    let step = match ticks {
+        [a, b, ..] => f64::from(*b) - f64::from(*a),
+        [a] if *a != 0.0 => f64::from(a.abs()),
+        _ => 1.0,
+    };
+    let largest = ticks.iter().fold(0.0_f32, |m, t| m.max(t.abs()));
+    let scientific = step < 1e-3 || largest >= 1e5;
+    let decimals = step_decimals(step).max(0) as usize;
+    ticks
+        .iter()
+        .map(|&t| {
+            if scientific {
+                if t == 0.0 {
+                    "0".to_owned()
+                } else {
+                    format!("{t:e}")
+                }
+            } else {
+                format!("{t:.decimals$}")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn sequential_ends_are_the_palette_ends() {
+        let s = Scale::sequential(0.2, 0.6);
+        assert_eq!(s.color(0.2), [68, 1, 84]);
+        assert_eq!(s.color(0.6), [253, 231, 37]);
+        assert_eq!(s.color(-5.0), [68, 1, 84]);
+        assert_eq!(s.color(f32::INFINITY), [253, 231, 37]);
+        assert_eq!(s.color(f32::NEG_INFINITY), [68, 1, 84]);
+        assert_eq!(s.color(f32::NAN), NAN_COLOR);
+    }
+
+    #[test]
+    fn diverging_zero_is_the_neutral_centre() {
+        for a in [ABS_MAX_FLOOR, 1e-3, 0.37, 1.0, 123.0] {
+            let d = Scale::diverging(a);
+            assert_eq!(d.color(0.0), [0xf7, 0xf7, 0xf7], "abs_max {a}");
+            assert_eq!(d.color(-0.0), [0xf7, 0xf7, 0xf7], "abs_max {a}");
+            assert_eq!(d.color(a), [0x2d, 0x00, 0x4b], "abs_max {a}");
+            assert_eq!(d.color(-a), [0x7f, 0x3b, 0x08], "abs_max {a}");
+        }
+    }
+
+    #[test]
+    fn non_finite_values_are_ignored_when_fitting() {
+        let m = array![[f32::NAN, 0.5], [f32::INFINITY, -0.25]];
+        assert_eq!(
+            Scale::sequential_for(m.view()),
+            Scale::Sequential {
+                min: -0.25,
+                max: 0.5
+            }
+        );
+        assert_eq!(
+            Scale::diverging_for(m.view()),
+            Scale::Diverging { abs_max: 0.5 }
+        );
+        let empty = ndarray::Array2::<f32>::zeros((3, 0));
+        assert_eq!(Scale::sequential_for(empty.view()), Scale::unit());
+        assert_eq!(
+            Scale::diverging_for(empty.view()),
+            Scale::Diverging {
+                abs_max: ABS_MAX_FLOOR
+            }
+        );
+    }
+
+    #[test]
+    fn degenerate_ranges_are_repaired() {
+        assert_eq!(sequential_range(0.0, 0.0), (0.0, 1.0));
+        assert_eq!(sequential_range(-2.0, -2.0), (-4.0, 0.0));
+        assert_eq!(sequential_range(f32::NAN, 1.0), (0.0, 1.0));
+        let (lo, hi) = sequential_range(f32::MIN, f32::MAX);
+        assert!(lo < hi && (hi - lo).is_finite());
+        // A hand-built degenerate variant still colours without NaN.
+        let s = Scale::Sequential { min: 3.0, max: 3.0 };
+        assert_eq!(s.color(3.0), Palette::Viridis.at(0.5));
+        let d = Scale::Diverging { abs_max: 0.0 };
+        assert_eq!(d.color(0.0), [0xf7, 0xf7, 0xf7]);
+    }
+
+    #[test]
+    fn lut_agrees_with_color_everywhere() {
+        let scales = [
+            Scale::unit(),
+            Scale::sequential(-0.3, 0.9),
+            Scale::diverging(0.0123),
+            Scale::diverging(7.0),
+        ];
+        for scale in scales {
+            let lut = scale.lut();
+            let (lo, hi) = scale.range();
+            for i in -100..=1100 {
+                let v = lo + (hi - lo) * i as f32 / 1000.0;
+                let [r, g, b] = scale.color(v);
+                assert_eq!(lut.rgba(v), [r, g, b, 255], "{scale:?} at {v}");
+            }
+            let [r, g, b] = NAN_COLOR;
+            assert_eq!(lut.rgba(f32::NAN), [r, g, b, 255]);
+        }
+    }
+
+    #[test]
+    fn ticks_are_round_and_inside_the_range() {
+        assert_eq!(Scale::unit().ticks(5), vec![0.0, 0.5, 1.0]);
+        assert_eq!(Scale::unit().ticks(11).len(), 11);
+        assert_eq!(
+            Scale::sequential(0.0, 0.3).ticks(4),
+            vec![0.0, 0.1, 0.2, 0.3]
+        );
+        assert_eq!(Scale::diverging(3.7).ticks(5), vec![-2.0, 0.0, 2.0]);
+        assert_eq!(
+            Scale::diverging(4.0).ticks(5),
+            vec![-4.0, -2.0, 0.0, 2.0, 4.0]
+        );
+        for n in 0..12 {
+            for scale in [
+                Scale::unit(),
+                Scale::diverging(ABS_MAX_FLOOR),
+                Scale::sequential(1e5, 3e5),
+            ] {
+                let ticks = scale.ticks(n);
+                let (lo, hi) = scale.range();
+                assert!(
+                    !ticks.is_empty() && ticks.len() <= n.max(2),
+                    "{scale:?} n={n}: {ticks:?}"
+                );
+                let slack = (hi - lo) * 1e-4;
+                assert!(ticks.iter().all(|t| *t >= lo - slack && *t <= hi + slack));
+            }
+        }
+    }
+
+    #[test]
+    fn tick_labels_share_their_decimals() {
+        let labels = |s: Scale, n| {
+            s.tick_labels(n)
+                .into_iter()
+                .map(|t| t.1)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(labels(Scale::unit(), 3), ["0.0", "0.5", "1.0"]);
+        assert_eq!(
+            labels(Scale::sequential(0.0, 0.02), 3),
+            ["0.00", "0.01", "0.02"]
+        );
+        assert_eq!(labels(Scale::sequential(0.0, 20.0), 3), ["0", "10", "20"]);
+        assert_eq!(
+            labels(Scale::diverging(ABS_MAX_FLOOR), 3),
+            ["-1e-6", "0", "1e-6"]
+        );
+        assert!(!labels(Scale::diverging(1.0), 5)
+            .iter()
+            .any(|l| l.starts_with("-0") && l.trim_start_matches(['-', '0', '.']).is_empty()));
+    }
+}

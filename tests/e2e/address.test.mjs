@@ -1,0 +1,125 @@
+// End-to-end: the page address reproduces the view; Chinese and the language toggle;
+// embed mode; small and large screens (with the screenshots a person looks at).
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { screenshot, startHarness } from './harness.mjs';
+import { controlValues, drawnTokens, mapData, openExplorer, setRange, settled } from './www-helpers.mjs';
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+test('the address round-trips: a copied link opens the same view', async () => {
+  const first = await openExplorer(h);
+  const { page } = first;
+  await page.fill('#sentence', 'Shift the attention & see <what> happens');
+  await page.selectOption('#difference', 'symmetric');
+  await page.selectOption('#fill', 'zero');
+  await page.selectOption('#renormalize', 'softmax');
+  await page.check('#causal');
+  await setRange(page, '#shift', -2);
+  await setRange(page, '#alpha', 2.5);
+  await setRange(page, '#gamma', -1.2);
+  const choices = await page.evaluate(() => Array.from(window.diffattn.explorer.head_choices()));
+  await setRange(page, '#heads', choices.indexOf(8));
+  await page.selectOption('#head', '5');
+  await settled(page);
+  const url = page.url();
+  const params = new URL(url).searchParams;
+  assert.equal(params.get('k'), '-2');
+  assert.equal(params.get('heads'), '8');
+  assert.equal(params.get('head'), '6');
+  assert.equal(params.get('diff'), 'symmetric');
+  const controls = await controlValues(page);
+  const maps = {};
+  for (const id of ['a', 'shifted', 'shifted_back', 'd', 'g', 'fused']) maps[id] = await mapData(page, id);
+
+  const second = await openExplorer(h, new URL(url).search);
+  assert.deepEqual(await controlValues(second.page), controls);
+  for (const id of Object.keys(maps)) assert.deepEqual(await mapData(second.page, id), maps[id], id);
+  assert.equal((await second.page.$$('canvas.map-canvas')).length, 6);
+  assert.deepEqual(first.errors, []);
+  assert.deepEqual(second.errors, []);
+  await first.context.close();
+  await second.context.close();
+});
+
+test('Chinese: one token per character, and lang=zh switches every string', async () => {
+  const { page, errors, context } = await openExplorer(h, { lang: 'zh' });
+  assert.equal(await page.getAttribute('html', 'lang'), 'zh-Hans');
+  assert.equal(await page.textContent('label[for="shift"]'), '位移 k');
+  assert.equal(await page.textContent('label[for="heads"]'), '头数');
+  assert.equal(await page.textContent('#lang-toggle'), 'English');
+  // Without a text in the address a Chinese reader starts on a Chinese sentence.
+  const preset = await page.inputValue('#sentence');
+  assert.match(preset, /\p{Script=Han}/u);
+  await page.selectOption('#presets', 'zh:1');
+  await settled(page);
+  const sentence = await page.inputValue('#sentence');
+  const tokens = await drawnTokens(page);
+  const han = [...sentence].filter((c) => /\p{Script=Han}/u.test(c));
+  assert.deepEqual(tokens.filter((t) => /\p{Script=Han}/u.test(t)), han);
+  assert.ok(tokens.every((t) => [...t].length === 1), JSON.stringify(tokens));
+  assert.match(await page.getAttribute('canvas.map-canvas >> nth=4', 'aria-label'), /^A′，第 1 个头/);
+  await screenshot(page, 'address-zh');
+  // The toggle switches to English and writes the address.
+  await page.click('#lang-toggle');
+  await settled(page);
+  assert.equal(await page.textContent('label[for="shift"]'), 'Shift k');
+  assert.equal(new URL(page.url()).searchParams.get('lang'), 'en');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('embed=1 shows only the maps and the sentence, shift and heads controls', async () => {
+  const { page, errors, context } = await openExplorer(h, { embed: '1' }, { width_px: 900, height_px: 700 });
+  for (const selector of ['#sentence', '#shift', '#heads', 'canvas.map-canvas >> nth=0']) {
+    assert.equal(await page.locator(selector).isVisible(), true, `${selector} hidden`);
+  }
+  for (const selector of ['.site-header', '#howto', '#mechanism', '#alpha', '#difference', '#export-png', '#presets', '#lang-toggle', '.site-footer', '#readout']) {
+    assert.equal(await page.locator(selector).isVisible(), false, `${selector} visible`);
+  }
+  await screenshot(page, 'address-embed');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a 360 px phone: one column, no horizontal scroll', async () => {
+  const { page, errors, context } = await openExplorer(h, '', { width_px: 360, height_px: 740, deviceScaleFactor: 2 });
+  const { scrollWidth, innerWidth, lefts } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth,
+    lefts: [...document.querySelectorAll('.map')].map((m) => Math.round(m.getBoundingClientRect().left)),
+  }));
+  assert.ok(scrollWidth <= innerWidth, `page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
+  assert.equal(new Set(lefts).size, 1, `maps are not in one column: ${lefts}`);
+  // HiDPI: canvases are drawn at twice their CSS size.
+  const [w, css] = await page.$eval('canvas.map-canvas', (c) => [c.width, c.getBoundingClientRect().width]);
+  assert.ok(Math.abs(w - css * 2) <= 1, `${w} device px for ${css} css px`);
+  await screenshot(page, 'address-phone');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('wide screens: the five maps sit side by side on a 1920 px projector', async () => {
+  const { page, errors, context } = await openExplorer(h, '', { width_px: 1920, height_px: 1080 });
+  const tops = await page.$$eval('.map', (ms) => ms.map((m) => Math.round(m.getBoundingClientRect().top)));
+  assert.equal(new Set(tops).size, 1, `maps are on several rows: ${tops}`);
+  await screenshot(page, 'address-projector');
+  // The all-heads view: one small multiple per head; a click opens that head.
+  await page.check('#all-heads');
+  await settled(page);
+  assert.equal(await page.locator('canvas.map-canvas').count(), 4);
+  await screenshot(page, 'address-all-heads');
+  await page.click('canvas.map-canvas >> nth=2');
+  await settled(page);
+  assert.equal(await page.inputValue('#head'), '2');
+  assert.equal(await page.locator('canvas.map-canvas').count(), 5);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -1,0 +1,136 @@
+// End-to-end: whatever is typed or pasted is shown as text, never interpreted, and never
+// breaks the page; errors land in the visible, dismissable message area.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { screenshot, startHarness } from './harness.mjs';
+import { canvasInfo, drawnTokens, openExplorer, settled } from './www-helpers.mjs';
+
+let h;
+let shared;
+before(async () => {
+  h = await startHarness();
+  shared = await openExplorer(h);
+});
+after(async () => {
+  await h?.close();
+});
+
+const HOSTILE = {
+  img: '<img src=x onerror=alert(1)>',
+  script: '<script>alert("x")</script><b>bold</b> &amp; &lt;',
+  emoji: 'family 👨‍👩‍👧‍👦 flag 🇺🇳 skin 👋🏽 keycap 1️⃣ done',
+  rtl: 'مرحبا بالعالم שלום עולם mixed with English',
+  zeroWidth: 'zero\u200bwidth\u200c joiner\u200d and \u2066isolate\u2069 \ufeffbom',
+  controls: 'tab\there\u0000nul\u202eevil',
+};
+
+async function typeAndCheck(page, text) {
+  await page.fill('#sentence', text);
+  await settled(page);
+  assert.equal(await page.inputValue('#sentence'), text);
+}
+
+test('an empty box shows a friendly hint, no maps and no error', async () => {
+  const { page, errors } = shared;
+  for (const text of ['', '   \n  ']) {
+    await typeAndCheck(page, text);
+    assert.equal(await page.locator('#empty-hint').isVisible(), true);
+    assert.equal(await page.locator('canvas.map-canvas').count(), 0);
+    assert.equal(await page.locator('#messages .message').count(), 0);
+  }
+  await screenshot(page, 'hostile-empty');
+  await typeAndCheck(page, 'back again');
+  assert.equal(await page.locator('#empty-hint').isHidden(), true);
+  assert.equal((await canvasInfo(page)).length, 5);
+  assert.deepEqual(errors, []);
+});
+
+test('HTML and script tags are drawn as text and never run', async () => {
+  const { page, errors, dialogs } = shared;
+  for (const text of [HOSTILE.img, HOSTILE.script]) {
+    await typeAndCheck(page, text);
+    const tokens = await drawnTokens(page);
+    assert.ok(tokens.length > 0);
+    assert.equal(await page.locator('img').count(), 0);
+    assert.equal(await page.locator('b').count(), 0);
+    assert.equal(await page.locator('body script:not([type="module"])').count(), 0);
+    // Hovering shows the tokens as text in the tooltip.
+    const box = await page.locator('canvas.map-canvas').first().boundingBox();
+    const rect = await page.evaluate(() => window.diffattn.explorer.cell_rect(0, 0, 0));
+    const scale = box.width / (await page.$eval('canvas.map-canvas', (c) => c.width));
+    await page.mouse.move(box.x + (rect.x + rect.width / 2) * scale, box.y + (rect.y + rect.height / 2) * scale);
+    await page.waitForSelector('#tooltip:not([hidden])');
+    assert.ok((await page.textContent('#tooltip')).includes(tokens[0]));
+    assert.equal(await page.locator('#tooltip *:not(p):not(span):not(bdi)').count(), 0);
+    await page.mouse.move(0, 0);
+  }
+  await settled(page);
+  assert.deepEqual(dialogs, []);
+  assert.deepEqual(errors, []);
+});
+
+test('emoji sequences, right-to-left text, zero-width and control characters', async () => {
+  const { page, errors, dialogs } = shared;
+  for (const [name, text] of Object.entries({ emoji: HOSTILE.emoji, rtl: HOSTILE.rtl, zeroWidth: HOSTILE.zeroWidth, controls: HOSTILE.controls })) {
+    await typeAndCheck(page, text);
+    const tokens = await drawnTokens(page);
+    assert.ok(tokens.length > 0, `${name}: no tokens`);
+    const maps = await canvasInfo(page);
+    assert.equal(maps.length, 5, name);
+    for (const m of maps) assert.ok(m.colours > 4, `${name}: a blank map`);
+    if (name === 'emoji') assert.ok(tokens.includes('👨‍👩‍👧‍👦'), `the family emoji was split: ${JSON.stringify(tokens)}`);
+  }
+  await typeAndCheck(page, '\u200b\u200b');
+  assert.equal(await page.locator('#messages .message').count(), 0);
+  await screenshot(page, 'hostile-zero-width');
+  assert.deepEqual(dialogs, []);
+  assert.deepEqual(errors, []);
+});
+
+test('10,000 characters: drawn up to 512 tokens with a visible notice', async () => {
+  const { page, errors } = shared;
+  const words = [];
+  while (words.join(' ').length < 10_000) words.push(`w${words.length % 97}`);
+  const text = words.join(' ').slice(0, 10_000);
+  await page.fill('#sentence', text);
+  await settled(page);
+  const notice = page.locator('#truncated-notice');
+  assert.equal(await notice.isVisible(), true);
+  assert.match(await notice.textContent(), /only the first 512/);
+  assert.match(await page.textContent('#token-count'), /^512 tokens$/);
+  assert.match((await canvasInfo(page))[0].label, /of 512 tokens$/);
+  const timings = await page.evaluate(() => ({ ...window.diffattn.timings }));
+  assert.ok(timings.renders > 0);
+  await screenshot(page, 'hostile-long');
+  await page.fill('#sentence', 'short again');
+  await settled(page);
+  assert.equal(await notice.isHidden(), true);
+  assert.deepEqual(errors, []);
+});
+
+test('errors go to the visible, dismissable message area and the page keeps working', async () => {
+  const { page, errors } = await openExplorer(h);
+  // An error the engine throws (an out-of-range head, set from outside the page's controls).
+  await page.evaluate(() => {
+    setTimeout(() => window.diffattn.explorer.set_heads(3));
+  });
+  const message = page.locator('#messages .message');
+  await message.waitFor();
+  assert.match(await message.textContent(), /3/);
+  await page.click('#messages [data-role="dismiss"]');
+  assert.equal(await message.count(), 0);
+  // An unhandled rejection.
+  await page.evaluate(() => {
+    Promise.reject(new Error('a rejected promise'));
+  });
+  await message.waitFor();
+  assert.match(await message.textContent(), /a rejected promise/);
+  await page.click('#messages [data-role="dismiss"]');
+  await page.fill('#sentence', 'still working');
+  await settled(page);
+  assert.deepEqual(await drawnTokens(page), ['still', 'working']);
+  // Both were reported by the browser as uncaught; nothing else went wrong.
+  assert.equal(errors.filter((e) => !/set_heads|heads|3|a rejected promise/.test(e)).length, 0, errors.join('\n'));
+  await page.context().close();
+});

@@ -1,0 +1,169 @@
+//! The page's state without the browser: caching, head choices, cells and specs.
+#![cfg(not(target_arch = "wasm32"))]
+
+use diffattn::explorer::{Explorer, MechanismKind, Recomputations, StageId};
+use diffattn::model::Model;
+
+fn explorer(text: &str) -> Explorer {
+    let mut e = Explorer::new(Model::untrained());
+    e.set_text(text);
+    e.compute().unwrap();
+    e
+}
+
+#[test]
+fn moving_the_shift_recomputes_only_the_shift_stages() {
+    let mut e = explorer("this movie is not good at all");
+    let a_before = e.map(StageId::A).unwrap().to_owned();
+    let fused_before = e.map(StageId::Fused).unwrap().to_owned();
+    let r0 = e.recomputations();
+    e.update_shift(|s| s.shift = 2).unwrap();
+    e.compute().unwrap();
+    let r1 = e.recomputations();
+    assert_eq!(
+        (r1.projections, r1.maps),
+        (r0.projections, r0.maps),
+        "A was recomputed"
+    );
+    assert_eq!(r1.shift_stages, r0.shift_stages + 1);
+    assert_eq!(e.map(StageId::A).unwrap(), a_before);
+    assert_ne!(e.map(StageId::Fused).unwrap(), fused_before);
+}
+
+#[test]
+fn picking_a_head_or_an_unchanged_value_recomputes_nothing() {
+    let mut e = explorer("a b c d e");
+    let r0 = e.recomputations();
+    e.set_head(3).unwrap();
+    e.update_shift(|s| s.shift = 1).unwrap(); // unchanged
+    e.set_causal(false); // unchanged
+    e.set_heads(4).unwrap(); // unchanged
+    e.compute().unwrap();
+    assert_eq!(e.recomputations(), r0);
+}
+
+#[test]
+fn changing_heads_recomputes_maps_not_projections() {
+    let mut e = explorer("the cat sat on the mat");
+    let a4 = e.map(StageId::A).unwrap().to_owned();
+    let r0 = e.recomputations();
+    e.set_heads(8).unwrap();
+    e.compute().unwrap();
+    let r1 = e.recomputations();
+    assert_eq!(
+        r1,
+        Recomputations {
+            projections: r0.projections,
+            maps: r0.maps + 1,
+            shift_stages: r0.shift_stages + 1
+        }
+    );
+    assert_ne!(e.map(StageId::A).unwrap(), a4);
+}
+
+#[test]
+fn head_choices_are_divisors_of_the_width() {
+    let mut e = explorer("x");
+    assert_eq!(e.head_choices(), vec![1, 2, 4, 8, 16, 32, 64]);
+    assert!(e.set_heads(3).is_err());
+    e.set_mechanism(MechanismKind::DiffTransformer).unwrap();
+    assert_eq!(e.head_choices(), vec![1, 2, 4, 8, 16, 32]);
+    e.set_heads(32).unwrap();
+    // Going back to a mechanism where 32 is still allowed keeps it; the head index stays valid.
+    e.set_head(31).unwrap();
+    e.set_mechanism(MechanismKind::Standard).unwrap();
+    assert_eq!(e.settings().heads, 32);
+}
+
+#[test]
+fn the_cell_readout_adds_up() {
+    let mut e = explorer("not good , not bad");
+    e.set_head(1).unwrap();
+    e.compute().unwrap();
+    let cell = e.cell(3, 1).unwrap();
+    assert_eq!((cell.query.as_str(), cell.key.as_str()), ("not", "good"));
+    let v = |s| cell.values.iter().find(|(id, _)| *id == s).unwrap().1;
+    // A'ij = Aij + Gij · Dij, and D = A - shift(A), exactly as the engine computes them.
+    assert_eq!(
+        v(StageId::Fused),
+        v(StageId::A) + v(StageId::G) * v(StageId::D)
+    );
+    assert_eq!(v(StageId::D), v(StageId::A) - v(StageId::Shifted));
+    let row_sum = |s| cell.row_sums.iter().find(|(id, _)| *id == s).unwrap().1;
+    assert!((row_sum(StageId::A) - 1.0).abs() < 1e-5);
+    assert_eq!(cell.gate, Some((0.0, 4.0, 0.0)));
+    assert!(e.cell(5, 0).is_none(), "row 5 is past the 5 tokens");
+}
+
+#[test]
+fn each_mechanism_shows_its_own_stages() {
+    let mut e = explorer("one two three");
+    let names = |e: &Explorer| e.stages().iter().map(|s| s.name()).collect::<Vec<_>>();
+    assert_eq!(names(&e), ["A", "shift(A)", "D", "G", "A′"]);
+    e.update_shift(|s| s.difference = diffattn::engine::shift_diff::Difference::Symmetric)
+        .unwrap();
+    assert_eq!(names(&e), ["A", "shift(A)", "shift₋ₖ(A)", "D", "G", "A′"]);
+    e.set_mechanism(MechanismKind::DiffTransformer).unwrap();
+    e.compute().unwrap();
+    assert_eq!(names(&e), ["A1", "A2", "A1 − λ·A2"]);
+    assert!(e.lambda().is_some());
+    e.set_mechanism(MechanismKind::InputDiff).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.map(StageId::A).unwrap().dim(), (3, 2));
+    assert_eq!(e.key_labels(), ["one→two", "two→three"]);
+}
+
+#[test]
+fn an_empty_sentence_draws_nothing_and_fails_nothing() {
+    let mut e = explorer("   \u{200B}  ");
+    assert!(e.is_empty());
+    e.compute().unwrap();
+    assert!(e.map(StageId::A).is_none());
+    assert!(e.cell(0, 0).is_none());
+    assert!(e.stages_json().is_err());
+}
+
+#[test]
+fn export_matches_the_cli_format_and_the_cached_maps() {
+    let e = explorer("a short sentence");
+    let json = e.stages_json().unwrap();
+    assert_eq!(json.heads.len(), 4);
+    let head0_fused = json.heads[0].fused.as_ref().unwrap();
+    let cached = e.maps(StageId::Fused).unwrap();
+    for (i, row) in head0_fused.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            assert_eq!(*v, cached[[0, i, j]]);
+        }
+    }
+}
+
+#[test]
+fn a_loaded_spec_is_drawn_and_a_broken_one_names_its_field() {
+    let mut e = explorer("hello");
+    let spec = r#"{"mechanism": "shift_diff", "heads": 2, "causal": true, "x": [[1,0,0,1],[0,1,1,0],[1,1,0,0]],
+      "w_q": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]], "w_k": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]],
+      "w_v": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]], "w_o": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]],
+      "shift": 2, "difference": "single", "renormalize": "none",
+      "gate": {"alpha": [1, 2], "beta": [0.5, -0.5], "gamma": [0, 1]}}"#;
+    e.load_spec(spec).unwrap();
+    e.compute().unwrap();
+    assert!(e.is_spec());
+    assert_eq!(e.labels(), ["t0", "t1", "t2"]);
+    assert_eq!(e.head_choices(), vec![2]);
+    assert_eq!(e.settings().shift, 2);
+    e.set_head(1).unwrap();
+    assert_eq!(
+        e.cell(0, 0).unwrap().gate,
+        Some((2.0, -0.5, 1.0)),
+        "the spec's per-head gate"
+    );
+    let err = e
+        .load_spec(&spec.replace(r#""alpha": [1, 2]"#, r#""alpha": [1]"#))
+        .unwrap_err();
+    assert_eq!(err.field, "gate.alpha");
+    // A rejected spec leaves the previous one in place.
+    assert_eq!(e.labels(), ["t0", "t1", "t2"]);
+    e.set_text("back to text");
+    assert!(!e.is_spec());
+    assert_eq!(e.head_choices().len(), 7);
+}

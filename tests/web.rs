@@ -1,0 +1,223 @@
+//! Browser tests of the wasm boundary (`diffattn::web::Explorer`), run by
+//! `wasm-bindgen-test-runner` in headless Chromium (`scripts/check`, or
+//! `cargo test --target wasm32-unknown-unknown --test web`). What a person does on the page is
+//! tested end to end by `tests/e2e/`; these tests pin the handle's contract with `www/app.js`.
+#![cfg(target_arch = "wasm32")]
+
+use diffattn::web::Explorer;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(key)).expect("property")
+}
+
+fn num(v: &JsValue, key: &str) -> f64 {
+    get(v, key)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number"))
+}
+
+fn error_message(e: wasm_bindgen::JsError) -> String {
+    let v: JsValue = e.into();
+    get(&v, "message").as_string().unwrap_or_default()
+}
+
+fn canvases(n: usize, width: u32, height: u32) -> Vec<HtmlCanvasElement> {
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .expect("document");
+    let body = document.body().expect("body");
+    (0..n)
+        .map(|_| {
+            let c: HtmlCanvasElement = document
+                .create_element("canvas")
+                .expect("canvas")
+                .dyn_into()
+                .expect("a canvas element");
+            c.set_width(width);
+            c.set_height(height);
+            body.append_child(&c).expect("attach");
+            c
+        })
+        .collect()
+}
+
+fn map_data(ex: &mut Explorer, stage: &str) -> Vec<f32> {
+    let m = ex.map(stage).map_err(error_message).expect("map");
+    get(&m, "data")
+        .dyn_into::<js_sys::Float32Array>()
+        .expect("Float32Array")
+        .to_vec()
+}
+
+fn sentence(text: &str) -> Explorer {
+    let mut ex = Explorer::new();
+    ex.set_text(text).map_err(error_message).expect("set_text");
+    ex
+}
+
+#[wasm_bindgen_test]
+fn set_text_reports_tokens_and_truncation() {
+    let mut ex = Explorer::new();
+    let info = ex
+        .set_text("This movie is not good!")
+        .map_err(error_message)
+        .unwrap();
+    let tokens: Vec<String> = js_sys::Array::from(&get(&info, "tokens"))
+        .iter()
+        .filter_map(|t| t.as_string())
+        .collect();
+    assert_eq!(tokens, ["this", "movie", "is", "not", "good", "!"]);
+    assert_eq!(get(&info, "truncated").as_bool(), Some(false));
+    let long = "word ".repeat(600);
+    let info = ex.set_text(&long).map_err(error_message).unwrap();
+    assert_eq!(num(&info, "total"), 600.0);
+    assert_eq!(get(&info, "truncated").as_bool(), Some(true));
+    assert_eq!(js_sys::Array::from(&get(&info, "tokens")).length(), 512);
+}
+
+#[wasm_bindgen_test]
+fn render_draws_every_stage_and_hit_testing_finds_cells() {
+    let mut ex = sentence("the film was not bad at all");
+    let stages = js_sys::Array::from(&ex.stages().map_err(error_message).unwrap());
+    let names: Vec<String> = stages
+        .iter()
+        .map(|s| get(&s, "name").as_string().unwrap())
+        .collect();
+    assert_eq!(names, ["A", "shift(A)", "D", "G", "A′"]);
+    let cs = canvases(5, 400, 360);
+    let timings = ex.render(cs.clone(), 12.0).map_err(error_message).unwrap();
+    assert!(num(&timings, "compute_ms") >= 0.0 && num(&timings, "draw_ms") >= 0.0);
+    for (i, canvas) in cs.iter().enumerate() {
+        let rect = ex.cell_rect(i, 3, 4).map_err(error_message).unwrap();
+        let (x, y) = (
+            num(&rect, "x") + num(&rect, "width") / 2.0,
+            num(&rect, "y") + num(&rect, "height") / 2.0,
+        );
+        // The centre of cell (3, 4) hits that cell, and it is painted (not the background).
+        assert_eq!(ex.hit(i, x, y), Some(vec![3, 4]));
+        let ctx: CanvasRenderingContext2d = canvas
+            .get_context("2d")
+            .unwrap()
+            .unwrap()
+            .dyn_into()
+            .unwrap();
+        let pixel = ctx.get_image_data(x, y, 1.0, 1.0).unwrap().data().to_vec();
+        assert_eq!(pixel[3], 255, "stage {i}: opaque");
+        assert!(
+            pixel[..3] != [255, 255, 255],
+            "stage {i}: cell is painted, got {pixel:?}"
+        );
+    }
+    assert_eq!(ex.hit(0, -5.0, -5.0), None);
+}
+
+#[wasm_bindgen_test]
+fn the_shift_changes_later_stages_but_not_a() {
+    let mut ex = sentence("one two three four five");
+    let a = map_data(&mut ex, "a");
+    let fused = map_data(&mut ex, "fused");
+    ex.set_shift(2).map_err(error_message).unwrap();
+    assert_eq!(map_data(&mut ex, "a"), a);
+    assert_ne!(map_data(&mut ex, "fused"), fused);
+    let recomputed = ex.recomputations().map_err(error_message).unwrap();
+    assert_eq!(num(&recomputed, "maps"), 1.0, "A was computed once");
+    ex.set_heads(8).map_err(error_message).unwrap();
+    assert_ne!(map_data(&mut ex, "a"), a);
+}
+
+#[wasm_bindgen_test]
+fn a_cell_carries_the_arithmetic_of_the_fused_map() {
+    let mut ex = sentence("not good , not bad");
+    ex.set_gate(1.5, 3.0, -0.5).map_err(error_message).unwrap();
+    let cell = ex.cell(3, 1).map_err(error_message).unwrap();
+    assert_eq!(get(&cell, "query").as_string().as_deref(), Some("not"));
+    assert_eq!(get(&cell, "key").as_string().as_deref(), Some("good"));
+    let values = get(&cell, "values");
+    let (a, d, g, fused) = (
+        num(&values, "a"),
+        num(&values, "d"),
+        num(&values, "g"),
+        num(&values, "fused"),
+    );
+    assert!((fused - (a + g * d)).abs() < 1e-6);
+    assert_eq!(num(&get(&cell, "gate"), "beta"), 3.0);
+    assert!((num(&get(&cell, "row_sum"), "a") - 1.0).abs() < 1e-5);
+    assert!(ex.cell(99, 0).unwrap().is_undefined());
+}
+
+#[wasm_bindgen_test]
+fn bad_input_is_a_readable_error_and_the_handle_keeps_working() {
+    let mut ex = sentence("still works");
+    assert!(error_message(ex.set_mechanism("magic").unwrap_err()).contains("mechanism"));
+    assert!(error_message(ex.set_heads(3).unwrap_err()).contains("heads"));
+    assert!(error_message(ex.set_gate(f32::NAN, 0.0, 0.0).unwrap_err()).contains("gate.alpha"));
+    assert!(error_message(ex.load_spec("{").unwrap_err()).contains("not valid JSON"));
+    let msg = error_message(ex.load_spec(r#"{"mechanism": "standard", "heads": 1, "causal": false, "x": [[1, 2]], "w_q": [[1]], "w_k": [[1]], "w_v": [[1]], "w_o": [[1]]}"#).unwrap_err());
+    assert!(msg.starts_with("x:"), "{msg}");
+    ex.render(canvases(5, 300, 300), 12.0)
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(map_data(&mut ex, "a").len(), 4);
+}
+
+#[wasm_bindgen_test]
+fn every_mechanism_renders() {
+    for mechanism in [
+        "standard",
+        "shift_diff",
+        "diff_transformer",
+        "input_diff",
+        "cosine",
+        "local",
+    ] {
+        let mut ex = sentence("a sentence of six tokens");
+        ex.set_mechanism(mechanism).map_err(error_message).unwrap();
+        let n = js_sys::Array::from(&ex.stages().map_err(error_message).unwrap()).length() as usize;
+        ex.render(canvases(n, 300, 300), 12.0)
+            .map_err(error_message)
+            .unwrap();
+        let heads = ex.head_choices();
+        assert!(heads.contains(&4), "{mechanism}: {heads:?}");
+        ex.render_all_heads(canvases(4, 200, 200), 10.0)
+            .map_err(error_message)
+            .unwrap();
+        assert_eq!(mechanism == "diff_transformer", ex.lambda().is_some());
+    }
+}
+
+#[wasm_bindgen_test]
+fn exports_are_json_and_svg() {
+    let mut ex = sentence("export me");
+    let json: serde_json::Value =
+        serde_json::from_str(&ex.export_json().map_err(error_message).unwrap()).unwrap();
+    assert_eq!(json["heads"].as_array().map(Vec::len), Some(4));
+    assert!(json["heads"][0]["fused"].is_array());
+    let svg = ex.export_svg(4).map_err(error_message).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("A′"));
+    assert!(ex
+        .export_panel_svg()
+        .map_err(error_message)
+        .unwrap()
+        .contains("shift(A)"));
+    assert!(ex.export_svg(9).is_err());
+}
+
+#[wasm_bindgen_test]
+fn a_spec_replaces_the_sentence_until_cleared() {
+    let mut ex = sentence("typed words");
+    let spec = r#"{"mechanism": "cosine", "heads": 1, "causal": false, "tau": 2.0,
+        "x": [[1, 0], [0, 1], [1, 1]], "w_q": [[1, 0], [0, 1]], "w_k": [[1, 0], [0, 1]],
+        "w_v": [[1, 0], [0, 1]], "w_o": [[1, 0], [0, 1]]}"#;
+    ex.load_spec(spec).map_err(error_message).unwrap();
+    assert!(ex.is_spec());
+    assert_eq!(ex.head_choices(), vec![1]);
+    assert_eq!(map_data(&mut ex, "a").len(), 9);
+    let info = ex.clear_spec().map_err(error_message).unwrap();
+    assert_eq!(js_sys::Array::from(&get(&info, "tokens")).length(), 2);
+    assert!(!ex.is_spec());
+}
