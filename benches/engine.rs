@@ -86,5 +86,22 @@ fn shift_stages(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, layer, shift_stages);
+fn tokenizer(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tokenize");
+    for (name, unit) in [
+        ("english", "This movie is not good, it's great! "),
+        ("chinese", "这部电影不好看，但是演员很好。"),
+    ] {
+        let text = unit.repeat(10_000 / unit.chars().count() + 1);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(
+            BenchmarkId::new(name, text.chars().count()),
+            &text,
+            |b, t| b.iter(|| diffattn::text::tokenize(black_box(t))),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, layer, shift_stages, tokenizer);
 criterion_main!(benches);

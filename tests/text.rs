@@ -193,18 +193,16 @@ fn limited_keeps_the_first_tokens_and_counts_them_all() {
     assert_eq!(tokenize_limited(""), (vec![], 0));
 }
 
-// `Instant` has no clock on wasm32-unknown-unknown.
-#[cfg(not(target_arch = "wasm32"))]
+/// A long paste (about 240,000 characters of mixed scripts) tokenises completely. Speed is
+/// measured by the `engine` benchmark's tokenizer group, not asserted here: timed tests flake on
+/// shared machines.
 #[test]
-fn tokenizing_is_linear_in_the_length() {
-    // About 240,000 characters of mixed text. A quadratic pass would take minutes; a linear one takes
-    // milliseconds even in a debug build, so the generous bound below cannot flake.
+fn a_long_mixed_text_tokenises_completely() {
     let text = "Don't 3.5 世界 👨‍👩‍👧 a\u{200B}b مرحبا! ".repeat(7_000);
-    let started = std::time::Instant::now();
     let tokens = tokenize(&text);
-    let elapsed = started.elapsed();
     assert_eq!(tokens.len(), 9 * 7_000);
-    assert!(elapsed.as_secs_f64() < 5.0, "took {elapsed:?}");
+    assert_eq!(tokens[8].text, "!");
+    assert_eq!(tokens.last().map(|t| t.end), Some(text.trim_end().len()));
 }
 
 // ---------------------------------------------------------------------------------------------
