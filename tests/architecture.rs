@@ -40,7 +40,10 @@ fn assert_absent(dir: &str, forbidden: &[&str]) {
 
 #[test]
 fn the_engine_imports_no_browser_json_or_drawing_crate() {
-    assert_absent("src/engine", &["web_sys", "wasm_bindgen", "js_sys", "serde", "plotters"]);
+    assert_absent(
+        "src/engine",
+        &["web_sys", "wasm_bindgen", "js_sys", "serde", "plotters"],
+    );
 }
 
 #[test]
@@ -54,7 +57,10 @@ fn the_renderer_and_the_explorer_import_no_browser_crate() {
 fn only_web_rs_uses_wasm_bindgen() {
     for (path, text) in sources("src") {
         if !path.ends_with("web.rs") {
-            assert!(!text.contains("#[wasm_bindgen"), "{path} uses #[wasm_bindgen]");
+            assert!(
+                !text.contains("#[wasm_bindgen"),
+                "{path} uses #[wasm_bindgen]"
+            );
         }
     }
 }
