@@ -56,7 +56,7 @@ const el = {
   window: $('window'),
   windowOut: $('window-out'),
   tokenCount: $('token-count'),
-  lambdaReadout: $('lambda-readout'),
+  paramReadout: $('param-readout'),
   timing: $('timing'),
   exportTarget: $('export-target'),
   exportPng: $('export-png'),
@@ -64,7 +64,6 @@ const el = {
   exportJson: $('export-json'),
   truncated: $('truncated-notice'),
   loading: $('loading'),
-  loadProgress: $('load-progress'),
   emptyHint: $('empty-hint'),
   maps: $('maps'),
   readout: $('readout'),
@@ -310,15 +309,14 @@ function applyEngine() {
   } else {
     view.empty = view.spec.tokens.length === 0;
   }
-  if (apply('mechanism', state.mechanism, () => ex.set_mechanism(state.mechanism))) {
+  const mechanismChanged = apply('mechanism', state.mechanism, () => ex.set_mechanism(state.mechanism));
+  if (mechanismChanged || view.headChoices.length === 0) {
+    // The valid head counts depend on the mechanism (d, or d/2 for the Diff Transformer),
+    // and the engine may have re-split the heads: send the count and the head again.
     view.headChoices = Array.from(ex.head_choices());
-    // A mechanism may re-split the heads: send the count and the head again.
     applied.delete('heads');
     applied.delete('head');
-  }
-  if (view.headChoices.length === 0) view.headChoices = Array.from(ex.head_choices());
-  if (!view.headChoices.includes(state.heads)) {
-    state.heads = nearestChoice(view.headChoices, state.heads);
+    if (!view.headChoices.includes(state.heads)) state.heads = nearestChoice(view.headChoices, state.heads);
     syncHeadControls();
   }
   apply('heads', state.heads, () => ex.set_heads(state.heads));
@@ -348,16 +346,17 @@ const resizeObserver = new ResizeObserver((entries) => {
   let changed = false;
   for (const entry of entries) {
     const canvas = entry.target;
-    let size;
+    const dpr = window.devicePixelRatio || 1;
+    const box = entry.contentBoxSize?.[0];
+    let size = box
+      ? [Math.round(box.inlineSize * dpr), Math.round(box.blockSize * dpr)]
+      : [Math.round(entry.contentRect.width * dpr), Math.round(entry.contentRect.height * dpr)];
+    // The exact device-pixel size, where the browser knows it, avoids a resampled (blurry)
+    // canvas; emulated screens (devtools, headless) may report CSS pixels there, so it is
+    // only trusted when it agrees with CSS size × devicePixelRatio.
     const device = entry.devicePixelContentBoxSize?.[0];
-    if (device) {
+    if (device && Math.abs(device.inlineSize - size[0]) <= 2 && Math.abs(device.blockSize - size[1]) <= 2) {
       size = [device.inlineSize, device.blockSize];
-    } else {
-      const box = entry.contentBoxSize?.[0];
-      const dpr = window.devicePixelRatio || 1;
-      size = box
-        ? [Math.round(box.inlineSize * dpr), Math.round(box.blockSize * dpr)]
-        : [Math.round(entry.contentRect.width * dpr), Math.round(entry.contentRect.height * dpr)];
     }
     measured.set(canvas, size);
     if (canvas.width !== size[0] || canvas.height !== size[1]) changed = true;
@@ -445,7 +444,6 @@ function renderNow() {
     return;
   }
   view.stages = Array.from(ex.stages());
-  view.lambda = state.mechanism === 'diff_transformer' || view.spec ? ex.lambda() : undefined;
   const count = state.allHeads ? state.heads : view.stages.length;
   const layoutKey = state.allHeads ? `all:${count}` : view.stages.map((s) => s.id).join(',');
   if (layoutKey !== view.layoutKey) {
@@ -461,6 +459,8 @@ function renderNow() {
   sizeCanvases();
   const canvases = view.figures.map((f) => f.canvas);
   const result = state.allHeads ? ex.render_all_heads(canvases, fontPx()) : ex.render(canvases, fontPx());
+  // After the render, which computed everything: asking before would move the compute time here.
+  view.lambda = state.mechanism === 'diff_transformer' ? ex.lambda() : undefined;
   view.renders += 1;
   timings.compute_ms = result?.compute_ms ?? 0;
   timings.draw_ms = result?.draw_ms ?? 0;
@@ -511,9 +511,13 @@ function updateStatus() {
   const showTruncated = !view.spec && !view.empty && view.sentence.truncated;
   el.truncated.hidden = !showTruncated;
   if (showTruncated) el.truncated.textContent = t('truncated', { total: view.sentence.total, shown: n });
-  const lambda = view.lambda;
-  el.lambdaReadout.hidden = typeof lambda !== 'number' || view.empty;
-  if (typeof lambda === 'number') el.lambdaReadout.textContent = t('lambda_value', { v: fmt(lambda) });
+  // The parameter the mechanism's maps depend on, next to the token count.
+  let param = '';
+  if (typeof view.lambda === 'number') param = t('lambda_value', { v: fmt(view.lambda) });
+  else if (state.mechanism === 'cosine') param = `τ = ${fmt(state.tau, 1)}`;
+  else if (state.mechanism === 'local') param = `w = ${state.window}`;
+  el.paramReadout.hidden = param === '' || view.empty;
+  el.paramReadout.textContent = param;
   el.timing.textContent = view.empty ? '' : t('timing', { c: timings.compute_ms.toFixed(1), d: timings.draw_ms.toFixed(1) });
   updateShiftOutput();
 }
@@ -683,11 +687,11 @@ function paintInteraction() {
 
 let lastCellKey = '';
 function updateCellText(cell) {
-  const key = cell ? `${cell.row},${cell.col},${view.renders},${state.lang}` : `none,${state.lang},${view.empty}`;
+  const key = cell ? `${cell.row},${cell.col},${view.renders},${state.lang}` : `none,${state.lang},${view.empty},${state.allHeads}`;
   if (key !== lastCellKey) {
     lastCellKey = key;
     if (!cell) {
-      el.readout.replaceChildren(make('p', 'muted', t('readout_hint')));
+      el.readout.replaceChildren(make('p', 'muted', t(state.allHeads ? 'all_heads_hint' : 'readout_hint')));
       el.tooltip.hidden = true;
       return;
     }
@@ -909,7 +913,7 @@ function syncHeadControls() {
 }
 
 function modelWidth() {
-  return view.modelInfo?.d_model ?? 64;
+  return view.spec?.dModel ?? view.modelInfo?.d_model ?? 64;
 }
 
 function updateShiftOutput() {
@@ -1086,6 +1090,7 @@ function applyLanguage() {
   updateModelStatus();
   el.footer.textContent = t('footer', { v: safeVersion() });
   for (const b of el.messages.querySelectorAll('[data-role="dismiss"]')) b.setAttribute('aria-label', t('dismiss'));
+  if (view.spec) el.specBannerText.textContent = t('spec_active', { name: view.spec.name, n: view.spec.tokens.length });
   lastCellKey = '';
 }
 
@@ -1106,6 +1111,10 @@ function updateModelStatus() {
   const info = view.modelInfo;
   el.modelStatus.hidden = !info;
   if (!info) return;
+  if (view.spec) {
+    el.modelStatus.textContent = t('model_spec', { name: view.spec.name, d: modelWidth() });
+    return;
+  }
   el.modelStatus.textContent = info.trained
     ? t('model_trained', { label: info.label, d: info.d_model })
     : t('model_untrained', { d: info.d_model });
@@ -1209,12 +1218,14 @@ function loadSpecText(text, name) {
     savedState,
     mechanism: spec.mechanism ?? state.mechanism,
     specGate: spec.mechanism === 'shift_diff',
+    dModel: Array.isArray(spec.x?.[0]) ? spec.x[0].length : undefined,
   };
   adoptSpec(spec);
   view.selected = null;
   view.hover = null;
   el.specBannerText.textContent = t('spec_active', { name, n: view.spec.tokens.length });
   el.specBanner.hidden = false;
+  updateModelStatus();
   syncControls();
   schedule('render');
 }
@@ -1254,6 +1265,7 @@ function leaveSpec({ restore }) {
   }
   view.spec = null;
   el.specBanner.hidden = true;
+  updateModelStatus();
   if (restore) Object.assign(state, saved, { lang: state.lang });
   // The engine is back on the sentence with its own parameters: send everything again.
   applied.clear();
@@ -1359,32 +1371,13 @@ function exportJson() {
 // ---------------------------------------------------------------------------------------
 // Start
 
+/**
+ * Instantiates the wasm module (compiled while it streams in). The progress bar is
+ * indeterminate: reading the response body from JavaScript to count bytes made Chromium
+ * report the request as aborted now and then, although the module loaded.
+ */
 async function loadWasm() {
-  const url = new URL('../pkg/diffattn_bg.wasm', import.meta.url);
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
-  const total = Number(response.headers.get('content-length')) || 0;
-  if (!response.body || !total) {
-    el.loadProgress.removeAttribute('value');
-    return init({ module_or_path: await response.arrayBuffer() });
-  }
-  const reader = response.body.getReader();
-  const chunks = [];
-  let received = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    received += value.length;
-    el.loadProgress.value = Math.min(1, received / total);
-  }
-  const bytes = new Uint8Array(received);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return init({ module_or_path: bytes });
+  await init({ module_or_path: new URL('../pkg/diffattn_bg.wasm', import.meta.url) });
 }
 
 function applyEmbed() {
@@ -1396,7 +1389,6 @@ async function main() {
   applyTheme();
   applyLanguage();
   syncControls();
-  el.loadProgress.value = 0;
   setExportEnabled(false);
   wireControls();
   try {

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { screenshot, startHarness } from './harness.mjs';
+import { screenshot, startHarness, waitForReady } from './harness.mjs';
 import { controlValues, drawnTokens, mapData, openExplorer, setRange, settled } from './www-helpers.mjs';
 
 let h;
@@ -106,11 +106,52 @@ test('a 360 px phone: one column, no horizontal scroll', async () => {
   await context.close();
 });
 
+test('touch: a tap selects a cell and shows its arithmetic', async () => {
+  const context = await h.browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (msg) => msg.type() === 'error' && errors.push(msg.text()));
+  await page.goto(h.url('/www/'));
+  await waitForReady(page);
+  await settled(page);
+  const canvas = page.locator('canvas.map-canvas >> nth=4');
+  await canvas.scrollIntoViewIfNeeded();
+  const point = await page.evaluate(() => {
+    const c = document.querySelectorAll('canvas.map-canvas')[4];
+    const rect = c.getBoundingClientRect();
+    const cell = window.diffattn.explorer.cell_rect(4, 1, 2);
+    const scale = rect.width / c.width;
+    return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
+  });
+  await page.touchscreen.tap(point.x, point.y);
+  await settled(page);
+  assert.match(await page.textContent('#readout'), /Row 1, .* column 2,/);
+  assert.match(await page.textContent('#readout'), /A′ᵢⱼ = Aᵢⱼ \+ Gᵢⱼ × Dᵢⱼ/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('wide screens: the five maps sit side by side on a 1920 px projector', async () => {
   const { page, errors, context } = await openExplorer(h, '', { width_px: 1920, height_px: 1080 });
   const tops = await page.$$eval('.map', (ms) => ms.map((m) => Math.round(m.getBoundingClientRect().top)));
   assert.equal(new Set(tops).size, 1, `maps are on several rows: ${tops}`);
   await screenshot(page, 'address-projector');
+  // Resizing the window re-sizes the canvases (CSS size × devicePixelRatio) and redraws them.
+  await page.setViewportSize({ width: 1100, height: 900 });
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('canvas.map-canvas')].every(
+      (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
+    ),
+  );
+  await settled(page);
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('canvas.map-canvas')].every(
+      (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
+    ),
+  );
+  await settled(page);
   // The all-heads view: one small multiple per head; a click opens that head.
   await page.check('#all-heads');
   await settled(page);

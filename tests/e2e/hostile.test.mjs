@@ -56,6 +56,7 @@ test('HTML and script tags are drawn as text and never run', async () => {
     assert.equal(await page.locator('b').count(), 0);
     assert.equal(await page.locator('body script:not([type="module"])').count(), 0);
     // Hovering shows the tokens as text in the tooltip.
+    await page.locator('canvas.map-canvas').first().scrollIntoViewIfNeeded();
     const box = await page.locator('canvas.map-canvas').first().boundingBox();
     const rect = await page.evaluate(() => window.diffattn.explorer.cell_rect(0, 0, 0));
     const scale = box.width / (await page.$eval('canvas.map-canvas', (c) => c.width));
@@ -100,6 +101,9 @@ test('10,000 characters: drawn up to 512 tokens with a visible notice', async ()
   assert.match(await notice.textContent(), /only the first 512/);
   assert.match(await page.textContent('#token-count'), /^512 tokens$/);
   assert.match((await canvasInfo(page))[0].label, /of 512 tokens$/);
+  // The screen-reader table is capped, and says so.
+  await page.waitForFunction(() => /first 32 rows and 32 columns of 512 × 512/.test(document.querySelector('#table-fallback caption')?.textContent ?? ''));
+  assert.equal(await page.locator('#table-fallback tbody tr').count(), 32);
   const timings = await page.evaluate(() => ({ ...window.diffattn.timings }));
   assert.ok(timings.renders > 0);
   await screenshot(page, 'hostile-long');

@@ -87,12 +87,90 @@ test('changing the number of heads changes A; the slider offers divisors of d on
   assert.deepEqual(errors, []);
 });
 
+test('showing another head or hovering calls no setter that invalidates the maps', async () => {
+  const { page, errors } = shared;
+  await page.evaluate(() => {
+    const ex = window.diffattn.explorer;
+    window.__calls = [];
+    for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(ex))) {
+      if (!name.startsWith('set_')) continue;
+      const original = ex[name];
+      ex[name] = function (...args) {
+        window.__calls.push(name);
+        return original.apply(this, args);
+      };
+    }
+  });
+  await page.selectOption('#head', '2');
+  await settled(page);
+  const box = await page.locator('canvas.map-canvas').first().boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await settled(page);
+  await page.mouse.move(box.x + box.width / 2 + 7, box.y + box.height / 2 + 7);
+  await settled(page);
+  await page.mouse.move(1, 1);
+  await page.selectOption('#head', '0');
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => window.__calls), ['set_head', 'set_head']);
+  await page.evaluate(() => {
+    const ex = window.diffattn.explorer;
+    for (const name of Object.keys(ex)) if (name.startsWith('set_')) delete ex[name];
+  });
+  assert.deepEqual(errors, []);
+});
+
+test('other mechanisms show their own maps and only the controls that apply', async () => {
+  const { page, errors } = await openExplorer(h);
+  const visible = (id) => page.locator(`#${id}`).isVisible();
+  const expected = {
+    standard: { stages: ['a'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window'] },
+    diff_transformer: { stages: ['a1', 'a2', 'diff'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window'] },
+    input_diff: { stages: ['a'], shown: [], hidden: ['shift', 'tau', 'window'] },
+    cosine: { stages: ['a'], shown: ['tau'], hidden: ['shift', 'alpha', 'window'] },
+    local: { stages: ['a'], shown: ['window'], hidden: ['shift', 'alpha', 'tau'] },
+    shift_diff: { stages: ['a', 'shifted', 'd', 'g', 'fused'], shown: ['shift', 'alpha', 'difference'], hidden: ['tau', 'window'] },
+  };
+  for (const [mechanism, want] of Object.entries(expected)) {
+    await page.selectOption('#mechanism', mechanism);
+    await settled(page);
+    const maps = await canvasInfo(page);
+    assert.deepEqual(maps.map((m) => m.stage), want.stages, mechanism);
+    for (const m of maps) assert.ok(m.colours > 4, `${mechanism}: ${m.stage} is blank`);
+    for (const id of want.shown) assert.equal(await visible(id), true, `${mechanism}: #${id} hidden`);
+    for (const id of want.hidden) assert.equal(await visible(id), false, `${mechanism}: #${id} shown`);
+    const choices = await page.evaluate(() => Array.from(window.diffattn.explorer.head_choices()));
+    assert.equal(await page.getAttribute('#heads', 'max'), String(choices.length - 1), mechanism);
+    if (mechanism === 'diff_transformer') {
+      const lambda = await page.evaluate(() => window.diffattn.explorer.lambda());
+      assert.equal(typeof lambda, 'number');
+      assert.match(await page.textContent('#param-readout'), /^λ = −?\d\.\d{4}$/);
+      assert.ok(maps[2].label.startsWith('A1 − λ·A2,'), maps[2].label);
+      await screenshot(page, 'page-diff-transformer');
+    }
+    if (mechanism === 'input_diff') {
+      const map = await mapData(page, 'a');
+      assert.equal(map.cols, map.rows - 1);
+    }
+    if (mechanism === 'cosine') assert.equal(await page.textContent('#param-readout'), 'τ = 1.0');
+    if (mechanism === 'local') {
+      await setRange(page, '#window', 0);
+      assert.equal(await page.textContent('#param-readout'), 'w = 0');
+      const map = await mapData(page, 'a');
+      // Radius 0: every token attends only to itself.
+      for (let i = 0; i < map.rows; i++) assert.ok(Math.abs(map.data[i * map.cols + i] - 1) < 1e-6);
+    }
+  }
+  assert.equal(await page.locator('#param-readout').isHidden(), true);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test('typing changes the tokens on the axes', async () => {
   const { page, errors } = shared;
   const before = await canvasInfo(page);
   await page.fill('#sentence', 'Dogs chase cats');
   await settled(page);
-  assert.deepEqual(await drawnTokens(page), ['Dogs', 'chase', 'cats']);
+  assert.deepEqual(await drawnTokens(page), ['dogs', 'chase', 'cats']);
   assert.equal(await page.textContent('#token-count'), '3 tokens');
   const after = await canvasInfo(page);
   assert.notEqual(after[0].hash, before[0].hash);
@@ -106,6 +184,7 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   await page.fill('#sentence', 'The cat sat on the mat because it was tired.');
   await settled(page);
   const [row, col] = [2, 4];
+  await page.locator('canvas.map-canvas >> nth=4').scrollIntoViewIfNeeded();
   const target = await page.evaluate(
     ([r, c]) => {
       const canvas = document.querySelectorAll('canvas.map-canvas')[4];
@@ -142,6 +221,15 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   await settled(page);
   assert.equal(await page.evaluate(() => window.diffattn.timings.renders), renders);
   await screenshot(page, 'page-hover');
+  // A click pins the cell: the readout keeps it after the pointer leaves; a second click unpins.
+  await page.mouse.click(target.x, target.y);
+  await page.mouse.move(1, 1);
+  await settled(page);
+  assert.match(await page.textContent('#readout'), new RegExp(`Row ${row}, .* column ${col},`));
+  await page.mouse.click(target.x, target.y);
+  await page.mouse.move(1, 1);
+  await settled(page);
+  assert.match(await page.textContent('#readout'), /Hover over a map/);
   await page.mouse.move(1, 1);
   await page.waitForSelector('#tooltip', { state: 'hidden' });
   assert.deepEqual(errors, []);
@@ -155,6 +243,10 @@ test('keyboard: Tab reaches the shift slider, ArrowRight changes k, arrows move 
     found = await page.evaluate(() => document.activeElement?.id === 'shift');
   }
   assert.ok(found, 'Tab never reached the shift slider');
+  // The sliders' accessible names contain the words "shift" and "heads".
+  assert.equal(await page.getByRole('slider', { name: /\bshift\b/i }).count(), 1);
+  assert.equal(await page.getByRole('slider', { name: /\bheads\b/i }).count(), 1);
+  assert.equal(await page.evaluate(() => document.activeElement === document.getElementById('shift')), true);
   const name = await page.evaluate(() => document.activeElement.labels[0].textContent);
   assert.match(name, /\bshift\b/i);
   const k = await page.evaluate(() => window.diffattn.state.k);
@@ -259,6 +351,8 @@ test(
     assert.equal(await page.inputValue('#mechanism'), 'shift_diff');
     assert.equal(await page.locator('#head option').count(), 2);
     assert.equal(await page.locator('#gate-spec-note').isVisible(), true);
+    assert.match(await page.textContent('#heads-out'), /d_h = 8/);
+    assert.match(await page.textContent('#model-status'), /from shiftdiff_/);
     const maps = await canvasInfo(page);
     assert.equal(maps.length, 5);
     for (const m of maps) assert.ok(m.colours > 4 && m.label.endsWith('of 5 tokens'), m.label);
@@ -270,7 +364,8 @@ test(
     await settled(page);
     assert.equal(await page.locator('#spec-banner').isHidden(), true);
     const tokens = await drawnTokens(page);
-    assert.equal(tokens[0], 'The');
+    assert.equal(tokens[0], 'the');
+    assert.match(await page.textContent('#model-status'), /untrained/);
 
     // Drag and drop onto the page.
     await page.evaluate(
