@@ -183,13 +183,34 @@ function messageOf(err) {
   }
 }
 
-/** Shows an engine error. A trap (a Rust panic) leaves the module unusable: say so once. */
+/**
+ * Shows an engine error. A trap (a Rust panic) leaves that handle borrowed for good, so a
+ * fresh handle replaces it: every setting is sent again at the next input, which redraws.
+ * The old handle's memory is leaked, which is small. Nothing redraws automatically, so a
+ * panic that the current input causes cannot loop.
+ */
 function reportEngineError(err) {
   if (err instanceof WebAssembly.RuntimeError) {
-    engineDead = true;
-    showMessage('crash', t('engine_crashed', { msg: messageOf(err) }), {
-      action: { label: t('reload'), run: () => location.reload() },
-    });
+    showMessage('crash', t('engine_crashed', { msg: messageOf(err) }));
+    try {
+      ex = new Explorer();
+    } catch (again) {
+      engineDead = true;
+      showMessage('crash', t('engine_dead', { msg: messageOf(again) }), {
+        action: { label: t('reload'), run: () => location.reload() },
+      });
+      return;
+    }
+    if (window.diffattn) window.diffattn.explorer = ex;
+    if (view.spec) {
+      Object.assign(state, view.spec.savedState, { lang: state.lang });
+      view.spec = null;
+      el.specBanner.hidden = true;
+    }
+    applied.clear();
+    view.headChoices = [];
+    view.selected = null;
+    view.hover = null;
     return;
   }
   showMessage('engine', messageOf(err));

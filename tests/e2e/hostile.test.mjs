@@ -113,6 +113,29 @@ test('10,000 characters: drawn up to 512 tokens with a visible notice', async ()
   assert.deepEqual(errors, []);
 });
 
+test('a Rust panic restarts the engine and the next input redraws', async () => {
+  const { page, errors } = await openExplorer(h);
+  // A panic traps the wasm call with a RuntimeError and leaves that handle unusable; stand in
+  // for one by making the current handle's render trap once.
+  await page.evaluate(() => {
+    const old = window.diffattn.explorer;
+    window.__oldExplorer = old;
+    old.render = () => {
+      throw new WebAssembly.RuntimeError('unreachable');
+    };
+  });
+  await page.fill('#sentence', 'this input traps');
+  const message = page.locator('#messages .message[data-key="crash"]');
+  await message.waitFor();
+  assert.match(await message.textContent(), /restarted/);
+  assert.ok(await page.evaluate(() => window.diffattn.explorer !== window.__oldExplorer), 'a fresh handle');
+  await page.fill('#sentence', 'and this one draws');
+  await settled(page);
+  assert.deepEqual(await drawnTokens(page), ['and', 'this', 'one', 'draws']);
+  assert.equal(errors.filter((e) => !/unreachable/.test(e)).length, 0, errors.join('\n'));
+  await page.context().close();
+});
+
 test('errors go to the visible, dismissable message area and the page keeps working', async () => {
   const { page, errors } = await openExplorer(h);
   // An error the engine throws (an out-of-range head, set from outside the page's controls).
