@@ -1,15 +1,20 @@
 //! Criterion benchmark of every mechanism at L = 16, 64, 256, 1024 tokens, H = 8, d = 64:
 //! one full layer (projections, every map, output) per iteration, plus the shift stages alone,
-//! which is what the page recomputes when the shift slider moves.
+//! which is what the page recomputes when the shift slider moves; and `page_engine/*`, the
+//! page's engine work at the sizes of the in-browser benchmark (L = 16 … 512, H = 1, 4, 8), the
+//! same workload `bench_engine` in src/web.rs times in wasm, so the two medians compare.
 //!
-//! Run: `cargo bench --bench engine` (figures in docs/PERFORMANCE.md).
+//! Run: `cargo bench --bench engine` (figures in docs/PERFORMANCE.md); `scripts/bench-peer`
+//! runs `page_engine` alone beside the wasm and PyTorch runs.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use diffattn::engine::diff_transformer::DiffTransformerParams;
 use diffattn::engine::shift_diff::{
-    shift_diff_maps, Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill,
+    shift_diff_maps, shift_diff_maps_into, Difference, Gate, Renormalize, ShiftDiffMaps,
+    ShiftDiffParams, ShiftFill,
 };
 use diffattn::engine::{run, standard, Mask, Mechanism, Projected, Weights};
+use diffattn::model::Model;
 use diffattn::text::{seeded_normal, seeded_normal_vec};
 use std::hint::black_box;
 
@@ -103,5 +108,51 @@ fn tokenizer(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, layer, shift_stages, tokenizer);
+/// The page's engine work, as `bench_engine` in src/web.rs times it in wasm: the untrained
+/// model's weights, `L` seeded vectors, the page's default shift settings with a shift that
+/// changes every iteration (as a dragged slider gives).
+fn page_engine(c: &mut Criterion) {
+    let weights = Model::untrained().weights;
+    let mut maps_group = c.benchmark_group("page_engine/maps");
+    maps_group.sample_size(10);
+    let mut inputs = Vec::new();
+    for len in [16, 64, 128, 256, 512] {
+        let x = seeded_normal(len, weights.d_model(), 9, 1.0);
+        for heads in [1, 4, 8] {
+            let id = format!("L{len}_H{heads}");
+            maps_group.bench_with_input(BenchmarkId::from_parameter(&id), &x, |b, x| {
+                b.iter(|| {
+                    let p = Projected::new(black_box(x.view()), &weights);
+                    standard::attention(p.q.view(), p.k.view(), heads, Mask::FULL).expect("maps")
+                })
+            });
+            let p = Projected::new(x.view(), &weights);
+            let a = standard::attention(p.q.view(), p.k.view(), heads, Mask::FULL).expect("maps");
+            inputs.push((id, heads, a));
+        }
+    }
+    maps_group.finish();
+    let mut shift_group = c.benchmark_group("page_engine/shift");
+    shift_group.sample_size(10);
+    for (id, heads, a) in &inputs {
+        let mut params = ShiftDiffParams {
+            gate: Gate::uniform(*heads, 0.0, 4.0, 0.0),
+            ..shift_params()
+        };
+        // Reused buffers, as the page's explorer reuses them from one tick to the next.
+        let mut stages = ShiftDiffMaps::empty();
+        let mut tick = 0_i64;
+        shift_group.bench_with_input(BenchmarkId::from_parameter(id), a, |b, a| {
+            b.iter(|| {
+                tick += 1;
+                params.shift = 1 + tick % 8;
+                shift_diff_maps_into(black_box(a), &params, Mask::FULL, &mut stages)
+                    .expect("stages");
+            })
+        });
+    }
+    shift_group.finish();
+}
+
+criterion_group!(benches, layer, shift_stages, tokenizer, page_engine);
 criterion_main!(benches);

@@ -7,7 +7,8 @@
 //! * [`spec`]: the stages format (DESIGN.md section 6): a JSON spec parsed and validated into
 //!   engine values, and the engine's stages written back as JSON. Shared by the CLI and the page.
 //! * [`text`]: sentences to vectors: the tokenizer and the seeded (untrained) embeddings.
-//! * [`model`]: an embedding plus one layer's weights (the untrained seeded model for now).
+//! * [`model`]: an embedding plus one layer's weights: the untrained seeded model, or a trained
+//!   sentiment classifier loaded from a weights file (docs/MODEL.md).
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.

@@ -19,7 +19,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 use crate::explorer::{self, MechanismKind, StageId};
 use crate::model::Model;
 use crate::render::{
-    cells_rgba, draw_frame, heatmap_svg, panel_svg, Frame, HeatmapLayout, Panel, Theme,
+    draw_frame_at, heatmap_svg, panel_svg, plot_rgba, Frame, HeatmapLayout, LabelWidths, Panel,
+    Theme,
 };
 
 /// Installs the panic hook once, when the module is instantiated.
@@ -48,6 +49,84 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 
 fn js_error(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
+}
+
+/// `{ maps_ms: number[], shift_ms: number[] }`: one entry per repetition.
+#[derive(Serialize)]
+struct EngineTimingsJs {
+    maps_ms: Vec<f64>,
+    shift_ms: Vec<f64>,
+}
+
+/// Times the engine alone in wasm, for the native/wasm ratio of docs/PERFORMANCE.md: on
+/// `tokens` seeded vectors with the untrained model's weights and `heads` heads, `reps` times
+/// each, (1) the projections and the maps `A` (what a new sentence costs) and (2) the shift
+/// stages of every head (what a shift-slider tick costs). The workload is the one
+/// `benches/engine.rs` times natively (`page_engine/*`), so the two medians compare.
+#[wasm_bindgen]
+pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue, JsError> {
+    use crate::engine::shift_diff::{shift_diff_maps_into, Gate, ShiftDiffMaps, ShiftDiffParams};
+    use crate::engine::{standard, Mask, Projected};
+    let weights = Model::untrained().weights;
+    let x = crate::text::seeded_normal(tokens, weights.d_model(), 9, 1.0);
+    // The page's default shift settings (single difference, circular fill, no renormalisation,
+    // gate 0, 4, 0), as in benches/engine.rs.
+    let mut params = ShiftDiffParams {
+        shift: 1,
+        difference: Default::default(),
+        fill: Default::default(),
+        renormalize: Default::default(),
+        gate: Gate::uniform(heads, 0.0, 4.0, 0.0),
+    };
+    let projected = Projected::new(x.view(), &weights);
+    let a = standard::attention(projected.q.view(), projected.k.view(), heads, Mask::FULL)
+        .map_err(js_error)?;
+    let maps_ms = time_per_call(reps, |_| {
+        let p = Projected::new(x.view(), &weights);
+        let maps =
+            standard::attention(p.q.view(), p.k.view(), heads, Mask::FULL).map_err(js_error)?;
+        std::hint::black_box(maps);
+        Ok(())
+    })?;
+    // Reused buffers, as the page's explorer reuses them from one tick to the next.
+    let mut stages = ShiftDiffMaps::empty();
+    let shift_ms = time_per_call(reps, |call| {
+        // A different shift each time, as a dragged slider gives.
+        params.shift = 1 + (call % 8) as i64;
+        shift_diff_maps_into(&a, &params, Mask::FULL, &mut stages).map_err(js_error)?;
+        std::hint::black_box(&stages);
+        Ok(())
+    })?;
+    let out = EngineTimingsJs { maps_ms, shift_ms };
+    to_js(&out)
+}
+
+/// `reps` samples of the time one call of `f` takes, in ms (`f` gets a running call count).
+/// Without cross-origin isolation the browser's clock moves in 0.1 ms steps, so calls shorter
+/// than 2 ms are repeated within a sample and the sample divided by the count.
+fn time_per_call(
+    reps: usize,
+    mut f: impl FnMut(usize) -> Result<(), JsError>,
+) -> Result<Vec<f64>, JsError> {
+    let t0 = now_ms();
+    f(0)?;
+    let once = now_ms() - t0;
+    let batch = if once >= 2.0 {
+        1
+    } else {
+        ((2.0 / once.max(0.01)).ceil() as usize).min(1000)
+    };
+    let mut call = 1;
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let t0 = now_ms();
+        for _ in 0..batch {
+            f(call)?;
+            call += 1;
+        }
+        samples.push((now_ms() - t0) / batch as f64);
+    }
+    Ok(samples)
 }
 
 /// `{ tokens: string[], total: number, truncated: boolean }`
@@ -127,10 +206,8 @@ pub struct Explorer {
     theme: Theme,
     /// The layouts of the last drawn maps, for hit-testing and highlights.
     layouts: Vec<HeatmapLayout>,
-    /// Reused RGBA buffer of one map (one pixel per cell).
+    /// Reused RGBA buffer of one map's plot pixels.
     rgba: Vec<u8>,
-    /// A small canvas holding one map at one pixel per cell, scaled onto the visible canvas.
-    cells_canvas: Option<HtmlCanvasElement>,
 }
 
 impl Default for Explorer {
@@ -150,7 +227,6 @@ impl Explorer {
             theme: Theme::light(),
             layouts: Vec::new(),
             rgba: Vec::new(),
-            cells_canvas: None,
         }
     }
 
@@ -326,9 +402,10 @@ impl Explorer {
         let t1 = now_ms();
         let stages = self.state.stages();
         let head = self.state.head();
+        let labels = self.shared_labels();
         self.layouts.clear();
         for (canvas, stage) in canvases.iter().zip(stages) {
-            let layout = self.draw(canvas, stage, head, stage.name(), font_px)?;
+            let layout = self.draw(canvas, stage, head, stage.name(), font_px, &labels)?;
             self.layouts.push(layout);
         }
         to_js(&TimingsJs {
@@ -348,9 +425,10 @@ impl Explorer {
         let t1 = now_ms();
         let stage = self.state.final_stage();
         let heads = self.state.settings().heads;
+        let labels = self.shared_labels();
         for (head, canvas) in canvases.iter().enumerate().take(heads) {
             let title = format!("{} · {}", stage.name(), head + 1);
-            self.draw(canvas, stage, head, &title, font_px)?;
+            self.draw(canvas, stage, head, &title, font_px, &labels)?;
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
@@ -533,8 +611,20 @@ impl Explorer {
     }
 }
 
+/// What every map of one render shares: the key labels and the widest labels, measured once.
+struct SharedLabels {
+    keys: Vec<String>,
+    widths: LabelWidths,
+}
+
 impl Explorer {
-    /// Draws one map: plotters draws the frame, then the cells are blitted as one image.
+    fn shared_labels(&self) -> SharedLabels {
+        let keys = self.state.key_labels();
+        let widths = LabelWidths::measure(self.state.labels(), &keys);
+        SharedLabels { keys, widths }
+    }
+
+    /// Draws one map: plotters draws the frame, then the plot's pixels are put on as one image.
     fn draw(
         &mut self,
         canvas: &HtmlCanvasElement,
@@ -542,83 +632,46 @@ impl Explorer {
         head: usize,
         title: &str,
         font_px: f32,
+        labels: &SharedLabels,
     ) -> Result<HeatmapLayout, JsError> {
         let map = self
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
         let scale = stage.scale(map);
-        let keys = self.state.key_labels();
         let frame = Frame {
             title,
             row_labels: self.state.labels(),
-            col_labels: &keys,
+            col_labels: &labels.keys,
             scale: &scale,
             theme: &self.theme,
             font_px,
         };
+        let layout = frame.layout_with(canvas.width(), canvas.height(), map.dim(), &labels.widths);
         let backend = CanvasBackend::with_canvas_object(canvas.clone())
             .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
         let area = backend.into_drawing_area();
-        let layout =
-            draw_frame(&area, &frame).map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        draw_frame_at(&area, &frame, &layout, 1.0)
+            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
         area.present()
             .map_err(|e| js_error(format!("drawing failed: {e}")))?;
-        let (rows, cols) = map.dim();
-        if rows == 0 || cols == 0 {
+        // The plot's own pixels (see render::plot_rgba): no scaling by the browser, and a map
+        // with more cells than pixels costs what its pixels cost.
+        plot_rgba(map, &scale, &layout, &mut self.rgba);
+        if self.rgba.is_empty() {
             return Ok(layout);
         }
-        cells_rgba(map, &scale, &mut self.rgba);
-        let cells = self.cells_canvas(cols as u32, rows as u32)?;
-        let cells_ctx = context(&cells)?;
+        let plot = layout.plot;
         let image = ImageData::new_with_u8_clamped_array_and_sh(
             Clamped(&self.rgba),
-            cols as u32,
-            rows as u32,
+            plot.width,
+            plot.height,
         )
         .map_err(|_| JsError::new("cannot make the map's image"))?;
-        cells_ctx
-            .put_image_data(&image, 0.0, 0.0)
-            .map_err(|_| JsError::new("cannot fill the map's image"))?;
-        let ctx = context(canvas)?;
-        // Nearest-neighbour scaling keeps every cell a crisp block of one colour.
-        ctx.set_image_smoothing_enabled(false);
-        let plot = layout.plot;
-        ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
-            &cells,
-            0.0,
-            0.0,
-            cols as f64,
-            rows as f64,
-            f64::from(plot.x),
-            f64::from(plot.y),
-            f64::from(plot.width),
-            f64::from(plot.height),
-        )
-        .map_err(|_| JsError::new("cannot draw the map's cells"))?;
+        context(canvas)?
+            .put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
+            .map_err(|_| JsError::new("cannot draw the map's cells"))?;
         Ok(layout)
-    }
-
-    /// The scratch canvas, grown to at least `width x height`.
-    fn cells_canvas(&mut self, width: u32, height: u32) -> Result<HtmlCanvasElement, JsError> {
-        if let Some(c) = &self.cells_canvas {
-            if c.width() >= width && c.height() >= height {
-                return Ok(c.clone());
-            }
-        }
-        let document = web_sys::window()
-            .and_then(|w| w.document())
-            .ok_or_else(|| JsError::new("no document to draw in"))?;
-        let canvas: HtmlCanvasElement = document
-            .create_element("canvas")
-            .map_err(|_| JsError::new("cannot create a canvas"))?
-            .dyn_into()
-            .map_err(|_| JsError::new("cannot create a canvas"))?;
-        let old = self.cells_canvas.as_ref();
-        canvas.set_width(width.max(old.map_or(0, |c| c.width())));
-        canvas.set_height(height.max(old.map_or(0, |c| c.height())));
-        self.cells_canvas = Some(canvas.clone());
-        Ok(canvas)
     }
 }
 

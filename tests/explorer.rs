@@ -31,6 +31,25 @@ fn moving_the_shift_recomputes_only_the_shift_stages() {
 }
 
 #[test]
+fn typing_that_keeps_the_tokens_recomputes_nothing() {
+    let mut e = explorer("The cat sat");
+    let r0 = e.recomputations();
+    // A trailing space, extra spaces and another case give the same tokens.
+    e.set_text("The cat sat ");
+    e.set_text("the  CAT sat");
+    e.compute().unwrap();
+    assert_eq!(e.recomputations(), r0);
+    e.set_text("The cat sat.");
+    e.compute().unwrap();
+    let r1 = e.recomputations();
+    assert_eq!(
+        (r1.projections, r1.maps, r1.shift_stages),
+        (r0.projections + 1, r0.maps + 1, r0.shift_stages + 1)
+    );
+    assert_eq!(e.labels(), ["the", "cat", "sat", "."]);
+}
+
+#[test]
 fn picking_a_head_or_an_unchanged_value_recomputes_nothing() {
     let mut e = explorer("a b c d e");
     let r0 = e.recomputations();

@@ -1,5 +1,6 @@
 //! The `diffattn` command line: runs the engine on a JSON spec and prints every stage as JSON
-//! (DESIGN.md §6), the same format the page exports.
+//! (DESIGN.md §6), the same format the page exports; and classifies a sentence with the
+//! trained sentiment models (docs/MODEL.md), whose weights are built into this binary.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -8,10 +9,20 @@ const HELP: &str = r#"diffattn: every stage of differential attention, from a JS
 
 USAGE
     diffattn stages [--pretty] [FILE] < spec.json > stages.json
+    diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
 prints the stages as JSON. A bad spec exits with status 2 and a message naming the field.
+
+`predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
+negative with the trained model of mechanism M (default shift_diff; also standard,
+diff_transformer, input_diff, cosine, local) and prints JSON:
+    {"tokens": [...], "unknown": [tokens read as <unk>], "label": "positive"|"negative",
+     "probability": P(label), "positive": P(positive), "mechanism": M, "lang": "en"|"zh"}
+One model reads both languages (English words and Chinese characters share its vocabulary);
+--lang only names the language in the output, and `auto` (the default) picks zh when most
+tokens are CJK characters. The weights are built into the binary from weights/.
 
 SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
@@ -55,6 +66,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("stages") => stages(&args[1..]),
+        Some("predict") => predict(&args[1..]),
         Some(other) => fail(
             2,
             &format!("unknown command {other:?}; try `diffattn --help`"),
@@ -105,6 +117,140 @@ fn stages(args: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// The shipped weights, built into the binary (never into the wasm library).
+const WEIGHTS: [(&str, &[u8]); 6] = [
+    ("shift_diff", include_bytes!("../../weights/shift_diff.bin")),
+    ("standard", include_bytes!("../../weights/standard.bin")),
+    (
+        "diff_transformer",
+        include_bytes!("../../weights/diff_transformer.bin"),
+    ),
+    ("input_diff", include_bytes!("../../weights/input_diff.bin")),
+    ("cosine", include_bytes!("../../weights/cosine.bin")),
+    ("local", include_bytes!("../../weights/local.bin")),
+];
+
+fn predict(args: &[String]) -> ExitCode {
+    let mut mechanism = "shift_diff".to_string();
+    let mut lang = "auto".to_string();
+    let mut pretty = false;
+    let mut words: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "--mechanism" | "--lang" => {
+                let Some(value) = args.get(i + 1) else {
+                    return fail(2, &format!("{arg} needs a value"));
+                };
+                if arg == "--mechanism" {
+                    mechanism = value.clone();
+                } else {
+                    lang = value.clone();
+                }
+                i += 1;
+            }
+            "--pretty" => pretty = true,
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            "--" => {
+                words.extend(args[i + 1..].iter().map(String::as_str));
+                break;
+            }
+            flag if flag.starts_with("--") => {
+                return fail(
+                    2,
+                    &format!("unknown option {flag:?}; try `diffattn --help`"),
+                )
+            }
+            text => words.push(text),
+        }
+        i += 1;
+    }
+    let Some(&(_, bytes)) = WEIGHTS.iter().find(|(name, _)| *name == mechanism) else {
+        let names: Vec<&str> = WEIGHTS.iter().map(|(n, _)| *n).collect();
+        return fail(
+            2,
+            &format!(
+                "unknown mechanism {mechanism:?}; choose one of {}",
+                names.join(", ")
+            ),
+        );
+    };
+    if !["en", "zh", "auto"].contains(&lang.as_str()) {
+        return fail(
+            2,
+            &format!("unknown language {lang:?}; choose en, zh or auto"),
+        );
+    }
+    let text = if words.is_empty() || words == ["-"] {
+        match read_input(None) {
+            Ok(text) => text,
+            Err(message) => return fail(2, &message.replace("a spec", "a sentence")),
+        }
+    } else {
+        words.join(" ")
+    };
+    let (tokens, _) = diffattn::text::tokenize_limited(&text);
+    if tokens.is_empty() {
+        return fail(2, "nothing to classify: the text has no tokens");
+    }
+    let model = match diffattn::model::Model::from_bytes(bytes) {
+        Ok(model) => model,
+        Err(e) => return fail(1, &format!("built-in weights for {mechanism}: {e}")),
+    };
+    let prediction = match model.classify(&tokens) {
+        Ok(p) => p,
+        Err(e) => return fail(1, &e.to_string()),
+    };
+    let ids = model.token_ids(&tokens).unwrap_or_default();
+    let unknown: Vec<&str> = tokens
+        .iter()
+        .zip(&ids)
+        .filter(|(_, &id)| id == 0)
+        .map(|(t, _)| t.text.as_str())
+        .collect();
+    if lang == "auto" {
+        let cjk = tokens
+            .iter()
+            .filter(|t| t.text.chars().next().is_some_and(is_cjk))
+            .count();
+        lang = if 2 * cjk > tokens.len() { "zh" } else { "en" }.to_string();
+    }
+    let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
+    let json = serde_json::json!({
+        "tokens": texts,
+        "unknown": unknown,
+        "label": prediction.label.as_str(),
+        "probability": prediction.probability,
+        "positive": prediction.positive,
+        "mechanism": mechanism,
+        "lang": lang,
+    });
+    let json = if pretty {
+        serde_json::to_string_pretty(&json)
+    } else {
+        serde_json::to_string(&json)
+    };
+    match json {
+        Ok(json) => {
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{json}").and_then(|()| out.flush()).is_err() {
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(1, &format!("cannot write JSON: {e}")),
+    }
+}
+
+/// Han ideographs (CJK Unified Ideographs and extension A, compatibility ideographs).
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
 }
 
 fn read_input(file: Option<&str>) -> Result<String, String> {

@@ -8,6 +8,7 @@
 //! Shapes follow the crate conventions: sequences `(tokens, width)`, stacks of per-head maps
 //! `(heads, queries, keys)`, weights `[out, in]` as in PyTorch's `nn.Linear`.
 
+pub mod bilstm;
 pub mod cosine;
 pub mod diff_transformer;
 pub mod error;

@@ -6,12 +6,12 @@
 //! `L == d_h`; DESIGN.md §2 gives the well-posed version implemented here, whose gate has three
 //! scalars per head and so serves sentences of any length.
 
-use ndarray::{Array2, Array3, ArrayView2, Axis, Zip};
+use ndarray::{Array2, Array3, ArrayView2, Axis, Ix3};
 
 use super::error::EngineError;
 use super::mask::Mask;
 use super::numeric::{saturate, sigmoid};
-use super::softmax::masked_softmax_rows;
+use super::softmax::softmax_rows;
 
 /// What enters the cells that a shift uncovers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,26 +114,42 @@ pub struct ShiftDiffParams {
 /// ```
 pub fn shift(a: ArrayView2<f32>, k: i64, fill: ShiftFill) -> Array2<f32> {
     let mut out = Array2::<f32>::zeros(a.raw_dim());
-    shift_into(a, k, fill, &mut out);
+    for (src, mut dst) in a.axis_iter(Axis(0)).zip(out.axis_iter_mut(Axis(0))) {
+        let dst = dst.as_slice_mut().expect("a fresh array is contiguous");
+        match src.as_slice() {
+            Some(src) => shift_row(src, k, false, fill, dst),
+            None => shift_row(&src.to_vec(), k, false, fill, dst),
+        }
+    }
     out
 }
 
-/// [`shift`] into an existing `(queries, keys)` buffer of the same shape.
-fn shift_into(a: ArrayView2<f32>, k: i64, fill: ShiftFill, out: &mut Array2<f32>) {
-    let keys = a.ncols();
-    if keys == 0 {
+/// One row of `shift_k` (or of `shift_{-k}` when `backwards`), as at most two block copies
+/// rather than an index computation per cell: `dst[j] = src[j - k]`, wrapped round (circular)
+/// or 0 out of range (zero). `src` and `dst` have the same length. Computing `-k` is avoided,
+/// so `k = i64::MIN` is as well defined as any other shift.
+fn shift_row(src: &[f32], k: i64, backwards: bool, fill: ShiftFill, dst: &mut [f32]) {
+    let n = src.len();
+    if n == 0 {
         return;
     }
-    let keys_i = keys as i64;
-    for (src, mut dst) in a.axis_iter(Axis(0)).zip(out.axis_iter_mut(Axis(0))) {
-        for (j, cell) in dst.iter_mut().enumerate() {
-            let from = j as i64 - k;
-            *cell = match fill {
-                // `rem_euclid` keeps the index in 0..L for negative and huge shifts alike.
-                ShiftFill::Circular => src[from.rem_euclid(keys_i) as usize],
-                ShiftFill::Zero if (0..keys_i).contains(&from) => src[from as usize],
-                ShiftFill::Zero => 0.0,
-            };
+    match fill {
+        ShiftFill::Circular => {
+            // Rotating right by r = k mod L; `shift_{-k}` rotates right by (L - r) mod L.
+            let r = k.rem_euclid(n as i64) as usize;
+            let r = if backwards { (n - r) % n } else { r };
+            dst[r..].copy_from_slice(&src[..n - r]);
+            dst[..r].copy_from_slice(&src[n - r..]);
+        }
+        ShiftFill::Zero => {
+            let m = usize::try_from(k.unsigned_abs()).map_or(n, |m| m.min(n));
+            if (k >= 0) != backwards {
+                dst[..m].fill(0.0);
+                dst[m..].copy_from_slice(&src[..n - m]);
+            } else {
+                dst[..n - m].copy_from_slice(&src[m..]);
+                dst[n - m..].fill(0.0);
+            }
         }
     }
 }
@@ -151,6 +167,19 @@ pub struct ShiftDiffMaps {
     pub g: Array3<f32>,
     /// The fused map `A'`, after any renormalisation.
     pub fused: Array3<f32>,
+}
+
+impl ShiftDiffMaps {
+    /// No maps yet: buffers for [`shift_diff_maps_into`] to fill.
+    pub fn empty() -> ShiftDiffMaps {
+        ShiftDiffMaps {
+            shifted: Array3::default((0, 0, 0)),
+            shifted_back: None,
+            d: Array3::default((0, 0, 0)),
+            g: Array3::default((0, 0, 0)),
+            fused: Array3::default((0, 0, 0)),
+        }
+    }
 }
 
 /// Builds every stage after `A` from the per-head maps `a` (DESIGN.md §2).
@@ -186,62 +215,245 @@ pub fn shift_diff_maps(
     params: &ShiftDiffParams,
     mask: Mask,
 ) -> Result<ShiftDiffMaps, EngineError> {
-    let heads = a.len_of(Axis(0));
-    params.gate.check(heads)?;
-    let mut shifted = Array3::<f32>::zeros(a.raw_dim());
-    let mut shifted_back = match params.difference {
-        Difference::Single => None,
-        Difference::Symmetric => Some(Array3::<f32>::zeros(a.raw_dim())),
-    };
-    let mut d = Array3::<f32>::zeros(a.raw_dim());
-    let mut g = Array3::<f32>::zeros(a.raw_dim());
-    let mut fused = Array3::<f32>::zeros(a.raw_dim());
-    let mut scratch = Array2::<f32>::zeros((a.len_of(Axis(1)), a.len_of(Axis(2))));
+    let mut out = ShiftDiffMaps::empty();
+    shift_diff_maps_into(a, params, mask, &mut out)?;
+    Ok(out)
+}
 
+/// [`shift_diff_maps`] into `out`, reusing its buffers when they have `a`'s shape: a dragged
+/// shift slider recomputes these stages every frame, and at 512 tokens and 8 heads they are
+/// 32 MB that would otherwise be allocated and zeroed each time. Every cell is overwritten.
+/// On error `out` is left as it was.
+pub fn shift_diff_maps_into(
+    a: &Array3<f32>,
+    params: &ShiftDiffParams,
+    mask: Mask,
+    out: &mut ShiftDiffMaps,
+) -> Result<(), EngineError> {
+    let (heads, queries, keys) = a.dim();
+    params.gate.check(heads)?;
+    let dim = a.raw_dim();
+    for buffer in [&mut out.shifted, &mut out.d, &mut out.g, &mut out.fused] {
+        fit(buffer, &dim);
+    }
+    match params.difference {
+        Difference::Single => out.shifted_back = None,
+        Difference::Symmetric => fit(
+            out.shifted_back.get_or_insert_with(|| Array3::zeros(dim)),
+            &dim,
+        ),
+    }
+    if a.is_empty() {
+        return Ok(());
+    }
+    let a = a.as_standard_layout();
+    let a_cells = a.as_slice().expect("standard layout");
+    // `fit` left every buffer in standard layout, so each is one row-major slice.
+    let contiguous = "fit gives standard layout";
+    let shifted = out.shifted.as_slice_mut().expect(contiguous);
+    let d = out.d.as_slice_mut().expect(contiguous);
+    let g = out.g.as_slice_mut().expect(contiguous);
+    let fused = out.fused.as_slice_mut().expect(contiguous);
+    let mut back = out
+        .shifted_back
+        .as_mut()
+        .map(|b| b.as_slice_mut().expect(contiguous));
+    let map_len = queries * keys;
     for h in 0..heads {
-        let a_h = a.index_axis(Axis(0), h);
-        shift_into(a_h, params.shift, params.fill, &mut scratch);
-        shifted.index_axis_mut(Axis(0), h).assign(&scratch);
-        let mut d_h = d.index_axis_mut(Axis(0), h);
-        match shifted_back.as_mut() {
-            None => Zip::from(&mut d_h)
-                .and(a_h)
-                .and(&scratch)
-                .for_each(|d, &a, &s| *d = a - s),
-            Some(back) => {
-                let mut back_h = back.index_axis_mut(Axis(0), h);
-                let back_owned = shift(a_h, -params.shift, params.fill);
-                back_h.assign(&back_owned);
-                Zip::from(&mut d_h)
-                    .and(&back_owned)
-                    .and(&scratch)
-                    .for_each(|d, &b, &s| *d = b - s);
-            }
-        }
         let (alpha, beta, gamma) = (
             params.gate.alpha[h],
             params.gate.beta[h],
             params.gate.gamma[h],
         );
-        let mut g_h = g.index_axis_mut(Axis(0), h);
-        let mut fused_h = fused.index_axis_mut(Axis(0), h);
-        Zip::from(&mut g_h)
-            .and(&mut fused_h)
-            .and(a_h)
-            .and(&d_h)
-            .for_each(|g, f, &a, &d| {
-                *g = sigmoid(saturate(alpha * a + beta * d + gamma));
-                *f = saturate(a + *g * d);
-            });
-        if params.renormalize == Renormalize::Softmax {
-            masked_softmax_rows(fused_h, |i, j| mask.allows(i, j));
+        for i in 0..queries {
+            let row = h * map_len + i * keys..h * map_len + (i + 1) * keys;
+            let a_row = &a_cells[row.clone()];
+            let s_row = &mut shifted[row.clone()];
+            shift_row(a_row, params.shift, false, params.fill, s_row);
+            let d_row = &mut d[row.clone()];
+            match back.as_deref_mut() {
+                None => difference_row(a_row, s_row, d_row),
+                Some(back) => {
+                    let b_row = &mut back[row.clone()];
+                    shift_row(a_row, params.shift, true, params.fill, b_row);
+                    difference_row(b_row, s_row, d_row);
+                }
+            }
+            gate_row(
+                a_row,
+                d_row,
+                (alpha, beta, gamma),
+                &mut g[row.clone()],
+                &mut fused[row],
+            );
         }
     }
-    Ok(ShiftDiffMaps {
-        shifted,
-        shifted_back,
-        d,
-        g,
-        fused,
-    })
+    if params.renormalize == Renormalize::Softmax {
+        for fused_h in out.fused.axis_iter_mut(Axis(0)) {
+            softmax_rows(fused_h, mask, 0);
+        }
+    }
+    Ok(())
+}
+
+// The two loops below index slices cut to one length up front, so that the compiler drops
+// the bounds checks and keeps each loop to the arithmetic.
+
+/// `d = minuend - subtrahend`, cell by cell.
+#[allow(clippy::needless_range_loop)]
+fn difference_row(minuend: &[f32], subtrahend: &[f32], d: &mut [f32]) {
+    let n = d.len();
+    let (minuend, subtrahend) = (&minuend[..n], &subtrahend[..n]);
+    for j in 0..n {
+        d[j] = minuend[j] - subtrahend[j];
+    }
+}
+
+/// The gate `G = sigmoid(alpha·A + beta·D + gamma)` and `A' = A + G ⊙ D` of one row.
+#[allow(clippy::needless_range_loop)]
+fn gate_row(
+    a: &[f32],
+    d: &[f32],
+    (alpha, beta, gamma): (f32, f32, f32),
+    g: &mut [f32],
+    fused: &mut [f32],
+) {
+    let n = a.len();
+    let (d, g, fused) = (&d[..n], &mut g[..n], &mut fused[..n]);
+    for j in 0..n {
+        let gate = sigmoid(saturate(alpha * a[j] + beta * d[j] + gamma));
+        g[j] = gate;
+        fused[j] = saturate(a[j] + gate * d[j]);
+    }
+}
+
+/// Makes `buffer` a standard-layout array of shape `dim`, keeping it when it already is one.
+fn fit(buffer: &mut Array3<f32>, dim: &Ix3) {
+    if buffer.raw_dim() != *dim || !buffer.is_standard_layout() {
+        *buffer = Array3::zeros(*dim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stages cell by cell, straight from DESIGN.md §2: what the row-wise, buffer-reusing
+    /// implementation must reproduce bit for bit.
+    fn reference(a: &Array3<f32>, p: &ShiftDiffParams, mask: Mask) -> ShiftDiffMaps {
+        let (heads, queries, keys) = a.dim();
+        let at = |h: usize, i: usize, k: i64, j: usize| -> f32 {
+            let from = j as i128 - i128::from(k);
+            let l = keys as i128;
+            match p.fill {
+                ShiftFill::Circular => a[[h, i, from.rem_euclid(l) as usize]],
+                ShiftFill::Zero if (0..l).contains(&from) => a[[h, i, from as usize]],
+                ShiftFill::Zero => 0.0,
+            }
+        };
+        let back_k = -i128::from(p.shift);
+        let dim = (heads, queries, keys);
+        let shifted = Array3::from_shape_fn(dim, |(h, i, j)| at(h, i, p.shift, j));
+        let shifted_back = (p.difference == Difference::Symmetric).then(|| {
+            Array3::from_shape_fn(dim, |(h, i, j)| {
+                // -k may not fit in an i64; shifting by any multiple of L changes nothing
+                // circularly, and by L or more leaves nothing in zero fill.
+                let k = i64::try_from(back_k).unwrap_or(i64::MAX);
+                let k = match p.fill {
+                    ShiftFill::Circular => (back_k.rem_euclid(keys as i128)) as i64,
+                    ShiftFill::Zero => k,
+                };
+                at(h, i, k, j)
+            })
+        });
+        let d = Array3::from_shape_fn(dim, |(h, i, j)| match &shifted_back {
+            None => a[[h, i, j]] - shifted[[h, i, j]],
+            Some(b) => b[[h, i, j]] - shifted[[h, i, j]],
+        });
+        let g = Array3::from_shape_fn(dim, |(h, i, j)| {
+            let x =
+                p.gate.alpha[h] * a[[h, i, j]] + p.gate.beta[h] * d[[h, i, j]] + p.gate.gamma[h];
+            sigmoid(saturate(x))
+        });
+        let mut fused = Array3::from_shape_fn(dim, |(h, i, j)| {
+            saturate(a[[h, i, j]] + g[[h, i, j]] * d[[h, i, j]])
+        });
+        if p.renormalize == Renormalize::Softmax {
+            for h in 0..heads {
+                crate::engine::softmax::masked_softmax_rows(
+                    fused.index_axis_mut(Axis(0), h),
+                    |i, j| mask.allows(i, j),
+                );
+            }
+        }
+        ShiftDiffMaps {
+            shifted,
+            shifted_back,
+            d,
+            g,
+            fused,
+        }
+    }
+
+    #[test]
+    fn the_fast_stages_are_the_reference_stages_bit_for_bit() {
+        let (heads, n) = (3, 7);
+        let mut seed = 12_345_u32;
+        let a = Array3::from_shape_fn((heads, n, n), |_| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1 << 24) as f32
+        });
+        let mut reused = ShiftDiffMaps::empty();
+        let shifts = [
+            0,
+            1,
+            -1,
+            3,
+            -6,
+            7,
+            -7,
+            8,
+            15,
+            -15,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ];
+        for shift in shifts {
+            for fill in [ShiftFill::Circular, ShiftFill::Zero] {
+                for difference in [Difference::Single, Difference::Symmetric] {
+                    for renormalize in [Renormalize::None, Renormalize::Softmax] {
+                        let p = ShiftDiffParams {
+                            shift,
+                            difference,
+                            fill,
+                            renormalize,
+                            gate: Gate {
+                                alpha: vec![0.0, 1.5, -2.0],
+                                beta: vec![4.0, -3.0, 0.5],
+                                gamma: vec![0.0, -0.5, 1.0],
+                            },
+                        };
+                        let mask = Mask::causal(shift % 2 == 0);
+                        let want = reference(&a, &p, mask);
+                        shift_diff_maps_into(&a, &p, mask, &mut reused).unwrap();
+                        for (name, got, want) in [
+                            ("shifted", &reused.shifted, &want.shifted),
+                            ("d", &reused.d, &want.d),
+                            ("g", &reused.g, &want.g),
+                            ("fused", &reused.fused, &want.fused),
+                        ] {
+                            let bits = |m: &Array3<f32>| m.mapv(f32::to_bits);
+                            assert_eq!(bits(got), bits(want), "{name} for {p:?}");
+                        }
+                        assert_eq!(
+                            reused.shifted_back.as_ref().map(|m| m.mapv(f32::to_bits)),
+                            want.shifted_back.as_ref().map(|m| m.mapv(f32::to_bits)),
+                            "shifted_back for {p:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,6 +1,14 @@
 //! The masked row softmax that turns scores into attention weights (DESIGN.md §1, §5).
+//!
+//! Two entry points with the same arithmetic: [`softmax_rows`] for a [`Mask`], the engine's hot
+//! path, which works on each row's one contiguous range of allowed keys; and
+//! [`masked_softmax_rows`] for any predicate, cell by cell. They give the same bits: the sum
+//! over a row adds the same terms in the same order (a masked cell only ever added `+0.0`).
 
 use ndarray::{ArrayViewMut2, Axis};
+
+use super::mask::Mask;
+use super::numeric::exp_nonpositive;
 
 /// Replaces each row of `scores` by its softmax over the allowed cells, in place.
 ///
@@ -42,5 +50,58 @@ pub fn masked_softmax_rows(mut scores: ArrayViewMut2<f32>, allowed: impl Fn(usiz
         }
         // The maximum contributes exp(0) = 1, so `sum >= 1` and the division is safe.
         row.mapv_inplace(|e| e / sum);
+    }
+}
+
+/// [`masked_softmax_rows`] with `allowed(i, j) = mask.allows(i, j + key_offset)`, the same bits,
+/// but over each row's contiguous range of allowed keys ([`Mask::allowed_keys`]) with no
+/// per-cell test: about a third of the time of the predicate version on large maps.
+///
+/// ```
+/// use diffattn::engine::{softmax::softmax_rows, Mask};
+/// use ndarray::array;
+/// let mut s = array![[0.0f32, 3.0f32.ln()], [5.0, 7.0]];
+/// softmax_rows(s.view_mut(), Mask::causal(true), 0);
+/// assert!((s[[1, 0]] - 1.0 / (1.0 + 2.0f32.exp())).abs() < 1e-6);
+/// assert_eq!((s[[0, 0]], s[[0, 1]]), (1.0, 0.0));
+/// ```
+pub fn softmax_rows(mut scores: ArrayViewMut2<f32>, mask: Mask, key_offset: usize) {
+    let keys = scores.ncols();
+    for (i, mut row) in scores.axis_iter_mut(Axis(0)).enumerate() {
+        let range = mask.allowed_keys(i, key_offset, keys);
+        match row.as_slice_mut() {
+            Some(cells) => softmax_range(cells, range),
+            None => {
+                // A strided row (a transposed view): work on a copy, then write it back.
+                let mut cells = row.to_vec();
+                softmax_range(&mut cells, range);
+                row.iter_mut().zip(cells).for_each(|(s, v)| *s = v);
+            }
+        }
+    }
+}
+
+/// Softmax of `cells[range]` in place; every cell outside the range becomes 0, and so does a
+/// row whose range is empty.
+fn softmax_range(cells: &mut [f32], range: std::ops::Range<usize>) {
+    let (lo, hi) = (range.start, range.end);
+    cells[..lo].fill(0.0);
+    cells[hi..].fill(0.0);
+    let allowed = &mut cells[lo..hi];
+    let max = allowed
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, &s| if s > m { s } else { m });
+    if max == f32::NEG_INFINITY {
+        allowed.fill(0.0);
+        return;
+    }
+    let mut sum = 0.0f32;
+    for s in allowed.iter_mut() {
+        // `s - max <= 0`; the same bits as `.exp()` (see numeric::exp_nonpositive).
+        *s = exp_nonpositive(*s - max);
+        sum += *s;
+    }
+    for s in allowed.iter_mut() {
+        *s /= sum;
     }
 }

@@ -5,9 +5,9 @@ use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
 use super::mask::Mask;
-use super::numeric::saturate_all;
+use super::numeric::saturate;
 use super::projection::{head, head_width};
-use super::softmax::masked_softmax_rows;
+use super::softmax::softmax_rows;
 
 /// The scores `Q_h·K_hᵀ / sqrt(d_h)` of one head, `(queries, keys)`.
 ///
@@ -21,8 +21,7 @@ use super::softmax::masked_softmax_rows;
 pub fn scaled_dot_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>) -> Array2<f32> {
     let scale = 1.0 / (q_h.ncols() as f32).sqrt();
     let mut s = q_h.dot(&k_h.t());
-    s.mapv_inplace(|v| v * scale);
-    saturate_all(&mut s);
+    s.mapv_inplace(|v| saturate(v * scale));
     s
 }
 
@@ -43,7 +42,7 @@ pub fn maps_from_scores(
     let mut maps = Array3::<f32>::zeros((heads, q.nrows(), k.nrows()));
     for (h, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
         map.assign(&score(head(q, h, d_h), head(k, h, d_h)));
-        masked_softmax_rows(map.view_mut(), |i, j| mask.allows(i, j + key_offset));
+        softmax_rows(map.view_mut(), mask, key_offset);
     }
     Ok(maps)
 }

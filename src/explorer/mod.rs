@@ -18,7 +18,7 @@ pub use stage::{ScaleKind, StageId};
 use crate::engine::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
 use crate::engine::input_diff::{self, InputDiffProjected};
 use crate::engine::shift_diff::{
-    shift_diff_maps, Difference, Gate, ShiftDiffMaps, ShiftDiffParams,
+    shift_diff_maps_into, Difference, Gate, ShiftDiffMaps, ShiftDiffParams,
 };
 use crate::engine::{cosine, local, standard, EngineError, Mask, Mechanism, Projected, Weights};
 use crate::model::Model;
@@ -105,6 +105,9 @@ pub struct Explorer {
     input_diff: Option<InputDiffProjected>,
     base: Option<BaseMaps>,
     shift: Option<ShiftDiffMaps>,
+    /// The buffers of the last shift stages once cleared, refilled by the next compute rather
+    /// than allocated again (32 MB per slider tick at 512 tokens and 8 heads).
+    spare_shift: Option<ShiftDiffMaps>,
     recomputations: Recomputations,
 }
 
@@ -124,6 +127,7 @@ impl Explorer {
             input_diff: None,
             base: None,
             shift: None,
+            spare_shift: None,
             recomputations: Recomputations::default(),
         }
     }
@@ -188,7 +192,13 @@ impl Explorer {
 
     fn invalidate_base(&mut self) {
         self.base = None;
-        self.shift = None;
+        self.clear_shift();
+    }
+
+    fn clear_shift(&mut self) {
+        if let Some(maps) = self.shift.take() {
+            self.spare_shift = Some(maps);
+        }
     }
 
     fn weights(&self) -> &Weights {
@@ -199,15 +209,23 @@ impl Explorer {
     }
 
     /// Tokenises and embeds a sentence and draws it (leaving any loaded spec).
+    ///
+    /// The vectors depend only on the tokens, so a change that leaves them as they were (a
+    /// space typed after a word, a letter's case changed) keeps every cache.
     pub fn set_text(&mut self, text: &str) -> TokensInfo {
         let (tokens, total) = tokenize_limited(text);
-        self.x = self.model.embed(&tokens);
-        self.labels = tokens.into_iter().map(|t| t.text).collect();
-        if self.is_spec() {
-            self.source = Source::Sentence;
-            self.settings.heads = self.nearest_heads(self.settings.heads);
+        let same_tokens = !self.is_spec()
+            && tokens.len() == self.labels.len()
+            && tokens.iter().zip(&self.labels).all(|(t, l)| t.text == *l);
+        if !same_tokens {
+            self.x = self.model.embed(&tokens);
+            self.labels = tokens.into_iter().map(|t| t.text).collect();
+            if self.is_spec() {
+                self.source = Source::Sentence;
+                self.settings.heads = self.nearest_heads(self.settings.heads);
+            }
+            self.invalidate_sentence();
         }
-        self.invalidate_sentence();
         TokensInfo {
             tokens: self.labels.clone(),
             total,
@@ -354,7 +372,7 @@ impl Explorer {
             self.gate_override = true;
         }
         if before != self.settings {
-            self.shift = None;
+            self.clear_shift();
         }
         Ok(())
     }
@@ -486,11 +504,13 @@ impl Explorer {
             };
             self.recomputations.maps += 1;
             self.base = Some(base);
-            self.shift = None;
+            self.clear_shift();
         }
         if self.settings.mechanism == MechanismKind::ShiftDiff && self.shift.is_none() {
             if let Some(BaseMaps::Attention(a)) = &self.base {
-                self.shift = Some(shift_diff_maps(a, &self.shift_params(), mask)?);
+                let mut maps = self.spare_shift.take().unwrap_or_else(ShiftDiffMaps::empty);
+                shift_diff_maps_into(a, &self.shift_params(), mask, &mut maps)?;
+                self.shift = Some(maps);
                 self.recomputations.shift_stages += 1;
             }
         }

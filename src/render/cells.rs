@@ -1,10 +1,15 @@
-//! A map as an RGBA image with one pixel per cell, for the page to blit into the plot rectangle.
+//! A map as RGBA pixels, in two sizes: one pixel per cell ([`cells_rgba`]), and the plot
+//! rectangle's own pixels ([`plot_rgba`]), which the page puts straight onto its canvas.
 //!
-//! This is the slider's hot path (a 512 x 512 map is 262,144 cells), so it colours through a
-//! [`ColorLut`] built once per call and writes into a buffer the caller keeps between frames.
+//! This is the slider's hot path (a 512 x 512 map is 262,144 cells), so both colour through a
+//! [`ColorLut`] built once per call and write into a buffer the caller keeps between frames.
+//! [`plot_rgba`] costs what the plot's pixels cost, not what the cells cost: a 512-token map on
+//! a 250-pixel plot colours 62,500 pixels, and a row of pixels that shows the same cells as the
+//! one above is copied, not coloured again.
 
 use ndarray::ArrayView2;
 
+use super::layout::{cell_index, HeatmapLayout};
 use super::scale::{ColorLut, Scale};
 
 /// Fills `out` with the colours of `map`, row-major (row = query, column = key), 4 bytes per
@@ -31,6 +36,60 @@ pub fn cells_rgba(map: ArrayView2<f32>, scale: &Scale, out: &mut Vec<u8>) {
         Some(values) => fill(&lut, values.iter().copied(), out),
         // A transposed or sliced view: `iter` still visits it in logical row-major order.
         None => fill(&lut, map.iter().copied(), out),
+    }
+}
+
+/// Fills `out` with the pixels of `layout.plot` for `map`, row-major, 4 bytes per pixel:
+/// exactly `plot.width * plot.height * 4` bytes. Each pixel has the colour of the cell under
+/// its centre, the cell [`HeatmapLayout::cell_at`] finds there, so the picture, the hover
+/// hit-testing and the highlight ([`HeatmapLayout::cell_rect`]) agree pixel for pixel. With
+/// at least a pixel per cell every cell is a solid block of whole pixels; with fewer pixels
+/// than cells some cells are not shown, as with nearest-neighbour scaling. An empty map or
+/// plot gives an empty buffer.
+///
+/// ```
+/// use diffattn::render::{plot_rgba, HeatmapLayout, LayoutSpec, Scale};
+/// use ndarray::array;
+/// let layout = HeatmapLayout::new(&LayoutSpec {
+///     width_px: 200, height_px: 200, font_px: 10.0, rows: 2, cols: 2,
+///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+/// });
+/// let map = array![[0.0_f32, 1.0], [1.0, 0.0]];
+/// let mut out = Vec::new();
+/// plot_rgba(map.view(), &Scale::unit(), &layout, &mut out);
+/// let (w, h) = (layout.plot.width as usize, layout.plot.height as usize);
+/// assert_eq!(out.len(), w * h * 4);
+/// let [r, g, b] = Scale::unit().color(1.0);
+/// // The last pixel of the first row lies in cell (0, 1).
+/// assert_eq!(out[(w - 1) * 4..w * 4], [r, g, b, 255]);
+/// ```
+pub fn plot_rgba(map: ArrayView2<f32>, scale: &Scale, layout: &HeatmapLayout, out: &mut Vec<u8>) {
+    let (rows, cols) = map.dim();
+    let (width, height) = (layout.plot.width as usize, layout.plot.height as usize);
+    out.clear();
+    if rows == 0 || cols == 0 || width == 0 || height == 0 {
+        return;
+    }
+    out.resize(width * height * 4, 0);
+    let lut = scale.lut();
+    let col_of: Vec<usize> = (0..width as u64)
+        .map(|x| cell_index(x, cols, layout.plot.width))
+        .collect();
+    let line = width * 4;
+    let mut previous = None;
+    for y in 0..height {
+        let row = cell_index(y as u64, rows, layout.plot.height);
+        let start = y * line;
+        if previous == Some(row) {
+            out.copy_within(start - line..start, start);
+            continue;
+        }
+        previous = Some(row);
+        let values = map.row(row);
+        let pixels = &mut out[start..start + line];
+        for (pixel, &col) in pixels.chunks_exact_mut(4).zip(&col_of) {
+            pixel.copy_from_slice(&lut.rgba(values[col]));
+        }
     }
 }
 
@@ -74,6 +133,64 @@ mod tests {
         cells_rgba(m.slice(s![.., 1..;2]), &scale, &mut sliced);
         assert_eq!(sliced.len(), 3 * 2 * 4);
         assert_eq!(sliced[0..3], scale.color(1.0 / 14.0));
+    }
+
+    #[test]
+    fn plot_pixels_show_the_cell_hit_testing_finds() {
+        use crate::render::LayoutSpec;
+        let scale = Scale::sequential(0.0, 1.0);
+        // More cells than pixels, about as many, and far fewer: every pixel is the cell under it.
+        for (cells, size) in [(512, 300), (40, 200), (3, 200), (7, 97)] {
+            let map = Array2::from_shape_fn((cells, cells + 1), |(i, j)| {
+                ((i * 31 + j * 17) % 101) as f32 / 100.0
+            });
+            let layout = HeatmapLayout::new(&LayoutSpec {
+                width_px: size,
+                height_px: size,
+                font_px: 10.0,
+                rows: cells,
+                cols: cells + 1,
+                row_label_em: 2.0,
+                col_label_em: 2.0,
+                tick_label_em: 2.0,
+                title_em: 1.0,
+            });
+            let mut out = Vec::new();
+            plot_rgba(map.view(), &scale, &layout, &mut out);
+            let p = layout.plot;
+            assert_eq!(out.len(), p.width as usize * p.height as usize * 4);
+            for y in 0..p.height as usize {
+                for x in 0..p.width as usize {
+                    let (row, col) = layout
+                        .cell_at(
+                            f64::from(p.x) + x as f64 + 0.5,
+                            f64::from(p.y) + y as f64 + 0.5,
+                        )
+                        .expect("inside the plot");
+                    let [r, g, b] = scale.color(map[[row, col]]);
+                    let at = (y * p.width as usize + x) * 4;
+                    assert_eq!(
+                        out[at..at + 4],
+                        [r, g, b, 255],
+                        "{cells} cells, pixel {x}, {y}"
+                    );
+                }
+            }
+        }
+        let layout = HeatmapLayout::new(&LayoutSpec {
+            width_px: 100,
+            height_px: 100,
+            font_px: 10.0,
+            rows: 2,
+            cols: 0,
+            row_label_em: 0.0,
+            col_label_em: 0.0,
+            tick_label_em: 0.0,
+            title_em: 0.0,
+        });
+        let mut out = vec![1, 2, 3];
+        plot_rgba(Array2::zeros((2, 0)).view(), &scale, &layout, &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -66,12 +66,22 @@ impl Frame<'_> {
         height_px: u32,
         (rows, cols): (usize, usize),
     ) -> HeatmapLayout {
-        let widest = |labels: &[String]| {
-            labels
-                .iter()
-                .map(|l| text_width_em(&display_label(l, MAX_LABEL_GRAPHEMES)))
-                .fold(0.0_f32, f32::max)
-        };
+        let widths = LabelWidths::measure(
+            &self.row_labels[..rows.min(self.row_labels.len())],
+            &self.col_labels[..cols.min(self.col_labels.len())],
+        );
+        self.layout_with(width_px, height_px, (rows, cols), &widths)
+    }
+
+    /// [`Frame::layout`] for a map of `shape` with the label widths measured beforehand, so
+    /// that the maps of one render measure their shared labels once.
+    pub fn layout_with(
+        &self,
+        width_px: u32,
+        height_px: u32,
+        (rows, cols): (usize, usize),
+        widths: &LabelWidths,
+    ) -> HeatmapLayout {
         // Reserve room for the widest tick labels any tick count the layout may pick can give.
         let tick_label_em = (2..=6)
             .flat_map(|n| self.scale.tick_labels(n))
@@ -83,11 +93,45 @@ impl Frame<'_> {
             font_px: self.font_px,
             rows,
             cols,
-            row_label_em: widest(&self.row_labels[..rows.min(self.row_labels.len())]),
-            col_label_em: widest(&self.col_labels[..cols.min(self.col_labels.len())]),
+            row_label_em: widths.rows_em,
+            col_label_em: widths.cols_em,
             tick_label_em,
             title_em: text_width_em(&display_label(self.title, MAX_TITLE_GRAPHEMES)),
         })
+    }
+}
+
+/// The widest row label and the widest column label as drawn, in em (zero for none). Measuring
+/// walks every label's graphemes, so a render measures once for all its maps: at 512 tokens
+/// measuring per map cost more than drawing the map's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LabelWidths {
+    /// The widest row label, in em.
+    pub rows_em: f32,
+    /// The widest column label, in em.
+    pub cols_em: f32,
+}
+
+impl LabelWidths {
+    /// Measures the labels as [`draw_frame`] draws them (made safe and shortened).
+    ///
+    /// ```
+    /// use diffattn::render::{text_width_em, LabelWidths};
+    /// let rows: Vec<String> = ["a", "cat"].map(String::from).to_vec();
+    /// let w = LabelWidths::measure(&rows, &[]);
+    /// assert_eq!((w.rows_em, w.cols_em), (text_width_em("cat"), 0.0));
+    /// ```
+    pub fn measure(row_labels: &[String], col_labels: &[String]) -> LabelWidths {
+        let widest = |labels: &[String]| {
+            labels
+                .iter()
+                .map(|l| text_width_em(&display_label(l, MAX_LABEL_GRAPHEMES)))
+                .fold(0.0_f32, f32::max)
+        };
+        LabelWidths {
+            rows_em: widest(row_labels),
+            cols_em: widest(col_labels),
+        }
     }
 }
 
@@ -131,6 +175,19 @@ pub(crate) fn draw_frame_for_shape<DB: DrawingBackend>(
 ) -> Result<HeatmapLayout, DrawingAreaErrorKind<DB::ErrorType>> {
     let (width_px, height_px) = area.dim_in_pixel();
     let layout = frame.layout_for_shape(width_px, height_px, shape);
+    draw_frame_at(area, frame, &layout, text_scale)?;
+    Ok(layout)
+}
+
+/// [`draw_frame`] at a layout computed beforehand (with [`Frame::layout_with`] for the area's
+/// size), with font sizes multiplied by `text_scale` (1 on a canvas).
+pub fn draw_frame_at<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+    layout: &HeatmapLayout,
+    text_scale: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let layout = *layout;
     let theme = frame.theme;
     let label_size = f64::from(layout.font_px) * text_scale;
     let text = |size: f64, h_pos: HPos, v_pos: VPos| -> TextStyle<'static> {
@@ -201,8 +258,7 @@ pub(crate) fn draw_frame_for_shape<DB: DrawingBackend>(
         &layout,
         theme,
         text(label_size, HPos::Left, VPos::Center),
-    )?;
-    Ok(layout)
+    )
 }
 
 /// The gradient as horizontal bands (high values at the top), its border, tick marks and tick

@@ -320,7 +320,7 @@ fn cell_edge(index: usize, count: usize, extent: u32) -> i64 {
 
 /// The cell whose pixels include `pixel` (inverse of `cell_edge`): the cell under the pixel's
 /// centre, `floor((pixel + 1/2) * count / extent)`.
-fn cell_index(pixel: u64, count: usize, extent: u32) -> usize {
+pub(crate) fn cell_index(pixel: u64, count: usize, extent: u32) -> usize {
     let (pixel, count128, extent) = (u128::from(pixel), count as u128, u128::from(extent).max(1));
     (((2 * pixel + 1) * count128 / (2 * extent)) as usize).min(count - 1)
 }

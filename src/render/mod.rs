@@ -4,10 +4,12 @@
 //!
 //! * the frame ([`draw_frame`]): background, title, token labels, plot border and colorbar,
 //!   drawn by plotters on any [`plotters::prelude::DrawingBackend`] (the page's canvas, or SVG);
-//! * the cells ([`cells_rgba`]): one RGBA pixel per cell, which the page scales with
-//!   nearest-neighbour sampling into [`HeatmapLayout::plot`]. Drawing a rectangle per cell with
-//!   plotters costs 305 ms for 512 x 512 in the browser, against 13 ms for the buffer
-//!   (`../shared/TOOLCHAIN.md`).
+//! * the cells ([`plot_rgba`]): the pixels of [`HeatmapLayout::plot`], each the colour of the
+//!   cell under it, which the page puts onto its canvas as one image. Drawing a rectangle per
+//!   cell with plotters costs 305 ms for 512 x 512 in the browser, against 13 ms for an image
+//!   (`../shared/TOOLCHAIN.md`); sampling at the plot's resolution makes the cost that of the
+//!   plot's pixels, not of the L x L cells. [`cells_rgba`] (one pixel per cell) remains for
+//!   callers that scale the image themselves.
 //!
 //! The geometry ([`HeatmapLayout`]) is computed without drawing, so the page hit-tests the
 //! pointer with the same numbers the frame was drawn with. [`heatmap_svg`] and [`panel_svg`]
@@ -26,9 +28,9 @@ mod scale;
 mod svg;
 mod theme;
 
-pub use cells::cells_rgba;
+pub use cells::{cells_rgba, plot_rgba};
 pub use colormap::{Palette, Rgb};
-pub use frame::{draw_frame, Frame};
+pub use frame::{draw_frame, draw_frame_at, Frame, LabelWidths};
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
 pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};

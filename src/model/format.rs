@@ -1,0 +1,672 @@
+//! The weights file: an 8-byte magic, a version, a JSON header and a blob of little-endian
+//! tensors (docs/MODEL.md, "Format").
+//!
+//! ```text
+//! offset 0   b"diffattn"                 magic
+//!        8   u32 LE                      format version (1)
+//!       12   u32 LE n                    header length in bytes
+//!       16   n bytes                     JSON header: settings, vocabulary, tensor table,
+//!                                        FNV-1a 64 of the blob
+//!     16+n   the blob                    tensors at the header's offsets, f32 LE or int8
+//! ```
+//!
+//! Every tensor the header names must lie inside the blob and have the size its shape says;
+//! the blob's hash catches flipped bits. Errors say which check failed.
+
+use std::fmt;
+
+use ndarray::{Array1, Array2};
+use serde::{Deserialize, Serialize};
+
+use super::{Pooling, TokenTable, Trained};
+use crate::engine::bilstm::{BiLstm, LstmWeights};
+use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
+use crate::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
+use crate::engine::{EngineError, Mechanism, Weights};
+use crate::text::fnv1a_64;
+
+/// The first eight bytes of every weights file.
+pub const MAGIC: &[u8; 8] = b"diffattn";
+
+/// The version this crate writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// How the token table is stored; every other tensor is always `f32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantization {
+    /// Plain little-endian `f32`.
+    F32,
+    /// One signed byte per value plus one `f32` scale per row: `v = q · scale`, with
+    /// `scale = max |row| / 127` and `q = round(v / scale)`.
+    Int8Rows,
+}
+
+/// Why a weights file could not be used.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelError {
+    /// The bytes do not start with [`MAGIC`].
+    NotWeights,
+    /// The file ends before what it announces.
+    Truncated {
+        /// What was being read.
+        what: String,
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes there.
+        found: usize,
+    },
+    /// A version this build cannot read.
+    UnsupportedVersion(u32),
+    /// The header is not the JSON this version expects.
+    Header(String),
+    /// The blob's hash differs from the header's: the file is corrupt.
+    Corrupt {
+        /// The hash in the header.
+        expected: String,
+        /// The hash of the blob.
+        found: String,
+    },
+    /// Sizes or values that do not fit together.
+    Invalid(String),
+    /// The engine refused the model (a shape or head count).
+    Engine(EngineError),
+    /// The untrained model has no classifier.
+    Untrained,
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::NotWeights => write!(f, "not a diffattn weights file (no {MAGIC:?} magic)"),
+            ModelError::Truncated {
+                what,
+                needed,
+                found,
+            } => write!(
+                f,
+                "truncated weights file: {what} needs {needed} bytes, found {found}"
+            ),
+            ModelError::UnsupportedVersion(v) => write!(
+                f,
+                "weights format version {v}; this build reads version {FORMAT_VERSION}"
+            ),
+            ModelError::Header(e) => write!(f, "bad weights header: {e}"),
+            ModelError::Corrupt { expected, found } => write!(
+                f,
+                "corrupt weights file: the tensors hash to {found}, the header says {expected}"
+            ),
+            ModelError::Invalid(e) => write!(f, "inconsistent weights: {e}"),
+            ModelError::Engine(e) => write!(f, "weights the engine cannot use: {e}"),
+            ModelError::Untrained => write!(f, "the untrained model has no classifier"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+impl From<EngineError> for ModelError {
+    fn from(e: EngineError) -> Self {
+        ModelError::Engine(e)
+    }
+}
+
+/// One tensor's entry in the header.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TensorEntry {
+    name: String,
+    /// `"f32"` or `"i8"`.
+    dtype: String,
+    shape: Vec<usize>,
+    /// Byte offset from the start of the blob.
+    offset: usize,
+}
+
+/// The JSON header.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    mechanism: String,
+    d_model: usize,
+    heads: usize,
+    /// Always `"sinusoidal"` (Vaswani et al. 2017, §3.5), added to the token vectors.
+    positions: String,
+    pooling: String,
+    labels: Vec<String>,
+    /// `"f32"` or `"int8_rows"`: how `embedding` is stored.
+    quantization: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shift: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    difference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fill: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    renormalize: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    depth: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    window: Option<usize>,
+    vocab: Vec<String>,
+    tensors: Vec<TensorEntry>,
+    /// FNV-1a 64 of the blob, 16 lower-case hex digits.
+    blob_fnv1a64: String,
+    #[serde(default)]
+    info: serde_json::Value,
+}
+
+/// Checks that the parts of a trained model fit together and that the engine accepts them.
+pub(super) fn check(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
+    let d = weights.d_model();
+    let invalid = |s: String| Err(ModelError::Invalid(s));
+    if t.table.vectors.ncols() != d {
+        return invalid(format!(
+            "embedding: width {} but d_model is {d}",
+            t.table.vectors.ncols()
+        ));
+    }
+    let features = t.pooling.features(d);
+    if t.classifier.dim() != (2, features) {
+        return invalid(format!(
+            "classifier.weight: expected 2 x {features}, found {:?}",
+            t.classifier.dim()
+        ));
+    }
+    if t.classifier_bias.len() != 2 {
+        return invalid("classifier.bias: expected 2 values".to_string());
+    }
+    match (&t.mechanism, &t.encoder) {
+        (Mechanism::InputDiff, Some(e)) if e.input_width() != d || e.output_width() != d => {
+            return invalid(format!(
+                "bilstm: input {} and output {} must both be d_model {d}",
+                e.input_width(),
+                e.output_width()
+            ));
+        }
+        (Mechanism::InputDiff, Some(_)) => {}
+        (_, Some(_)) => return invalid("bilstm: only input_diff has an encoder".to_string()),
+        _ => {}
+    }
+    fn finite<'a>(name: &str, mut values: impl Iterator<Item = &'a f32>) -> Result<(), ModelError> {
+        if values.all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(ModelError::Invalid(format!(
+                "{name}: not every value is finite"
+            )))
+        }
+    }
+    finite("embedding", t.table.vectors.iter())?;
+    finite("classifier", t.classifier.iter())?;
+    finite("classifier.bias", t.classifier_bias.iter())?;
+    for (name, w) in [
+        ("w_q", &weights.w_q),
+        ("w_k", &weights.w_k),
+        ("w_v", &weights.w_v),
+        ("w_o", &weights.w_o),
+    ] {
+        finite(name, w.iter())?;
+    }
+    // One token through the engine proves the head count and the mechanism's parameters fit.
+    let x = Array2::<f32>::zeros((2, d));
+    crate::engine::run(x.view(), weights, t.heads, false, &t.mechanism)?;
+    Ok(())
+}
+
+/// The blob being written, and the table of contents that goes into the header.
+struct BlobWriter {
+    blob: Vec<u8>,
+    entries: Vec<TensorEntry>,
+}
+
+impl BlobWriter {
+    fn f32(&mut self, name: &str, shape: Vec<usize>, values: impl IntoIterator<Item = f32>) {
+        self.entries.push(TensorEntry {
+            name: name.to_string(),
+            dtype: "f32".to_string(),
+            shape,
+            offset: self.blob.len(),
+        });
+        for v in values {
+            self.blob.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    fn i8(&mut self, name: &str, shape: Vec<usize>, values: impl IntoIterator<Item = i8>) {
+        self.entries.push(TensorEntry {
+            name: name.to_string(),
+            dtype: "i8".to_string(),
+            shape,
+            offset: self.blob.len(),
+        });
+        self.blob.extend(values.into_iter().map(|v| v as u8));
+    }
+
+    fn matrix(&mut self, name: &str, m: &Array2<f32>) {
+        self.f32(name, vec![m.nrows(), m.ncols()], m.iter().copied());
+    }
+
+    fn vector(&mut self, name: &str, v: &[f32]) {
+        self.f32(name, vec![v.len()], v.iter().copied());
+    }
+}
+
+/// The int8 codes and per-row scales of a matrix (see [`Quantization::Int8Rows`]).
+pub fn quantize_rows(m: &Array2<f32>) -> (Vec<i8>, Vec<f32>) {
+    let mut codes = Vec::with_capacity(m.len());
+    let mut scales = Vec::with_capacity(m.nrows());
+    for row in m.rows() {
+        let max = row.iter().fold(0.0f32, |a, v| a.max(v.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        scales.push(scale);
+        codes.extend(
+            row.iter()
+                .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
+        );
+    }
+    (codes, scales)
+}
+
+fn names(m: &Mechanism) -> (&'static str, &'static str, &'static str) {
+    match m {
+        Mechanism::ShiftDiff(p) => (
+            match p.difference {
+                Difference::Single => "single",
+                Difference::Symmetric => "symmetric",
+            },
+            match p.fill {
+                ShiftFill::Circular => "circular",
+                ShiftFill::Zero => "zero",
+            },
+            match p.renormalize {
+                Renormalize::None => "none",
+                Renormalize::Softmax => "softmax",
+            },
+        ),
+        _ => ("", "", ""),
+    }
+}
+
+/// Writes a weights file.
+pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization) -> Vec<u8> {
+    let mut w = BlobWriter {
+        blob: Vec::new(),
+        entries: Vec::new(),
+    };
+    let table = &t.table.vectors;
+    match quantization {
+        Quantization::F32 => w.matrix("embedding", table),
+        Quantization::Int8Rows => {
+            let (codes, scales) = quantize_rows(table);
+            w.i8("embedding", vec![table.nrows(), table.ncols()], codes);
+            w.vector("embedding.scale", &scales);
+        }
+    }
+    w.matrix("w_q", &weights.w_q);
+    w.matrix("w_k", &weights.w_k);
+    w.matrix("w_v", &weights.w_v);
+    w.matrix("w_o", &weights.w_o);
+    w.matrix("classifier.weight", &t.classifier);
+    w.vector(
+        "classifier.bias",
+        t.classifier_bias.as_slice().unwrap_or(&[]),
+    );
+    let (mut shift, mut depth, mut window) = (None, None, None);
+    let (difference, fill, renormalize) = names(&t.mechanism);
+    match &t.mechanism {
+        Mechanism::ShiftDiff(p) => {
+            shift = Some(p.shift);
+            w.vector("gate.alpha", &p.gate.alpha);
+            w.vector("gate.beta", &p.gate.beta);
+            w.vector("gate.gamma", &p.gate.gamma);
+        }
+        Mechanism::DiffTransformer(p) => {
+            depth = Some(p.depth);
+            w.vector("lambda_q1", &p.lambda_q1);
+            w.vector("lambda_k1", &p.lambda_k1);
+            w.vector("lambda_q2", &p.lambda_q2);
+            w.vector("lambda_k2", &p.lambda_k2);
+            w.vector("subln", &p.subln);
+        }
+        Mechanism::Cosine { tau } => w.vector("tau", &[*tau]),
+        Mechanism::Local { window: r } => window = Some(*r),
+        Mechanism::Standard | Mechanism::InputDiff => {}
+    }
+    if let Some(e) = &t.encoder {
+        for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
+            w.matrix(&format!("bilstm.{dir}.w_ih"), &l.w_ih);
+            w.matrix(&format!("bilstm.{dir}.w_hh"), &l.w_hh);
+            w.vector(&format!("bilstm.{dir}.b_ih"), &l.b_ih.to_vec());
+            w.vector(&format!("bilstm.{dir}.b_hh"), &l.b_hh.to_vec());
+        }
+    }
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    let header = Header {
+        mechanism: t.mechanism.name().to_string(),
+        d_model: weights.d_model(),
+        heads: t.heads,
+        positions: "sinusoidal".to_string(),
+        pooling: t.pooling.name().to_string(),
+        labels: vec!["negative".to_string(), "positive".to_string()],
+        quantization: match quantization {
+            Quantization::F32 => "f32",
+            Quantization::Int8Rows => "int8_rows",
+        }
+        .to_string(),
+        shift,
+        difference: some(difference),
+        fill: some(fill),
+        renormalize: some(renormalize),
+        depth,
+        window,
+        vocab: t.table.tokens().to_vec(),
+        tensors: w.entries,
+        blob_fnv1a64: format!("{:016x}", fnv1a_64(&w.blob)),
+        info: t.info.clone(),
+    };
+    let json = serde_json::to_vec(&header).expect("a header of strings and numbers serialises");
+    let mut out = Vec::with_capacity(16 + json.len() + w.blob.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(&json);
+    out.extend_from_slice(&w.blob);
+    out
+}
+
+fn truncated(what: &str, needed: usize, found: usize) -> ModelError {
+    ModelError::Truncated {
+        what: what.to_string(),
+        needed,
+        found,
+    }
+}
+
+fn read_u32(bytes: &[u8], at: usize, what: &str) -> Result<u32, ModelError> {
+    let b = bytes
+        .get(at..at + 4)
+        .ok_or_else(|| truncated(what, at + 4, bytes.len()))?;
+    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Reads the tensors of a parsed header out of the blob.
+struct BlobReader<'a> {
+    header: &'a Header,
+    blob: &'a [u8],
+}
+
+impl BlobReader<'_> {
+    fn entry(&self, name: &str) -> Result<&TensorEntry, ModelError> {
+        self.header
+            .tensors
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?} is missing")))
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.header.tensors.iter().any(|e| e.name == name)
+    }
+
+    fn bytes(
+        &self,
+        name: &str,
+        dtype: &str,
+        size: usize,
+    ) -> Result<(&[u8], Vec<usize>), ModelError> {
+        let e = self.entry(name)?;
+        if e.dtype != dtype {
+            return Err(ModelError::Invalid(format!(
+                "tensor {name:?}: dtype {:?}, expected {dtype:?}",
+                e.dtype
+            )));
+        }
+        let count = e
+            .shape
+            .iter()
+            .try_fold(1usize, |a, &n| a.checked_mul(n))
+            .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?}: shape overflows")))?;
+        let len = count
+            .checked_mul(size)
+            .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?}: size overflows")))?;
+        let end = e.offset.saturating_add(len);
+        let b = self
+            .blob
+            .get(e.offset..end)
+            .ok_or_else(|| truncated(&format!("tensor {name:?}"), end, self.blob.len()))?;
+        Ok((b, e.shape.clone()))
+    }
+
+    fn f32s(&self, name: &str) -> Result<(Vec<f32>, Vec<usize>), ModelError> {
+        let (b, shape) = self.bytes(name, "f32", 4)?;
+        let values = b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Ok((values, shape))
+    }
+
+    fn vector(&self, name: &str) -> Result<Vec<f32>, ModelError> {
+        let (v, shape) = self.f32s(name)?;
+        if shape.len() != 1 {
+            return Err(ModelError::Invalid(format!(
+                "tensor {name:?}: expected a vector, found shape {shape:?}"
+            )));
+        }
+        Ok(v)
+    }
+
+    fn matrix(&self, name: &str) -> Result<Array2<f32>, ModelError> {
+        let (v, shape) = self.f32s(name)?;
+        match shape[..] {
+            [r, c] => Array2::from_shape_vec((r, c), v)
+                .map_err(|e| ModelError::Invalid(format!("tensor {name:?}: {e}"))),
+            _ => Err(ModelError::Invalid(format!(
+                "tensor {name:?}: expected a matrix, found shape {shape:?}"
+            ))),
+        }
+    }
+
+    fn table(&self) -> Result<(Array2<f32>, Quantization), ModelError> {
+        match self.header.quantization.as_str() {
+            "f32" => Ok((self.matrix("embedding")?, Quantization::F32)),
+            "int8_rows" => {
+                let (codes, shape) = self.bytes("embedding", "i8", 1)?;
+                let [rows, cols] = shape[..] else {
+                    return Err(ModelError::Invalid(format!(
+                        "tensor \"embedding\": expected a matrix, found shape {shape:?}"
+                    )));
+                };
+                let scales = self.vector("embedding.scale")?;
+                if scales.len() != rows {
+                    return Err(ModelError::Invalid(format!(
+                        "embedding.scale: {} scales for {rows} rows",
+                        scales.len()
+                    )));
+                }
+                let m = Array2::from_shape_fn((rows, cols), |(r, c)| {
+                    f32::from(codes[r * cols + c] as i8) * scales[r]
+                });
+                Ok((m, Quantization::Int8Rows))
+            }
+            other => Err(ModelError::Header(format!(
+                "quantization {other:?}; expected \"f32\" or \"int8_rows\""
+            ))),
+        }
+    }
+}
+
+fn parse_name<T: Copy>(
+    field: &str,
+    value: Option<&str>,
+    options: &[(&str, T)],
+) -> Result<T, ModelError> {
+    let value = value.ok_or_else(|| ModelError::Header(format!("{field} is missing")))?;
+    options
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| ModelError::Header(format!("{field}: unknown value {value:?}")))
+}
+
+/// Reads a weights file into its parts (unchecked: [`check`] follows).
+pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
+    let magic = bytes.get(..MAGIC.len());
+    match magic {
+        Some(m) if m == MAGIC => {}
+        Some(_) => return Err(ModelError::NotWeights),
+        None if MAGIC.starts_with(bytes) => {
+            return Err(truncated("the magic", MAGIC.len(), bytes.len()))
+        }
+        None => return Err(ModelError::NotWeights),
+    }
+    let version = read_u32(bytes, 8, "the version")?;
+    if version != FORMAT_VERSION {
+        return Err(ModelError::UnsupportedVersion(version));
+    }
+    let header_len = read_u32(bytes, 12, "the header length")? as usize;
+    let header_end = 16usize.saturating_add(header_len);
+    let header_bytes = bytes
+        .get(16..header_end)
+        .ok_or_else(|| truncated("the header", header_end, bytes.len()))?;
+    let header: Header =
+        serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
+    let blob = &bytes[header_end..];
+    let needed = header
+        .tensors
+        .iter()
+        .map(|e| {
+            let size = if e.dtype == "i8" { 1 } else { 4 };
+            let count = e.shape.iter().fold(1usize, |a, &n| a.saturating_mul(n));
+            e.offset.saturating_add(count.saturating_mul(size))
+        })
+        .max()
+        .unwrap_or(0);
+    if blob.len() < needed {
+        return Err(truncated("the tensors", header_end + needed, bytes.len()));
+    }
+    let hash = format!("{:016x}", fnv1a_64(blob));
+    if hash != header.blob_fnv1a64 {
+        return Err(ModelError::Corrupt {
+            expected: header.blob_fnv1a64.clone(),
+            found: hash,
+        });
+    }
+    if header.positions != "sinusoidal" {
+        return Err(ModelError::Header(format!(
+            "positions {:?}; only \"sinusoidal\" is known",
+            header.positions
+        )));
+    }
+    if header.labels != ["negative", "positive"] {
+        return Err(ModelError::Header(format!(
+            "labels {:?}; expected [\"negative\", \"positive\"]",
+            header.labels
+        )));
+    }
+    let r = BlobReader {
+        header: &header,
+        blob,
+    };
+    let weights = Weights::new(
+        r.matrix("w_q")?,
+        r.matrix("w_k")?,
+        r.matrix("w_v")?,
+        r.matrix("w_o")?,
+    )?;
+    if weights.d_model() != header.d_model {
+        return Err(ModelError::Invalid(format!(
+            "d_model {} but w_q is {} wide",
+            header.d_model,
+            weights.d_model()
+        )));
+    }
+    let mechanism = match header.mechanism.as_str() {
+        "standard" => Mechanism::Standard,
+        "input_diff" => Mechanism::InputDiff,
+        "shift_diff" => Mechanism::ShiftDiff(ShiftDiffParams {
+            shift: header
+                .shift
+                .ok_or_else(|| ModelError::Header("shift is missing".to_string()))?,
+            difference: parse_name(
+                "difference",
+                header.difference.as_deref(),
+                &[
+                    ("single", Difference::Single),
+                    ("symmetric", Difference::Symmetric),
+                ],
+            )?,
+            fill: parse_name(
+                "fill",
+                header.fill.as_deref(),
+                &[("circular", ShiftFill::Circular), ("zero", ShiftFill::Zero)],
+            )?,
+            renormalize: parse_name(
+                "renormalize",
+                header.renormalize.as_deref(),
+                &[
+                    ("none", Renormalize::None),
+                    ("softmax", Renormalize::Softmax),
+                ],
+            )?,
+            gate: Gate {
+                alpha: r.vector("gate.alpha")?,
+                beta: r.vector("gate.beta")?,
+                gamma: r.vector("gate.gamma")?,
+            },
+        }),
+        "diff_transformer" => Mechanism::DiffTransformer(DiffTransformerParams {
+            depth: header
+                .depth
+                .ok_or_else(|| ModelError::Header("depth is missing".to_string()))?,
+            lambda_q1: r.vector("lambda_q1")?,
+            lambda_k1: r.vector("lambda_k1")?,
+            lambda_q2: r.vector("lambda_q2")?,
+            lambda_k2: r.vector("lambda_k2")?,
+            subln: r.vector("subln")?,
+        }),
+        "cosine" => Mechanism::Cosine {
+            tau: *r
+                .vector("tau")?
+                .first()
+                .ok_or_else(|| ModelError::Invalid("tau is empty".to_string()))?,
+        },
+        "local" => Mechanism::Local {
+            window: header
+                .window
+                .ok_or_else(|| ModelError::Header("window is missing".to_string()))?,
+        },
+        other => return Err(ModelError::Header(format!("unknown mechanism {other:?}"))),
+    };
+    let encoder = if r.has("bilstm.forward.w_ih") {
+        let dir = |d: &str| -> Result<LstmWeights, ModelError> {
+            Ok(LstmWeights {
+                w_ih: r.matrix(&format!("bilstm.{d}.w_ih"))?,
+                w_hh: r.matrix(&format!("bilstm.{d}.w_hh"))?,
+                b_ih: Array1::from(r.vector(&format!("bilstm.{d}.b_ih"))?),
+                b_hh: Array1::from(r.vector(&format!("bilstm.{d}.b_hh"))?),
+            })
+        };
+        Some(BiLstm::new(dir("forward")?, dir("backward")?)?)
+    } else {
+        None
+    };
+    let pooling = Pooling::from_name(&header.pooling)
+        .ok_or_else(|| ModelError::Header(format!("unknown pooling {:?}", header.pooling)))?;
+    let (vectors, quantization) = r.table()?;
+    let trained = Trained {
+        mechanism,
+        heads: header.heads,
+        table: TokenTable::new(header.vocab.clone(), vectors)?,
+        encoder,
+        pooling,
+        classifier: r.matrix("classifier.weight")?,
+        classifier_bias: Array1::from(r.vector("classifier.bias")?),
+        quantization,
+        info: header.info.clone(),
+    };
+    Ok((weights, trained))
+}
+
+// RMSNorm's epsilon is part of the format: a file trained with another would not match.
+const _: () = assert!(RMS_NORM_EPS == 1e-5);
