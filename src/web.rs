@@ -182,12 +182,73 @@ struct CellJs {
     lambda: Option<f32>,
 }
 
-/// `{ d_model, trained, label }`
+/// `{ d_model, trained, label,
 #[derive(Serialize)]
+///    mechanism: string | null, trained_with: SettingsJs | null }`
 struct ModelJs<'a> {
     d_model: usize,
     trained: bool,
     label: &'a str,
+    mechanism: Option<&'static str>,
+    trained_with: Option<SettingsJs>,
+}
+
+/// Every control: `{ mechanism, heads, causal, shift, difference, fill, renormalize, alpha,
+/// beta, gamma, tau, window, gate_learned }`. `gate_learned` says the gate comes from the
+/// trained model or the loaded spec (per head), not from the three sliders.
+#[derive(Serialize)]
+struct SettingsJs {
+    mechanism: &'static str,
+    heads: usize,
+    causal: bool,
+    shift: i64,
+    difference: &'static str,
+    fill: &'static str,
+    renormalize: &'static str,
+    alpha: f32,
+    beta: f32,
+    gamma: f32,
+    tau: f32,
+    window: usize,
+    gate_learned: bool,
+}
+
+impl SettingsJs {
+    fn new(s: &explorer::Settings, gate_learned: bool) -> SettingsJs {
+        use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
+        SettingsJs {
+            mechanism: s.mechanism.key(),
+            heads: s.heads,
+            causal: s.causal,
+            shift: s.shift,
+            difference: match s.difference {
+                Difference::Single => "single",
+                Difference::Symmetric => "symmetric",
+            },
+            fill: match s.fill {
+                ShiftFill::Circular => "circular",
+                ShiftFill::Zero => "zero",
+            },
+            renormalize: match s.renormalize {
+                Renormalize::None => "none",
+                Renormalize::Softmax => "softmax",
+            },
+            alpha: s.alpha,
+            beta: s.beta,
+            gamma: s.gamma,
+            tau: s.tau,
+            window: s.window,
+            gate_learned,
+        }
+    }
+}
+
+/// `{ label: "positive" | "negative", probability, positive }`
+#[derive(Serialize)]
+struct PredictionJs {
+    label: &'static str,
+    probability: f32,
+    positive: f32,
 }
 
 fn stage_values(values: &[(StageId, f32)]) -> serde_json::Map<String, serde_json::Value> {
@@ -603,11 +664,53 @@ impl Explorer {
     /// `{ d_model, trained, label }` of the model in use.
     pub fn model_info(&self) -> Result<JsValue, JsError> {
         let model = self.state.model();
+        let trained = model.trained_parts();
+        let trained_with = explorer::Settings::trained(model, self.state.settings())
+            .map(|s| SettingsJs::new(&s, true));
         to_js(&ModelJs {
             d_model: model.d_model(),
             trained: model.trained,
             label: &model.label,
+            mechanism: trained.map(|t| t.mechanism.name()),
+            trained_with,
         })
+    }
+
+    /// Draws the sentence with a trained model read from the bytes of a `weights/*.bin` file,
+    /// at the settings it was trained with. Returns `model_info()`; throws an `Error` naming
+    /// the problem for a truncated or corrupt file (the current model stays).
+    pub fn load_model(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        let model = Model::from_bytes(bytes).map_err(|e| js_error(format!("weights: {e}")))?;
+        self.state.set_model(model);
+        self.model_info()
+    }
+
+    /// Back to the untrained seeded model; the settings stay (heads snap to a valid count).
+    pub fn use_untrained(&mut self) -> Result<JsValue, JsError> {
+        self.state.set_model(Model::untrained());
+        self.model_info()
+    }
+
+    /// Every control's current value (see `SettingsJs`), e.g. after `load_model`.
+    pub fn settings(&self) -> Result<JsValue, JsError> {
+        to_js(&SettingsJs::new(
+            self.state.settings(),
+            self.state.gate_is_learned(),
+        ))
+    }
+
+    /// The trained model's sentiment under the current settings:
+    /// `{ label, probability, positive }`, or `undefined` (untrained model, spec, empty
+    /// sentence, or a mechanism other than the model's).
+    pub fn prediction(&mut self) -> Result<JsValue, JsError> {
+        match self.state.prediction().map_err(js_error)? {
+            Some(p) => to_js(&PredictionJs {
+                label: p.label.as_str(),
+                probability: p.probability,
+                positive: p.positive,
+            }),
+            None => Ok(JsValue::UNDEFINED),
+        }
     }
 }
 

@@ -186,3 +186,62 @@ fn a_loaded_spec_is_drawn_and_a_broken_one_names_its_field() {
     assert!(!e.is_spec());
     assert_eq!(e.head_choices().len(), 7);
 }
+
+fn trained(mechanism: &str) -> Model {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("weights/{mechanism}.bin"));
+    Model::from_bytes(&std::fs::read(path).expect("shipped weights")).expect("a valid model")
+}
+
+#[test]
+fn a_trained_model_brings_its_settings_and_its_prediction_matches_the_model() {
+    for mechanism in [
+        "shift_diff",
+        "standard",
+        "diff_transformer",
+        "input_diff",
+        "cosine",
+        "local",
+    ] {
+        let model = trained(mechanism);
+        let text = "the acting is wonderful but the plot is not good";
+        let want = model.classify(&diffattn::text::tokenize(text)).unwrap();
+        let mut e = explorer(text);
+        e.set_model(model.clone());
+        assert_eq!(e.settings().mechanism.key(), mechanism);
+        assert_eq!(Some(e.settings().heads), model.trained_heads());
+        assert!(!e.settings().causal);
+        let got = e.prediction().unwrap().expect("a trained model predicts");
+        // Same engine, same settings, same order of operations: the same bits.
+        assert_eq!(
+            (got.label, got.probability),
+            (want.label, want.probability),
+            "{mechanism}"
+        );
+    }
+}
+
+#[test]
+fn the_trained_gate_holds_until_a_slider_moves() {
+    let model = trained("shift_diff");
+    let mut e = explorer("a fine film");
+    e.set_model(model.clone());
+    assert!(e.gate_is_learned());
+    assert_eq!(
+        e.shift_params().gate,
+        model.gate(e.settings().heads).unwrap()
+    );
+    e.update_shift(|s| s.beta = 2.0).unwrap();
+    assert!(!e.gate_is_learned());
+    assert_eq!(e.shift_params().gate.beta, vec![2.0; e.settings().heads]);
+    // Moving away from the trained settings still predicts, from the maps on screen.
+    e.update_shift(|s| s.shift = 3).unwrap();
+    assert!(e.prediction().unwrap().is_some());
+    // Another mechanism's maps mean nothing to this classifier: no prediction.
+    e.set_mechanism(MechanismKind::Standard).unwrap();
+    assert!(e.prediction().unwrap().is_none());
+    // Back to the untrained model: no prediction, the settings stay.
+    e.set_model(Model::untrained());
+    assert!(e.prediction().unwrap().is_none());
+    assert_eq!(e.head_choices(), vec![1, 2, 4, 8, 16, 32, 64]);
+}

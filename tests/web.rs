@@ -264,3 +264,51 @@ fn the_engines_exp_is_the_platforms_bit_for_bit() {
     }
     assert!(exp_nonpositive(f32::NAN).is_nan());
 }
+
+#[wasm_bindgen_test]
+fn a_trained_model_loads_brings_its_settings_and_predicts() {
+    let mut ex = sentence("a wonderful , moving and beautifully acted film");
+    assert!(
+        ex.prediction()
+            .map_err(error_message)
+            .unwrap()
+            .is_undefined(),
+        "untrained: no prediction"
+    );
+    let info = ex
+        .load_model(include_bytes!("../weights/shift_diff.bin"))
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(get(&info, "trained").as_bool(), Some(true));
+    assert_eq!(
+        get(&info, "mechanism").as_string().as_deref(),
+        Some("shift_diff")
+    );
+    let settings = ex.settings().map_err(error_message).unwrap();
+    assert_eq!(
+        num(&settings, "heads"),
+        num(&get(&info, "trained_with"), "heads")
+    );
+    assert_eq!(get(&settings, "gate_learned").as_bool(), Some(true));
+    let p = ex.prediction().map_err(error_message).unwrap();
+    let label = get(&p, "label").as_string().unwrap();
+    assert!(label == "positive" || label == "negative");
+    let prob = num(&p, "probability");
+    assert!((0.5..=1.0).contains(&prob), "{prob}");
+    ex.render(canvases(5, 300, 300), 12.0)
+        .map_err(error_message)
+        .unwrap();
+    // A corrupt file is an error naming the weights; the trained model stays.
+    let msg = error_message(ex.load_model(&[1, 2, 3]).unwrap_err());
+    assert!(msg.starts_with("weights:"), "{msg}");
+    assert_eq!(
+        get(&ex.model_info().map_err(error_message).unwrap(), "trained").as_bool(),
+        Some(true)
+    );
+    ex.use_untrained().map_err(error_message).unwrap();
+    assert!(ex
+        .prediction()
+        .map_err(error_message)
+        .unwrap()
+        .is_undefined());
+}

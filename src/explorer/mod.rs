@@ -17,13 +17,15 @@ pub use stage::{ScaleKind, StageId};
 
 use crate::engine::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
 use crate::engine::input_diff::{self, InputDiffProjected};
+use crate::engine::projection::mix_values;
 use crate::engine::shift_diff::{
     shift_diff_maps_into, Difference, Gate, ShiftDiffMaps, ShiftDiffParams,
 };
 use crate::engine::{cosine, local, standard, EngineError, Mask, Mechanism, Projected, Weights};
 use crate::model::Model;
+use crate::model::Prediction;
 use crate::spec::{parse_spec, stages_json, SpecError, StagesJson};
-use crate::text::{tokenize_limited, MAX_TOKENS};
+use crate::text::{tokenize_limited, Token, MAX_TOKENS};
 
 /// What the page learns after the text changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +98,8 @@ pub struct Explorer {
     model: Model,
     source: Source,
     labels: Vec<String>,
+    /// The sentence's tokens, kept so another model can embed them again.
+    tokens: Vec<Token>,
     x: Array2<f32>,
     settings: Settings,
     head: usize,
@@ -120,6 +124,7 @@ impl Explorer {
             model,
             source: Source::Sentence,
             labels: Vec::new(),
+            tokens: Vec::new(),
             settings: Settings::default(),
             head: 0,
             gate_override: false,
@@ -219,7 +224,8 @@ impl Explorer {
             && tokens.iter().zip(&self.labels).all(|(t, l)| t.text == *l);
         if !same_tokens {
             self.x = self.model.embed(&tokens);
-            self.labels = tokens.into_iter().map(|t| t.text).collect();
+            self.labels = tokens.iter().map(|t| t.text.clone()).collect();
+            self.tokens = tokens;
             if self.is_spec() {
                 self.source = Source::Sentence;
                 self.settings.heads = self.nearest_heads(self.settings.heads);
@@ -379,9 +385,14 @@ impl Explorer {
 
     /// The gate the shift stages use: the spec's per-head gate, or the sliders' for every head.
     fn gate(&self) -> Gate {
-        if let Source::Spec(spec) = &self.source {
-            if let (Some(gate), false) = (&spec.gate, self.gate_override) {
-                return gate.clone();
+        if !self.gate_override {
+            if let Source::Spec(spec) = &self.source {
+                if let Some(gate) = &spec.gate {
+                    return gate.clone();
+                }
+            } else if let Some(gate) = self.model.gate(self.settings.heads) {
+                // A trained gate, adapted to the heads shown (see `Model::gate`).
+                return gate;
             }
         }
         Gate::uniform(
@@ -390,6 +401,16 @@ impl Explorer {
             self.settings.beta,
             self.settings.gamma,
         )
+    }
+
+    /// Whether the gate comes from the loaded spec or the trained model rather than the
+    /// sliders (until a slider moves).
+    pub fn gate_is_learned(&self) -> bool {
+        !self.gate_override
+            && match &self.source {
+                Source::Spec(spec) => spec.gate.is_some(),
+                Source::Sentence => self.model.gate(self.settings.heads).is_some(),
+            }
     }
 
     fn diff_transformer_params(&self) -> Result<DiffTransformerParams, EngineError> {
@@ -592,6 +613,57 @@ impl Explorer {
             row_sums,
             lambda: self.lambda(),
         })
+    }
+
+    /// Draws the sentence with another model. A trained model brings the settings it was
+    /// trained with (mechanism, heads, shift, gate, tau, window; no causal mask); the untrained
+    /// one keeps the current settings. A loaded spec is left for the sentence.
+    pub fn set_model(&mut self, model: Model) {
+        self.model = model;
+        self.source = Source::Sentence;
+        if let Some(trained) = Settings::trained(&self.model, &self.settings) {
+            self.settings = trained;
+        }
+        self.settings.heads = self.nearest_heads(self.settings.heads);
+        self.head = self.head.min(self.settings.heads - 1);
+        self.gate_override = false;
+        self.x = self.model.embed(&self.tokens);
+        self.labels = self.tokens.iter().map(|t| t.text.clone()).collect();
+        self.invalidate_sentence();
+    }
+
+    /// The trained model's sentiment for the sentence under the current settings (which may
+    /// differ from the trained ones: the page says so). `None` for the untrained model, a
+    /// loaded spec, an empty sentence, or a mechanism other than the model's.
+    pub fn prediction(&mut self) -> Result<Option<Prediction>, EngineError> {
+        let trained_mechanism = match self.model.trained_parts() {
+            Some(t) => MechanismKind::from_mechanism(&t.mechanism),
+            None => return Ok(None),
+        };
+        if self.is_spec() || self.is_empty() || trained_mechanism != self.settings.mechanism {
+            return Ok(None);
+        }
+        self.compute()?;
+        let output = match (&self.base, self.settings.mechanism) {
+            (Some(BaseMaps::DiffTransformer(maps)), _) => {
+                let p = self.projected.as_ref().ok_or(EngineError::EmptySequence)?;
+                let params = self.diff_transformer_params()?;
+                diff_transformer::output(maps, p.v.view(), &params.subln, self.weights().w_o.view())
+            }
+            (Some(BaseMaps::Attention(_)), MechanismKind::InputDiff) => {
+                let p = self.input_diff.as_ref().ok_or(EngineError::EmptySequence)?;
+                let a = self.maps(StageId::A).ok_or(EngineError::EmptySequence)?;
+                mix_values(a, p.v.view(), self.weights().w_o.view())
+            }
+            _ => {
+                let p = self.projected.as_ref().ok_or(EngineError::EmptySequence)?;
+                let final_maps = self
+                    .maps(self.final_stage())
+                    .ok_or(EngineError::EmptySequence)?;
+                mix_values(final_maps, p.v.view(), self.weights().w_o.view())
+            }
+        };
+        Ok(self.model.classify_output(output.view()))
     }
 
     /// Every stage and the layer output, in the CLI's JSON format, for "export JSON".

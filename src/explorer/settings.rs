@@ -2,6 +2,7 @@
 
 use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
 use crate::engine::{EngineError, Mechanism};
+use crate::model::Model;
 
 /// Which mechanism the page shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,6 +111,36 @@ impl Default for Settings {
             tau: 10.0,
             window: 2,
         }
+    }
+}
+
+impl Settings {
+    /// The settings a trained model was trained with, taking what training does not fix
+    /// (difference and fill for other mechanisms, ...) from `base`; `None` for the untrained
+    /// model. The gate sliders show the mean of the trained heads' scalars; training used no
+    /// causal mask.
+    pub fn trained(model: &Model, base: &Settings) -> Option<Settings> {
+        let trained = model.trained_parts()?;
+        let mut s = base.clone();
+        s.mechanism = MechanismKind::from_mechanism(&trained.mechanism);
+        s.heads = trained.heads;
+        s.causal = false;
+        match &trained.mechanism {
+            Mechanism::ShiftDiff(p) => {
+                s.shift = p.shift;
+                s.difference = p.difference;
+                s.fill = p.fill;
+                s.renormalize = p.renormalize;
+                let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len().max(1) as f32;
+                s.alpha = mean(&p.gate.alpha);
+                s.beta = mean(&p.gate.beta);
+                s.gamma = mean(&p.gate.gamma);
+            }
+            Mechanism::Cosine { tau } => s.tau = *tau,
+            Mechanism::Local { window } => s.window = *window,
+            _ => {}
+        }
+        Some(s)
     }
 }
 
