@@ -10,7 +10,7 @@
 
 import init, { Explorer, version } from '../pkg/diffattn.js';
 import { LANGUAGES, PRESETS, STRINGS, detectLanguage, formatParts, parseLanguage, translate } from './i18n.js';
-import { decodeState, encodeState, nearestChoice, shiftModulo } from './state.js';
+import { DEFAULTS, decodeState, encodeState, nearestChoice, shiftModulo } from './state.js';
 import { cellLines, fmt, visibleToken } from './format.js';
 
 /** The screen-reader table lists at most this many rows and columns. */
@@ -33,6 +33,7 @@ const el = {
   specBanner: $('spec-banner'),
   specBannerText: $('spec-banner-text'),
   specBack: $('spec-back'),
+  model: $('model'),
   mechanism: $('mechanism'),
   causal: $('causal'),
   heads: $('heads'),
@@ -51,6 +52,19 @@ const el = {
   gamma: $('gamma'),
   gammaOut: $('gamma-out'),
   gateSpecNote: $('gate-spec-note'),
+  gateLearnedNote: $('gate-learned-note'),
+  weightsLoading: $('weights-loading'),
+  weightsProgress: $('weights-progress'),
+  weightsLoadingText: $('weights-loading-text'),
+  prediction: $('prediction'),
+  predictionValue: $('prediction-value'),
+  predictionMeter: $('prediction-meter'),
+  predictionBar: $('prediction-bar'),
+  predictionReason: $('prediction-reason'),
+  trainedWith: $('trained-with'),
+  movedAway: $('moved-away'),
+  movedAwayText: $('moved-away-text'),
+  backToTrained: $('back-to-trained'),
   tau: $('tau'),
   tauOut: $('tau-out'),
   window: $('window'),
@@ -96,6 +110,37 @@ const view = {
   renders: 0,
   empty: false,
   modelInfo: null,
+  settings: null, // ex.settings() after the last render
+  prediction: null, // ex.prediction() after the last render, or null
+};
+
+/** Address parameter -> state key, for the settings a trained model brings. */
+const SETTING_PARAMS = {
+  heads: 'heads',
+  causal: 'causal',
+  k: 'k',
+  diff: 'difference',
+  fill: 'fill',
+  renorm: 'renormalize',
+  alpha: 'alpha',
+  beta: 'beta',
+  gamma: 'gamma',
+  tau: 'tau',
+  w: 'window',
+};
+/** The settings the address names at start: they win over the trained model's. */
+const addressSettings = new Set(Object.entries(SETTING_PARAMS).filter(([param]) => initialParams.has(param)).map(([, key]) => key));
+
+const WEIGHTS_BASE = new URL('../weights/', import.meta.url);
+
+/** Trained weights: the manifest, one ArrayBuffer promise per mechanism, the load in flight. */
+const weights = {
+  manifest: null,
+  manifestPromise: null,
+  buffers: new Map(),
+  pending: null, // the promise of the load in flight, while one is
+  loadingMechanism: null,
+  loadId: 0,
 };
 
 const timings = { compute_ms: 0, draw_ms: 0, frame_ms: 0, renders: 0 };
@@ -202,6 +247,9 @@ function reportEngineError(err) {
       return;
     }
     if (window.diffattn) window.diffattn.explorer = ex;
+    view.modelInfo = ex.model_info();
+    updateModelStatus();
+    if (state.model === 'trained') setTimeout(() => loadTrained(state.mechanism));
     if (view.spec) {
       Object.assign(state, view.spec.savedState, { lang: state.lang });
       view.spec = null;
@@ -244,7 +292,10 @@ function frame() {
   const needOverlay = dirty.overlay;
   dirty.render = false;
   dirty.overlay = false;
-  if (ex && !engineDead) {
+  if (needRender && weights.pending) {
+    // The maps wait for the weights (a few ms on a fast connection); the load re-renders.
+    dirty.render = true;
+  } else if (ex && !engineDead) {
     try {
       if (needRender) renderNow();
       else if (needOverlay) paintInteraction();
@@ -258,10 +309,21 @@ function frame() {
 }
 
 /** Resolves once no frame is pending (after the pending one ran) and the address is written. */
-function settled() {
-  flushUrl();
-  if (!frameRequested) return Promise.resolve();
-  return new Promise((resolve) => settledWaiters.push(resolve)).then(() => flushUrl());
+/** Also waits for a weights load in flight and the render that follows it. */
+async function settled() {
+  for (;;) {
+    if (weights.pending) {
+      await weights.pending.catch(() => {});
+      continue;
+    }
+    flushUrl();
+    if (!frameRequested) return;
+    await new Promise((resolve) => settledWaiters.push(resolve));
+    if (!weights.pending && !frameRequested) {
+      flushUrl();
+      return;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -460,6 +522,7 @@ function renderNow() {
     view.hover = null;
     view.selected = null;
     updateStatus();
+    updatePrediction();
     paintInteraction();
     el.table.replaceChildren();
     return;
@@ -489,6 +552,7 @@ function renderNow() {
   clearMessage('engine');
   updateFigureText();
   updateStatus();
+  updatePrediction();
   paintInteraction();
   scheduleTable();
   timings.frame_ms = performance.now() - started;
@@ -960,11 +1024,13 @@ function updateVisibility() {
   }
   // A spec brings one gate per head; the sliders take over (same α, β, γ for every head) once moved.
   el.gateSpecNote.hidden = !(view.spec && view.spec.specGate);
+  el.gateLearnedNote.hidden = !(!view.spec && view.modelInfo?.trained && view.settings?.gate_learned && mechanism === 'shift_diff');
 }
 
 /** state -> every control. */
 function syncControls() {
   if (el.sentence.value !== state.text) el.sentence.value = state.text;
+  el.model.value = state.model;
   el.mechanism.value = state.mechanism;
   el.causal.checked = state.causal;
   el.allHeads.checked = state.allHeads;
@@ -1007,7 +1073,17 @@ function wireControls() {
   el.mechanism.addEventListener('change', () => {
     state.mechanism = el.mechanism.value;
     updateVisibility();
+    if (state.model === 'trained' && !view.spec && ex && !engineDead) {
+      // The trained model of that mechanism, at the settings it was trained with.
+      scheduleUrl();
+      loadTrained(state.mechanism);
+      return;
+    }
     changed();
+  });
+  el.model.addEventListener('change', () => setModelChoice(el.model.value));
+  el.backToTrained.addEventListener('click', () => {
+    if (state.model === 'trained' && ex && !engineDead) loadTrained(state.mechanism);
   });
   el.causal.addEventListener('change', () => {
     state.causal = el.causal.checked;
@@ -1109,6 +1185,8 @@ function applyLanguage() {
   syncHeadControls();
   updateOutputs();
   updateModelStatus();
+  paintPrediction();
+  updateWeightsLoading();
   el.footer.textContent = t('footer', { v: safeVersion() });
   for (const b of el.messages.querySelectorAll('[data-role="dismiss"]')) b.setAttribute('aria-label', t('dismiss'));
   if (view.spec) el.specBannerText.textContent = t('spec_active', { name: view.spec.name, n: view.spec.tokens.length });
@@ -1136,9 +1214,19 @@ function updateModelStatus() {
     el.modelStatus.textContent = t('model_spec', { name: view.spec.name, d: modelWidth() });
     return;
   }
+  el.modelStatus.dataset.model = info.trained ? 'trained' : 'untrained';
+  if (weights.pending && state.model === 'trained') {
+    el.modelStatus.textContent = t('model_loading', { mech: mechName(weights.loadingMechanism) });
+    return;
+  }
   el.modelStatus.textContent = info.trained
-    ? t('model_trained', { label: info.label, d: info.d_model })
+    ? t('model_trained', { mech: mechName(info.mechanism ?? info.trained_with?.mechanism), d: info.d_model })
     : t('model_untrained', { d: info.d_model });
+}
+
+function mechName(mechanism) {
+  const key = `mech_${mechanism}`;
+  return key in STRINGS.en ? t(key) : String(mechanism ?? '');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1165,8 +1253,290 @@ function flushUrl() {
   lastUrlAt = performance.now();
   // While a spec file is drawn the address keeps describing the sentence view.
   const described = view.spec ? { ...view.spec.savedState, lang: state.lang } : state;
-  const url = `${location.pathname}?${encodeState(described)}${location.hash}`;
+  const url = `${location.pathname}?${encodeState(described, addressDefaults(described))}${location.hash}`;
   if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
+}
+
+/**
+ * With a trained model the address names only what a person moved away from the model's
+ * trained settings (and the learned gate is never written), so a reload means the same.
+ */
+function addressDefaults(described) {
+  const trainedWith = view.modelInfo?.trained ? view.modelInfo.trained_with : null;
+  if (!trainedWith || state.model !== 'trained') return DEFAULTS;
+  const base = { ...DEFAULTS, ...settingsToState(trainedWith), mechanism: DEFAULTS.mechanism };
+  const gateUnmoved = applied.get('gate') === `${described.alpha},${described.beta},${described.gamma}`;
+  if (view.settings?.gate_learned && gateUnmoved && !view.spec) Object.assign(base, { alpha: described.alpha, beta: described.beta, gamma: described.gamma });
+  return base;
+}
+
+// ---------------------------------------------------------------------------------------
+// Trained weights
+
+/** The engine's settings object in the page's state keys. */
+function settingsToState(s) {
+  return {
+    mechanism: s.mechanism,
+    heads: s.heads,
+    causal: s.causal,
+    k: s.shift,
+    difference: s.difference,
+    fill: s.fill,
+    renormalize: s.renormalize,
+    alpha: s.alpha,
+    beta: s.beta,
+    gamma: s.gamma,
+    tau: s.tau,
+    window: s.window,
+  };
+}
+
+function fetchManifest() {
+  if (!weights.manifestPromise) {
+    const promise = fetch(new URL('manifest.json', WEIGHTS_BASE))
+      .then((res) => {
+        if (!res.ok) throw new Error(`manifest.json: HTTP ${res.status}`);
+        return res.json();
+      })
+      .then((manifest) => {
+        weights.manifest = manifest;
+        return manifest;
+      });
+    promise.catch(() => {
+      if (weights.manifestPromise === promise) weights.manifestPromise = null;
+    });
+    weights.manifestPromise = promise;
+  }
+  return weights.manifestPromise;
+}
+
+function manifestEntry(mechanism) {
+  return weights.manifest?.models?.find((m) => m.mechanism === mechanism) ?? null;
+}
+
+/**
+ * The bytes of a mechanism's weights, fetched once (a failed fetch is tried again next time).
+ * Read with arrayBuffer(), not a body stream: see loadWasm about Chromium and streams.
+ */
+function fetchWeights(mechanism) {
+  let promise = weights.buffers.get(mechanism);
+  if (!promise) {
+    promise = (async () => {
+      await fetchManifest();
+      const entry = manifestEntry(mechanism);
+      if (!entry) throw new Error(t('weights_missing'));
+      const res = await fetch(new URL(entry.file, WEIGHTS_BASE));
+      if (!res.ok) throw new Error(`${entry.file}: HTTP ${res.status}`);
+      return res.arrayBuffer();
+    })();
+    promise.catch(() => {
+      if (weights.buffers.get(mechanism) === promise) weights.buffers.delete(mechanism);
+    });
+    weights.buffers.set(mechanism, promise);
+  }
+  return promise;
+}
+
+function updateWeightsLoading() {
+  const loading = !!weights.pending && state.model === 'trained';
+  el.weightsLoading.hidden = !loading;
+  if (!loading) return;
+  const entry = manifestEntry(weights.loadingMechanism);
+  const kb = entry ? Math.round(entry.bytes / 1024) : '…';
+  el.weightsLoadingText.textContent = t('weights_loading', { mech: mechName(weights.loadingMechanism), kb });
+}
+
+/**
+ * Loads `mechanism`'s trained model and its settings; `keep` names the state keys that stay
+ * as they are (the address's, at start). Later calls win over earlier ones still in flight.
+ * A failure shows a message and falls back to the untrained model.
+ */
+function loadTrained(mechanism, keep = new Set()) {
+  const id = ++weights.loadId;
+  weights.loadingMechanism = mechanism;
+  el.weightsProgress.removeAttribute('value');
+  const job = (async () => {
+    let buffer;
+    try {
+      buffer = await fetchWeights(mechanism);
+    } catch (err) {
+      if (id === weights.loadId && state.model === 'trained') fallBackToUntrained(mechanism, err);
+      return;
+    }
+    if (id !== weights.loadId || state.model !== 'trained' || !ex || engineDead) return;
+    try {
+      view.modelInfo = ex.load_model(new Uint8Array(buffer));
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError) {
+        reportEngineError(err);
+        return;
+      }
+      fallBackToUntrained(mechanism, err);
+      return;
+    }
+    clearMessage('weights');
+    adoptEngineSettings(keep);
+  })();
+  const pending = job.finally(() => {
+    if (weights.pending === pending) {
+      weights.pending = null;
+      el.weightsProgress.value = 1;
+      updateWeightsLoading();
+      updateModelStatus();
+      schedule('render');
+    }
+  });
+  weights.pending = pending;
+  updateWeightsLoading();
+  updateModelStatus();
+  return pending;
+}
+
+/** After the engine changed model: its settings become the page's (except `keep`), and nothing is re-sent. */
+function adoptEngineSettings(keep = new Set()) {
+  const fromEngine = settingsToState(ex.settings());
+  for (const [key, value] of Object.entries(fromEngine)) {
+    if (!keep.has(key)) state[key] = value;
+    applied.set(key, value);
+  }
+  applied.set('gate', `${fromEngine.alpha},${fromEngine.beta},${fromEngine.gamma}`);
+  // Another model may cut the sentence into other tokens; the head is sent again.
+  applied.delete('text');
+  applied.delete('head');
+  view.headChoices = Array.from(ex.head_choices());
+  if (!view.headChoices.includes(state.heads)) state.heads = nearestChoice(view.headChoices, state.heads);
+  if (state.head >= state.heads) state.head = state.heads - 1;
+  view.settings = ex.settings();
+  view.selected = null;
+  view.hover = null;
+  updateModelStatus();
+  syncControls();
+  changed();
+}
+
+function fallBackToUntrained(mechanism, err) {
+  showMessage('weights', t('weights_failed', { mech: mechName(mechanism), msg: messageOf(err) }));
+  state.model = 'untrained';
+  if (!ex || engineDead) return;
+  try {
+    view.modelInfo = ex.use_untrained();
+  } catch (again) {
+    reportEngineError(again);
+    return;
+  }
+  // The engine keeps its settings; the mechanism the person chose is sent again.
+  applied.delete('mechanism');
+  applied.delete('text');
+  view.headChoices = [];
+  updateModelStatus();
+  syncControls();
+  changed();
+}
+
+function setModelChoice(choice) {
+  if (choice === state.model) return;
+  state.model = choice;
+  scheduleUrl();
+  if (!ex || engineDead) return;
+  if (choice === 'trained') {
+    clearMessage('weights');
+    if (view.spec) leaveSpec({ restore: false });
+    loadTrained(state.mechanism);
+    return;
+  }
+  weights.loadId += 1; // a load in flight is dropped
+  clearMessage('weights');
+  try {
+    view.modelInfo = ex.use_untrained();
+    adoptEngineSettings();
+  } catch (err) {
+    reportEngineError(err);
+  }
+}
+
+/** The prediction under the current settings, after every render. */
+function updatePrediction() {
+  try {
+    // With an empty box the engine still holds the last sentence: no prediction for it.
+    view.prediction = view.empty ? null : ex.prediction() ?? null;
+    view.settings = ex.settings();
+  } catch (err) {
+    if (err instanceof WebAssembly.RuntimeError) throw err;
+    view.prediction = null;
+  }
+  updateVisibility();
+  paintPrediction();
+}
+
+function predictionReason() {
+  if (state.model === 'trained' && (weights.pending || !view.modelInfo)) return 'prediction_none_loading';
+  if (!view.modelInfo?.trained) return 'prediction_none_untrained';
+  if (view.spec) return 'prediction_none_spec';
+  if (view.empty) return 'prediction_none_empty';
+  return 'prediction_none_mechanism';
+}
+
+function paintPrediction() {
+  const p = view.prediction;
+  const box = el.prediction;
+  if (p) {
+    // A probability never reaches 1: above 99.5 % the page says "> 99" rather than "100".
+    const percent = p.probability >= 0.995 ? '> 99' : String(Math.round(p.probability * 100));
+    box.dataset.label = p.label;
+    box.dataset.probability = String(p.probability);
+    el.predictionValue.textContent = t('prediction_value', { label: t(`sentiment_${p.label}`), p: percent });
+    el.predictionMeter.hidden = false;
+    el.predictionMeter.title = t('prediction_meter', { p: percent });
+    el.predictionBar.style.width = `${(p.probability * 100).toFixed(1)}%`;
+    el.predictionReason.textContent = '';
+  } else {
+    box.dataset.label = 'none';
+    delete box.dataset.probability;
+    el.predictionValue.textContent = '—';
+    el.predictionMeter.hidden = true;
+    el.predictionReason.textContent = t(predictionReason());
+  }
+  paintTrainedWith();
+}
+
+/** "Trained with: …" and, when the settings moved away from it, a notice saying so. */
+function paintTrainedWith() {
+  const info = view.modelInfo;
+  const trainedWith = info?.trained && !view.spec ? info.trained_with : null;
+  el.trainedWith.hidden = !trainedWith;
+  if (!trainedWith) {
+    el.movedAway.hidden = true;
+    return;
+  }
+  const parts = [mechName(trainedWith.mechanism), t('tw_heads', { h: trainedWith.heads })];
+  if (trainedWith.mechanism === 'shift_diff') parts.push(`k = ${trainedWith.shift}`);
+  if (trainedWith.mechanism === 'cosine') parts.push(`τ = ${fmt(trainedWith.tau, 1)}`);
+  if (trainedWith.mechanism === 'local') parts.push(`w = ${trainedWith.window}`);
+  parts.push(t(trainedWith.causal ? 'tw_causal' : 'tw_no_causal'));
+  let settings = parts.join(state.lang === 'zh' ? '，' : ', ');
+  const acc = manifestEntry(trainedWith.mechanism)?.test_int8;
+  if (acc?.en && acc?.zh) {
+    const pct = (a) => (a * 100).toFixed(1);
+    settings = t('trained_with_accuracy', { settings, en: pct(acc.en.accuracy), zh: pct(acc.zh.accuracy) });
+  }
+  el.trainedWith.textContent = t('trained_with', { settings });
+  const now = view.settings;
+  const moved = [];
+  if (now && now.mechanism === trainedWith.mechanism) {
+    if (now.heads !== trainedWith.heads) moved.push('heads');
+    if (now.causal !== trainedWith.causal) moved.push('causal');
+    if (trainedWith.mechanism === 'shift_diff') {
+      if (now.shift !== trainedWith.shift) moved.push('shift');
+      for (const key of ['difference', 'fill', 'renormalize']) if (now[key] !== trainedWith[key]) moved.push(key);
+      if (!now.gate_learned) moved.push('gate');
+    }
+    if (trainedWith.mechanism === 'cosine' && Math.abs(now.tau - trainedWith.tau) > 1e-6) moved.push('tau');
+    if (trainedWith.mechanism === 'local' && now.window !== trainedWith.window) moved.push('window');
+  }
+  el.movedAway.hidden = moved.length === 0;
+  if (moved.length) {
+    el.movedAwayText.textContent = t('moved_away', { what: moved.map((m) => t(`moved_${m}`)).join(state.lang === 'zh' ? '、' : ', ') });
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1295,6 +1665,9 @@ function leaveSpec({ restore }) {
   view.hover = null;
   syncControls();
   changed();
+  if (state.model === 'trained' && view.modelInfo?.trained_with && view.modelInfo.trained_with.mechanism !== state.mechanism) {
+    loadTrained(state.mechanism);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1412,6 +1785,9 @@ async function main() {
   syncControls();
   setExportEnabled(false);
   wireControls();
+  // The weights download while the engine compiles.
+  if (state.model === 'trained') fetchWeights(state.mechanism).catch(() => {});
+  else fetchManifest().catch(() => {});
   try {
     await loadWasm();
     ex = new Explorer();
@@ -1435,6 +1811,10 @@ async function main() {
     settled,
     version: safeVersion(),
   };
+  if (state.model === 'trained') {
+    // The first maps wait for the trained model (about 280 KB); the address's settings win.
+    await loadTrained(state.mechanism, addressSettings);
+  }
   try {
     renderNow();
   } catch (err) {

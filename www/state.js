@@ -13,6 +13,8 @@ export const DIFFERENCES = ['single', 'symmetric'];
 export const FILLS = ['circular', 'zero'];
 export const RENORMALIZATIONS = ['none', 'softmax'];
 export const THEMES = ['auto', 'light', 'dark'];
+/** Which weights draw the sentence: the trained model (default) or the untrained seeded one. */
+export const MODELS = ['trained', 'untrained'];
 
 /** Slider ranges; the page's inputs use the same numbers. */
 export const RANGES = {
@@ -28,7 +30,7 @@ export const RANGES = {
 export const MAX_TEXT_IN_ADDRESS = 20_000;
 
 export const DEFAULTS = Object.freeze({
-  text: 'The cat sat on the mat because it was tired.',
+  text: 'The acting is wonderful, but the plot is thin.',
   mechanism: 'shift_diff',
   heads: 4,
   head: 0, // 0-based here; the address and the page count heads from 1
@@ -46,6 +48,7 @@ export const DEFAULTS = Object.freeze({
   lang: 'en',
   embed: false,
   theme: 'auto',
+  model: 'trained',
 });
 
 /** Rounds `value` to the slider's step and clamps it into the slider's range. */
@@ -109,37 +112,42 @@ export function decodeState(search, fallback = {}) {
     lang,
     embed: parseBool(p.get('embed'), base.embed),
     theme: parseChoice(p.get('theme'), THEMES, base.theme),
+    model: parseChoice(p.get('model'), MODELS, base.model),
   };
 }
 
 /**
  * The query string (without `?`) for `state`. The sentence and the language are always
  * written, so a link means the same thing in every browser; other values only when they
- * differ from the defaults, to keep links short.
+ * differ from the defaults, to keep links short. `defaults` may replace the settings
+ * defaults (the page passes the trained model's settings, so an address only names what a
+ * person moved away from).
  */
-export function encodeState(state) {
+export function encodeState(state, defaults = DEFAULTS) {
+  const DEFAULTS_ = { ...DEFAULTS, ...defaults };
   const p = new URLSearchParams();
   p.set('text', String(state.text).slice(0, MAX_TEXT_IN_ADDRESS));
   p.set('lang', state.lang);
   const put = (key, value, fallback, write = String) => {
     if (value !== fallback) p.set(key, write(value));
   };
-  put('mech', state.mechanism, DEFAULTS.mechanism);
-  put('heads', state.heads, DEFAULTS.heads);
-  put('head', state.head, DEFAULTS.head, (h) => String(h + 1));
-  put('causal', state.causal, DEFAULTS.causal, (b) => (b ? '1' : '0'));
-  put('k', state.k, DEFAULTS.k);
-  put('diff', state.difference, DEFAULTS.difference);
-  put('fill', state.fill, DEFAULTS.fill);
-  put('renorm', state.renormalize, DEFAULTS.renormalize);
-  put('alpha', state.alpha, DEFAULTS.alpha);
-  put('beta', state.beta, DEFAULTS.beta);
-  put('gamma', state.gamma, DEFAULTS.gamma);
-  put('tau', state.tau, DEFAULTS.tau);
-  put('w', state.window, DEFAULTS.window);
-  put('all', state.allHeads, DEFAULTS.allHeads, (b) => (b ? '1' : '0'));
-  put('embed', state.embed, DEFAULTS.embed, (b) => (b ? '1' : '0'));
-  put('theme', state.theme, DEFAULTS.theme);
+  put('mech', state.mechanism, DEFAULTS_.mechanism);
+  put('heads', state.heads, DEFAULTS_.heads);
+  put('head', state.head, DEFAULTS_.head, (h) => String(h + 1));
+  put('causal', state.causal, DEFAULTS_.causal, (b) => (b ? '1' : '0'));
+  put('k', state.k, DEFAULTS_.k);
+  put('diff', state.difference, DEFAULTS_.difference);
+  put('fill', state.fill, DEFAULTS_.fill);
+  put('renorm', state.renormalize, DEFAULTS_.renormalize);
+  put('alpha', state.alpha, DEFAULTS_.alpha);
+  put('beta', state.beta, DEFAULTS_.beta);
+  put('gamma', state.gamma, DEFAULTS_.gamma);
+  put('tau', state.tau, DEFAULTS_.tau);
+  put('w', state.window, DEFAULTS_.window);
+  put('all', state.allHeads, DEFAULTS_.allHeads, (b) => (b ? '1' : '0'));
+  put('embed', state.embed, DEFAULTS_.embed, (b) => (b ? '1' : '0'));
+  put('theme', state.theme, DEFAULTS_.theme);
+  put('model', state.model, DEFAULTS.model);
   return p.toString();
 }
 

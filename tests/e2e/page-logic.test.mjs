@@ -86,6 +86,7 @@ test('state: encode then decode gives the same state', () => {
     lang: 'zh',
     embed: true,
     theme: 'dark',
+    model: 'untrained',
   };
   const query = encodeState(state);
   assert.deepEqual(decodeState(`?${query}`), state);

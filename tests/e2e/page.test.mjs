@@ -18,7 +18,9 @@ let h;
 let shared; // one page reused by the tests that do not need a fresh one
 before(async () => {
   h = await startHarness();
-  shared = await openExplorer(h);
+  // These tests look at the untrained seeded model's maps (d_model = 64, a scalar gate from
+  // the sliders); tests/e2e/model.test.mjs covers the trained default.
+  shared = await openExplorer(h, 'model=untrained');
 });
 after(async () => {
   await h?.close();
@@ -120,7 +122,7 @@ test('showing another head or hovering calls no setter that invalidates the maps
 });
 
 test('other mechanisms show their own maps and only the controls that apply', async () => {
-  const { page, errors } = await openExplorer(h);
+  const { page, errors } = await openExplorer(h, 'model=untrained');
   const visible = (id) => page.locator(`#${id}`).isVisible();
   const expected = {
     standard: { stages: ['a'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window'] },
@@ -365,7 +367,8 @@ test(
     assert.equal(await page.locator('#spec-banner').isHidden(), true);
     const tokens = await drawnTokens(page);
     assert.equal(tokens[0], 'the');
-    assert.match(await page.textContent('#model-status'), /untrained/);
+    // The trained default model is back (the spec does not replace it).
+    assert.match(await page.textContent('#model-status'), /Weights: trained/);
 
     // Drag and drop onto the page.
     await page.evaluate(
