@@ -16,6 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
+use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
 use crate::explorer::{self, MechanismKind, StageId};
 use crate::model::Model;
 use crate::render::{
@@ -215,24 +216,14 @@ struct SettingsJs {
 
 impl SettingsJs {
     fn new(s: &explorer::Settings, gate_learned: bool) -> SettingsJs {
-        use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
         SettingsJs {
             mechanism: s.mechanism.key(),
             heads: s.heads,
             causal: s.causal,
             shift: s.shift,
-            difference: match s.difference {
-                Difference::Single => "single",
-                Difference::Symmetric => "symmetric",
-            },
-            fill: match s.fill {
-                ShiftFill::Circular => "circular",
-                ShiftFill::Zero => "zero",
-            },
-            renormalize: match s.renormalize {
-                Renormalize::None => "none",
-                Renormalize::Softmax => "softmax",
-            },
+            difference: name_of(s.difference, &DIFFERENCES),
+            fill: name_of(s.fill, &FILLS),
+            renormalize: name_of(s.renormalize, &RENORMALIZATIONS),
             alpha: s.alpha,
             beta: s.beta,
             gamma: s.gamma,
@@ -241,6 +232,41 @@ impl SettingsJs {
             gate_learned,
         }
     }
+}
+
+/// The names the page (and the stages format) uses for the shift stages' choices.
+const DIFFERENCES: [(&str, Difference); 2] = [
+    ("single", Difference::Single),
+    ("symmetric", Difference::Symmetric),
+];
+const FILLS: [(&str, ShiftFill); 2] =
+    [("circular", ShiftFill::Circular), ("zero", ShiftFill::Zero)];
+const RENORMALIZATIONS: [(&str, Renormalize); 2] = [
+    ("none", Renormalize::None),
+    ("softmax", Renormalize::Softmax),
+];
+
+/// The option named `value`, or an error naming the field and the options.
+fn choice<T: Copy>(field: &str, value: &str, options: &[(&str, T)]) -> Result<T, JsError> {
+    options
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
+            JsError::new(&format!(
+                "{field}: unknown {value:?}; expected {}",
+                names.join(" or ")
+            ))
+        })
+}
+
+/// The name of an option (the tables above list every variant).
+fn name_of<T: PartialEq>(value: T, options: &[(&'static str, T)]) -> &'static str {
+    options
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map_or("", |(name, _)| name)
 }
 
 /// `{ label: "positive" | "negative", probability, positive }`
@@ -346,16 +372,7 @@ impl Explorer {
 
     /// `"single" | "symmetric"`.
     pub fn set_difference(&mut self, difference: &str) -> Result<(), JsError> {
-        use crate::engine::shift_diff::Difference;
-        let d = match difference {
-            "single" => Difference::Single,
-            "symmetric" => Difference::Symmetric,
-            other => {
-                return Err(JsError::new(&format!(
-                    "difference: unknown {other:?}; expected single or symmetric"
-                )))
-            }
-        };
+        let d = choice("difference", difference, &DIFFERENCES)?;
         self.state
             .update_shift(|s| s.difference = d)
             .map_err(js_error)
@@ -363,31 +380,13 @@ impl Explorer {
 
     /// `"circular" | "zero"`.
     pub fn set_shift_fill(&mut self, fill: &str) -> Result<(), JsError> {
-        use crate::engine::shift_diff::ShiftFill;
-        let f = match fill {
-            "circular" => ShiftFill::Circular,
-            "zero" => ShiftFill::Zero,
-            other => {
-                return Err(JsError::new(&format!(
-                    "shift_fill: unknown {other:?}; expected circular or zero"
-                )))
-            }
-        };
+        let f = choice("shift_fill", fill, &FILLS)?;
         self.state.update_shift(|s| s.fill = f).map_err(js_error)
     }
 
     /// `"none" | "softmax"`.
     pub fn set_renormalize(&mut self, renormalize: &str) -> Result<(), JsError> {
-        use crate::engine::shift_diff::Renormalize;
-        let r = match renormalize {
-            "none" => Renormalize::None,
-            "softmax" => Renormalize::Softmax,
-            other => {
-                return Err(JsError::new(&format!(
-                    "renormalize: unknown {other:?}; expected none or softmax"
-                )))
-            }
-        };
+        let r = choice("renormalize", renormalize, &RENORMALIZATIONS)?;
         self.state
             .update_shift(|s| s.renormalize = r)
             .map_err(js_error)
