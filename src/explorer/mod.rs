@@ -686,27 +686,14 @@ impl Explorer {
         let spec = parse_spec(text)?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;
-        let mut settings = Settings {
-            mechanism: MechanismKind::from_mechanism(&spec.mechanism),
-            heads: spec.heads,
-            causal: spec.causal,
-            ..self.settings.clone()
+        let settings = self
+            .settings
+            .with_mechanism(&spec.mechanism, spec.heads, spec.causal);
+        let (gate, diff_transformer) = match &spec.mechanism {
+            Mechanism::ShiftDiff(p) => (Some(p.gate.clone()), None),
+            Mechanism::DiffTransformer(p) => (None, Some(p.clone())),
+            _ => (None, None),
         };
-        let mut gate = None;
-        let mut diff_transformer = None;
-        match &spec.mechanism {
-            Mechanism::ShiftDiff(p) => {
-                settings.shift = p.shift;
-                settings.difference = p.difference;
-                settings.fill = p.fill;
-                settings.renormalize = p.renormalize;
-                gate = Some(p.gate.clone());
-            }
-            Mechanism::DiffTransformer(p) => diff_transformer = Some(p.clone()),
-            Mechanism::Cosine { tau } => settings.tau = *tau,
-            Mechanism::Local { window } => settings.window = *window,
-            Mechanism::Standard | Mechanism::InputDiff => {}
-        }
         self.labels = (0..spec.x.nrows()).map(|i| format!("t{i}")).collect();
         self.x = spec.x;
         self.source = Source::Spec(Box::new(SpecSource {

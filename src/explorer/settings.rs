@@ -115,17 +115,15 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The settings a trained model was trained with, taking what training does not fix
-    /// (difference and fill for other mechanisms, ...) from `base`; `None` for the untrained
-    /// model. The gate sliders show the mean of the trained heads' scalars; training used no
-    /// causal mask.
-    pub fn trained(model: &Model, base: &Settings) -> Option<Settings> {
-        let trained = model.trained_parts()?;
-        let mut s = base.clone();
-        s.mechanism = MechanismKind::from_mechanism(&trained.mechanism);
-        s.heads = trained.heads;
-        s.causal = false;
-        match &trained.mechanism {
+    /// These settings with everything an engine mechanism fixes taken from it: which mechanism,
+    /// the heads, the mask, and its own parameters (shift stages, tau, window). The gate sliders
+    /// show the mean of the mechanism's per-head gate scalars.
+    pub fn with_mechanism(&self, mechanism: &Mechanism, heads: usize, causal: bool) -> Settings {
+        let mut s = self.clone();
+        s.mechanism = MechanismKind::from_mechanism(mechanism);
+        s.heads = heads;
+        s.causal = causal;
+        match mechanism {
             Mechanism::ShiftDiff(p) => {
                 s.shift = p.shift;
                 s.difference = p.difference;
@@ -138,9 +136,16 @@ impl Settings {
             }
             Mechanism::Cosine { tau } => s.tau = *tau,
             Mechanism::Local { window } => s.window = *window,
-            _ => {}
+            Mechanism::Standard | Mechanism::DiffTransformer(_) | Mechanism::InputDiff => {}
         }
-        Some(s)
+        s
+    }
+
+    /// The settings a trained model was trained with (no causal mask), taking what training
+    /// does not fix from `base`; `None` for the untrained model.
+    pub fn trained(model: &Model, base: &Settings) -> Option<Settings> {
+        let trained = model.trained_parts()?;
+        Some(base.with_mechanism(&trained.mechanism, trained.heads, false))
     }
 }
 
