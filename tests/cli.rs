@@ -2,25 +2,9 @@
 //! names the field and a non-zero exit, never a panic.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn diffattn(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_diffattn"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write spec");
-    child.wait_with_output().expect("the binary exits")
-}
+use common::diffattn;
 
 const GOOD: &str = r#"{"mechanism": "shift_diff", "heads": 1, "causal": false,
   "x": [[1, 0], [0, 1], [1, 1]],

@@ -2,25 +2,9 @@
 //! from the weights built into the binary; bad arguments exit 2 with a message.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn diffattn(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_diffattn"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write text");
-    child.wait_with_output().expect("the binary exits")
-}
+use common::diffattn;
 
 fn predict(args: &[&str]) -> serde_json::Value {
     let out = diffattn(args, "");
