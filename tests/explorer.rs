@@ -195,14 +195,7 @@ fn trained(mechanism: &str) -> Model {
 
 #[test]
 fn a_trained_model_brings_its_settings_and_its_prediction_matches_the_model() {
-    for mechanism in [
-        "shift_diff",
-        "standard",
-        "diff_transformer",
-        "input_diff",
-        "cosine",
-        "local",
-    ] {
+    for mechanism in MechanismKind::ALL.map(MechanismKind::key) {
         let model = trained(mechanism);
         let text = "the acting is wonderful but the plot is not good";
         let want = model.classify(&diffattn::text::tokenize(text)).unwrap();

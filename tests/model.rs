@@ -3,6 +3,8 @@
 //! parameters follow the heads slider as docs/MODEL.md says.
 #![cfg(not(target_arch = "wasm32"))]
 
+use diffattn::explorer::MechanismKind;
+
 use diffattn::engine::bilstm::{BiLstm, LstmWeights};
 use diffattn::engine::diff_transformer::{lambda, DiffTransformerParams};
 use diffattn::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
@@ -250,14 +252,7 @@ fn classify_output_agrees_with_classify() {
 #[test]
 fn the_shipped_weights_load() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("weights");
-    for name in [
-        "shift_diff",
-        "standard",
-        "diff_transformer",
-        "input_diff",
-        "cosine",
-        "local",
-    ] {
+    for name in MechanismKind::ALL.map(MechanismKind::key) {
         let bytes = std::fs::read(dir.join(format!("{name}.bin"))).unwrap();
         let m = Model::from_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(m.trained);

@@ -2,6 +2,8 @@
 //! from the weights built into the binary; bad arguments exit 2 with a message.
 #![cfg(not(target_arch = "wasm32"))]
 
+use diffattn::explorer::MechanismKind;
+
 mod common;
 
 use common::diffattn;
@@ -34,14 +36,7 @@ fn predict_prints_tokens_label_and_probability() {
 
 #[test]
 fn clear_reviews_get_the_right_label_in_both_languages() {
-    for mechanism in [
-        "shift_diff",
-        "standard",
-        "diff_transformer",
-        "input_diff",
-        "cosine",
-        "local",
-    ] {
+    for mechanism in MechanismKind::ALL.map(MechanismKind::key) {
         for (text, label) in [
             ("a wonderful, moving and beautifully acted film", "positive"),
             ("a dull, boring and lifeless mess", "negative"),

@@ -112,6 +112,9 @@ pub struct Explorer {
     /// The buffers of the last shift stages once cleared, refilled by the next compute rather
     /// than allocated again (32 MB per slider tick at 512 tokens and 8 heads).
     spare_shift: Option<ShiftDiffMaps>,
+    /// The prediction for the current maps, cleared with the shift stages (every change that
+    /// can move it clears them), so a render that changed nothing does not classify again.
+    prediction: Option<Option<Prediction>>,
     recomputations: Recomputations,
 }
 
@@ -133,6 +136,7 @@ impl Explorer {
             base: None,
             shift: None,
             spare_shift: None,
+            prediction: None,
             recomputations: Recomputations::default(),
         }
     }
@@ -201,6 +205,7 @@ impl Explorer {
     }
 
     fn clear_shift(&mut self) {
+        self.prediction = None;
         if let Some(maps) = self.shift.take() {
             self.spare_shift = Some(maps);
         }
@@ -644,6 +649,9 @@ impl Explorer {
             return Ok(None);
         }
         self.compute()?;
+        if let Some(cached) = self.prediction {
+            return Ok(cached);
+        }
         let output = match (&self.base, self.settings.mechanism) {
             (Some(BaseMaps::DiffTransformer(maps)), _) => {
                 let p = self.projected.as_ref().ok_or(EngineError::EmptySequence)?;
@@ -663,7 +671,9 @@ impl Explorer {
                 mix_values(final_maps, p.v.view(), self.weights().w_o.view())
             }
         };
-        Ok(self.model.classify_output(output.view()))
+        let prediction = self.model.classify_output(output.view());
+        self.prediction = Some(prediction);
+        Ok(prediction)
     }
 
     /// Every stage and the layer output, in the CLI's JSON format, for "export JSON".
