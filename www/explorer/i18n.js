@@ -1,7 +1,7 @@
 // Every user-visible string of the page, in English and Simplified Chinese.
 //
 // The dictionary is plain data so node's test runner can check it without a browser
-// (tests/e2e/i18n.test.mjs: both languages have the same keys and the same {placeholders}).
+// (tests/e2e/page-logic.test.mjs: both languages have the same keys and the same {placeholders}).
 // Stage names (A, shift(A), D, G, A′, A1, A2) and formulas are mathematics and are not
 // translated. Placeholders are `{name}`; `format` fills them, `formatParts` keeps
 // non-string values (DOM nodes) so the page never builds HTML from text.
@@ -136,8 +136,11 @@ export const STRINGS = {
     tip_query: 'query',
     tip_key: 'key',
     readout_cell: 'Row {i}, query {q} → column {j}, key {k}',
-    readout_rowsums: 'Row {i} sums: Σ A = {a}, Σ A′ = {f}',
-    readout_rowsum_a: 'Row {i} sums: Σ A = {a}',
+    readout_rowsums: 'Row {i} sums: {sums}',
+    readout_masked: 'This cell is masked: the query may not look at this key, so its attention is 0 here.',
+    masked_label: 'masked',
+    spec_too_large: '{name} is too large to draw (over 64 MB).',
+    tokens_count_one: '1 token',
     readout_hint: 'Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.',
     table_caption: '{name}, head {h} of {total}: rows are query tokens, columns are key tokens.',
     table_capped: 'Only the first {r} rows and {c} columns of {rows} × {cols} are listed.',
@@ -283,8 +286,11 @@ export const STRINGS = {
     tip_query: '查询',
     tip_key: '键',
     readout_cell: '第 {i} 行，查询 {q} → 第 {j} 列，键 {k}',
-    readout_rowsums: '第 {i} 行的行和：Σ A = {a}，Σ A′ = {f}',
-    readout_rowsum_a: '第 {i} 行的行和：Σ A = {a}',
+    readout_rowsums: '第 {i} 行的行和：{sums}',
+    readout_masked: '此格被掩码：该查询不能看这个键，所以这里的注意力为 0。',
+    masked_label: '已掩码',
+    spec_too_large: '{name} 太大，无法绘制（超过 64 MB）。',
+    tokens_count_one: '1 个词元',
     readout_hint: '将鼠标移到图上、轻点图，或聚焦图后使用方向键，即可看到单个格子的计算过程。',
     table_caption: '{name}，第 {h} 个头（共 {total} 个）：行是查询词元，列是键词元。',
     table_capped: '只列出 {rows} × {cols} 中的前 {r} 行和前 {c} 列。',
