@@ -116,7 +116,10 @@ fn render_draws_every_stage_and_hit_testing_finds_cells() {
         .collect();
     assert_eq!(ids, ["a", "shifted", "d", "g", "fused"]);
     let cs = canvases(5, 400, 360);
-    let timings = ex.render(cs.clone(), 12.0, vec![]).map_err(error_message).unwrap();
+    let timings = ex
+        .render(cs.clone(), 12.0, vec![])
+        .map_err(error_message)
+        .unwrap();
     assert!(num(&timings, "compute_ms") >= 0.0 && num(&timings, "draw_ms") >= 0.0);
     for (i, canvas) in cs.iter().enumerate() {
         let rect = ex.cell_rect(i, 3, 4).map_err(error_message).unwrap();

@@ -10,7 +10,7 @@ import { loadStyles, mountExplorer, STYLES_URL } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
 import { messageOf } from './explorer/messages.js';
 import { WeightsStore } from './explorer/weights.js';
-import { CONTROL_NAMES } from './explorer/controls.js';
+import { CONTROL_NAMES, EMBED_CONTROLS } from './explorer/controls.js';
 import { ENGINE_KEYS } from './explorer/state.js';
 
 /** The address is rewritten at most this often while a slider moves. */
@@ -102,7 +102,7 @@ async function main() {
     runtime,
     weights: new WeightsStore(new URL('weights/', base)),
     state: { lang: lang0, ...address.state },
-    controls: nameSet(address.controls, (n) => (CONTROL_NAMES.includes(n) ? n : null)),
+    controls: address.controls === null && address.embed ? new Set(EMBED_CONTROLS) : nameSet(address.controls, (n) => (CONTROL_NAMES.includes(n) ? n : null)),
     maps: nameSet(address.maps, (n) => runtime.stageName(n)),
     dropTarget: document,
     docsBase: new URL('docs/', base),
@@ -121,6 +121,7 @@ async function main() {
   // For the end-to-end tests and the benchmark: the explorer, and one way to wait for it.
   window.diffattn = {
     view,
+    root: host.shadowRoot,
     get state() {
       return view.state;
     },

@@ -311,12 +311,19 @@ impl Explorer {
 
     /// How often each cache layer was recomputed: `{ projections, maps, shift_stages }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
+        /// `{ projections, maps, shift_stages }`
+        #[derive(serde::Serialize)]
+        struct RecomputationsJs {
+            projections: u64,
+            maps: u64,
+            shift_stages: u64,
+        }
         let r = self.state.recomputations();
-        to_js(&serde_json::json!({
-            "projections": r.projections,
-            "maps": r.maps,
-            "shift_stages": r.shift_stages,
-        }))
+        to_js(&RecomputationsJs {
+            projections: r.projections,
+            maps: r.maps,
+            shift_stages: r.shift_stages,
+        })
     }
 
     /// The model in use (see `ModelJs`).

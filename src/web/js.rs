@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::engine::shift_diff::{Difference, Renormalize};
 use crate::engine::{MechanismKind, StageId};
@@ -73,6 +74,23 @@ impl SettingsJs {
     }
 }
 
+/// The fields of `SettingsPatchJs`, for the check of unknown keys (a test keeps the two in step).
+pub(super) const SETTING_NAMES: [&str; 13] = [
+    "mechanism",
+    "heads",
+    "head",
+    "causal",
+    "shift",
+    "difference",
+    "fill",
+    "renormalize",
+    "alpha",
+    "beta",
+    "gamma",
+    "tau",
+    "window",
+];
+
 /// What `Explorer.update` takes: any of the controls of `SettingsJs` (but `gate_learned`),
 /// with the same names; anything else is an error naming it. `head` counts from 1.
 #[derive(Deserialize, Default)]
@@ -98,19 +116,23 @@ impl SettingsPatchJs {
     /// fields, wrong types and unknown names are errors naming the field and, for a near miss,
     /// the closest known name.
     pub(super) fn from_js(value: JsValue) -> Result<SettingsPatch, JsError> {
-        // Through JSON: serde-wasm-bindgen reads a struct by looking up its own fields only,
-        // so it would not see an unknown one.
-        let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
-            .map_err(|e| JsError::new(&format!("settings: {e}")))?;
-        let raw: SettingsPatchJs = serde_path_to_error::deserialize(json).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            if inner.starts_with("unknown field") {
-                unknown_field(&inner)
-            } else {
-                JsError::new(&format!("{path}: {inner}"))
+        // serde-wasm-bindgen reads a struct by looking up its own fields only, so it would not
+        // see an unknown one: the keys are checked first.
+        if let Some(object) = value.dyn_ref::<js_sys::Object>() {
+            for key in js_sys::Object::keys(object).iter() {
+                let key = key.as_string().unwrap_or_default();
+                if !SETTING_NAMES.contains(&key.as_str()) {
+                    let hint = names::closest(&key, &SETTING_NAMES)
+                        .map(|k| format!(" (did you mean {k:?}?)"))
+                        .unwrap_or_default();
+                    return Err(JsError::new(&format!("{key}: not a setting{hint}")));
+                }
             }
-        })?;
+        }
+        let raw: SettingsPatchJs = match serde_wasm_bindgen::from_value(value.clone()) {
+            Ok(raw) => raw,
+            Err(e) => return Err(JsError::new(&type_error(&value, &e.to_string()))),
+        };
         let head = match raw.head {
             Some(0) => return Err(JsError::new("head: heads count from 1, found 0")),
             h => h.map(|h| h - 1),
@@ -145,18 +167,22 @@ impl SettingsPatchJs {
     }
 }
 
-/// serde's "unknown field `x`, expected one of `a`, `b`" as "x: not a setting (did you mean
-/// "a"?)"; any other message prefixed with `settings:`.
-fn unknown_field(message: &str) -> JsError {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
-        return JsError::new(&format!("settings: {message}"));
-    };
-    let (field, expected) = rest.split_once('`').unwrap_or((rest, ""));
-    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    let hint = names::closest(field, &known)
-        .map(|k| format!(" (did you mean {k:?}?)"))
-        .unwrap_or_default();
-    JsError::new(&format!("{field}: not a setting{hint}"))
+/// serde-wasm-bindgen does not say which field had the wrong type: try each key alone to find
+/// it, and name it (`shift: invalid type: string "two", expected i64`).
+fn type_error(value: &JsValue, message: &str) -> String {
+    if let Some(object) = value.dyn_ref::<js_sys::Object>() {
+        for entry in js_sys::Object::entries(object).iter() {
+            let pair = js_sys::Array::from(&entry);
+            let alone = js_sys::Object::new();
+            if js_sys::Reflect::set(&alone, &pair.get(0), &pair.get(1)).is_err() {
+                continue;
+            }
+            if let Err(e) = serde_wasm_bindgen::from_value::<SettingsPatchJs>(alone.into()) {
+                return format!("{}: {e}", pair.get(0).as_string().unwrap_or_default());
+            }
+        }
+    }
+    format!("settings: {message}")
 }
 
 /// `{ id, label, formula, scale: "sequential" | "unit" | "diverging" }`: `id` is the stage's

@@ -65,14 +65,24 @@ pub fn names() -> Result<JsValue, JsError> {
     use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
     use crate::engine::{Parameter, StageId};
     use crate::names::names as of;
-    to_js(&serde_json::json!({
-        "mechanisms": of::<MechanismKind>(),
-        "differences": of::<Difference>(),
-        "fills": of::<ShiftFill>(),
-        "renormalizations": of::<Renormalize>(),
-        "stages": of::<StageId>(),
-        "parameters": of::<Parameter>(),
-    }))
+    /// `{ mechanisms, differences, fills, renormalizations, stages, parameters }`
+    #[derive(serde::Serialize)]
+    struct NamesJs {
+        mechanisms: Vec<&'static str>,
+        differences: Vec<&'static str>,
+        fills: Vec<&'static str>,
+        renormalizations: Vec<&'static str>,
+        stages: Vec<&'static str>,
+        parameters: Vec<&'static str>,
+    }
+    to_js(&NamesJs {
+        mechanisms: of::<MechanismKind>(),
+        differences: of::<Difference>(),
+        fills: of::<ShiftFill>(),
+        renormalizations: of::<Renormalize>(),
+        stages: of::<StageId>(),
+        parameters: of::<Parameter>(),
+    })
 }
 
 /// The canonical name of a stage written any accepted way (`"A"` and `"a"` are `"a"`,

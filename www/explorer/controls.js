@@ -27,15 +27,19 @@ export const CONTROL_NAMES = Object.freeze([
   'tau',
   'window',
   'export',
+  'readout',
   'howto',
 ]);
 
+/** The controls an embedded page (`embed=1`) shows unless it names its own. */
+export const EMBED_CONTROLS = Object.freeze(['text', 'heads', 'shift']);
+
 /** The menus filled from the engine's names, with the i18n key prefix of their labels. */
-const MENUS = [
+const MENUS = Object.freeze([
   ['difference', 'differences', 'diff'],
   ['fill', 'fills', 'fill'],
   ['renormalize', 'renormalizations', 'renorm'],
-];
+]);
 
 export class Controls {
   #el;

@@ -7,10 +7,10 @@
 // non-string values (DOM nodes) so the page never builds HTML from text.
 
 /** The languages the page speaks, in the order the toggle cycles through them. */
-export const LANGUAGES = ['en', 'zh'];
+export const LANGUAGES = Object.freeze(['en', 'zh']);
 
-export const STRINGS = {
-  en: {
+export const STRINGS = Object.freeze({
+  en: Object.freeze({
     page_title: 'diffattn: differential attention, every stage',
     title: 'Differential attention, every stage',
     lede: 'Type a sentence. The page computes its attention map A, shifts it, takes the difference D, gates it with G and fuses A′ = A + G ⊙ D, live, in your browser.',
@@ -159,8 +159,8 @@ export const STRINGS = {
     howto_difftr: 'Differential Transformer (Ye et al., 2025): two softmax maps A1 and A2 from two halves of each head; A1 − λ·A2 cancels attention both maps share (noise), with one learned λ for the layer.',
     howto_other: 'Input-difference attention uses the steps between neighbouring tokens as keys (so it has one key fewer than tokens); cosine attention compares directions only, sharpened by τ; local attention only looks w tokens to either side.',
     footer: 'diffattn {v}: Rust compiled to WebAssembly; every number is computed in your browser.',
-  },
-  zh: {
+  }),
+  zh: Object.freeze({
     page_title: 'diffattn：差分注意力，逐步可视化',
     title: '差分注意力：每一步都看得见',
     lede: '输入一句话。页面会计算它的注意力图 A，将其移位，求差分 D，用门控 G 加权，再融合成 A′ = A + G ⊙ D，全部在浏览器中实时完成。',
@@ -309,12 +309,12 @@ export const STRINGS = {
     howto_difftr: '差分 Transformer（Ye 等，2025）：每个头的两半各算一个 softmax 图 A1 和 A2；A1 − λ·A2 抵消两者共有的注意力（噪声），整层共用一个学习得到的 λ。',
     howto_other: '输入差分注意力以相邻词元之间的差作为键（因此键比词元少一个）；余弦注意力只比较方向，由 τ 调节锐度；局部注意力只看左右各 w 个词元。',
     footer: 'diffattn {v}：Rust 编译为 WebAssembly；每一个数都在你的浏览器中计算。',
-  },
-};
+  }),
+});
 
 /** Example sentences for the presets menu. Chinese ones draw one token per character. */
-export const PRESETS = {
-  en: [
+export const PRESETS = Object.freeze({
+  en: Object.freeze([
     'The acting is wonderful, but the plot is thin.',
     'A wonderful, moving and beautifully acted film.',
     'A dull, boring mess of a movie.',
@@ -323,14 +323,14 @@ export const PRESETS = {
     'Attention is all you need, but the difference helps.',
     'Alice gave Bob the book, and he thanked her for it.',
     'not good, not bad, just fine',
-  ],
-  zh: [
+  ]),
+  zh: Object.freeze([
     '我爱自然语言处理。',
     '小猫坐在垫子上，因为它累了。',
     '注意力机制让模型关注重要的词。',
     '今天天气很好，我们去公园散步吧。',
-  ],
-};
+  ]),
+});
 
 /** Picks the page language from the browser's preferences: Chinese for any `zh*`, else English. */
 export function detectLanguage(preferences = []) {

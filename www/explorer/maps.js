@@ -284,14 +284,14 @@ export class Maps {
   }
 }
 
-const MOVES = {
+const MOVES = Object.freeze({
   ArrowUp: [-1, 0],
   ArrowDown: [1, 0],
   ArrowLeft: [0, -1],
   ArrowRight: [0, 1],
   Home: [0, -Infinity],
   End: [0, Infinity],
-};
+});
 
 /**
  * A canvas's size in device pixels from a ResizeObserver entry. The exact device-pixel size,

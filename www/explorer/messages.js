@@ -7,7 +7,7 @@
 import { make } from './dom.js';
 
 /** Message keys that describe one input and go away with the next one. */
-const TRANSIENT = new Set(['engine', 'spec', 'settings']);
+const TRANSIENT = Object.freeze(['engine', 'spec', 'settings']);
 
 export class Messages {
   #box;

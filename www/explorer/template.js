@@ -184,7 +184,7 @@ const MARKUP = `
     <p id="empty-hint" class="empty-hint" hidden data-i18n="empty_hint">Type a sentence in the box above, or pick an example, to see its attention maps.</p>
     <p id="maps-hint" class="visually-hidden" data-i18n="map_keys_hint">Arrow keys move the selected cell, Escape clears it.</p>
     <div id="maps" class="maps" part="maps"></div>
-    <div id="readout" class="readout" aria-live="polite" part="readout">
+    <div id="readout" class="readout" aria-live="polite" part="readout" data-control="readout">
       <p class="muted" data-i18n="readout_hint">Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.</p>
     </div>
     <div id="table-fallback" class="visually-hidden"></div>
