@@ -448,3 +448,15 @@ impl Explorer {
         self.painter.draw(canvas, map, &frame, &labels.widths)
     }
 }
+
+/// Test hooks, in the benchmark build only (cargo feature `bench`): the page's wasm never
+/// carries them.
+#[cfg(feature = "bench")]
+#[wasm_bindgen]
+impl Explorer {
+    /// Panics, so tests/e2e/component.test.mjs can check what a real Rust panic does to the
+    /// engine wrapper (a trap, a fresh handle, the old one freed).
+    pub fn trap_for_tests(&mut self) {
+        panic!("trap_for_tests: a deliberate panic");
+    }
+}
