@@ -61,6 +61,8 @@ pub struct Spec {
     pub x: Array2<f32>,
     /// The projections.
     pub weights: Weights,
+    /// Labels of the tokens (the rows of `x`), if the spec names them.
+    pub tokens: Option<Vec<String>>,
 }
 
 impl Spec {
@@ -101,6 +103,12 @@ struct RawSpec {
     subln: Option<Vec<f64>>,
     tau: Option<f64>,
     window: Option<i64>,
+    /// Labels of the rows of `x`, for the axes.
+    tokens: Option<Vec<String>>,
+    /// The stages computed from this spec (an exported file carries them, for reading); they
+    /// are recomputed, never read.
+    #[allow(dead_code)]
+    stages: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -213,12 +221,25 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
         }
     }
 
+    if let Some(tokens) = &raw.tokens {
+        if tokens.len() != x.nrows() {
+            return Err(SpecError::new(
+                "tokens",
+                format!(
+                    "{} labels for {} rows of x; give one per row",
+                    tokens.len(),
+                    x.nrows()
+                ),
+            ));
+        }
+    }
     Ok(Spec {
         mechanism,
         heads,
         causal: raw.causal,
         x,
         weights,
+        tokens: raw.tokens,
     })
 }
 

@@ -9,7 +9,7 @@ mod input;
 mod output;
 
 pub use input::{parse_spec, Spec, SpecError};
-pub use output::{stages_json, HeadStagesJson, StagesJson};
+pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, StagesJson};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///
