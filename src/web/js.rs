@@ -284,6 +284,23 @@ pub(super) struct LabelsJs<'a> {
     pub keys: Vec<String>,
 }
 
+/// `{ row, col, value, query, key }`: one cell, counted from 0, with its tokens.
+#[derive(Serialize)]
+pub(super) struct ExtremeJs {
+    pub row: usize,
+    pub col: usize,
+    pub value: f32,
+    pub query: String,
+    pub key: String,
+}
+
+/// `{ max: ExtremeJs, min: ExtremeJs }`
+#[derive(Serialize)]
+pub(super) struct ExtremesJs {
+    pub max: ExtremeJs,
+    pub min: ExtremeJs,
+}
+
 /// `{ compute_ms, draw_ms }`
 #[derive(Serialize)]
 pub(super) struct TimingsJs {
