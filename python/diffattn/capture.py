@@ -125,9 +125,6 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     if not isinstance(layer, int) or not 0 <= layer < len(layers):
         raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
     attn = layers[layer].self_attn
-    for part in ("q_norm", "k_norm"):
-        if getattr(attn, part, None) is not None:
-            raise TypeError(f"{type(attn).__name__} has {part}: per-head query/key norms are not in the format")
     ids = torch.as_tensor(input_ids, dtype=torch.long)
     ids = ids.reshape(1, -1) if ids.dim() == 1 else ids
     if ids.shape[0] != 1:

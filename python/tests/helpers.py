@@ -1,0 +1,64 @@
+"""Shared helpers of the Python tests: random specs, paths, and the relative error measure."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+# The shared reference cases sit beside the checkout (as CI lays them out), or where
+# DIFFATTN_SHARED says (a worktree elsewhere).
+SHARED_FIXTURES = Path(os.environ.get("DIFFATTN_SHARED", ROOT.parent / "shared")) / "fixtures" / "stages"
+REAL_FIXTURES = ROOT / "tests" / "fixtures" / "real"
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def random_spec(mechanism="standard", tokens=6, d=16, heads=2, causal=True, kv_heads=None, head_dim=None, seed=0, **fields):
+    """A spec with random x and weights of the right shapes for `mechanism`."""
+    rng = np.random.default_rng(seed)
+    dh = head_dim or (d // (2 * heads) if mechanism == "diff_transformer" else d // heads)
+    kv = kv_heads or heads
+    q_heads = 2 * heads if mechanism in ("diff_transformer", "diff_transformer_v2") else heads
+    k_heads = 2 * kv if mechanism == "diff_transformer" else kv
+    o_width = (2 * heads if mechanism == "diff_transformer" else heads) * dh
+
+    def w(rows, cols):
+        return rng.normal(0.0, 1.2 / np.sqrt(cols), (rows, cols))
+
+    spec = {"mechanism": mechanism, "heads": heads, "causal": causal, "x": rng.normal(0.0, 1.0, (tokens, d))}
+    if kv_heads is not None:
+        spec["kv_heads"] = kv_heads
+    if head_dim is not None:
+        spec["head_dim"] = head_dim
+    spec.update(w_q=w(q_heads * dh, d), w_k=w(k_heads * dh, d), w_v=w(k_heads * dh, d), w_o=w(d, o_width))
+    if mechanism == "diff_transformer":
+        spec.update({p: rng.normal(0.0, 0.3, dh) for p in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")})
+        spec["depth"] = 2
+    if mechanism == "diff_transformer_v2":
+        spec["w_lambda"] = w(heads, d)
+    spec.update(fields)
+    return spec
+
+
+def stack(result, name):
+    return np.stack([h[name] for h in result["heads"]])
+
+
+def relative_error(got, want):
+    """max |got - want| / max |want|: the measure the goldens are held to (1e-4)."""
+    want = np.asarray(want, dtype=np.float64)
+    return float(np.max(np.abs(np.asarray(got) - want)) / max(np.max(np.abs(want)), 1e-30))
+
+
+def max_abs_difference(got, want, path=""):
+    """The largest |got - want| over two nested stages values of the same shape (dicts, lists of
+    head dicts, arrays, numbers); raises AssertionError naming the path where shapes differ."""
+    if isinstance(want, dict):
+        assert set(got) == set(want), f"{path}: keys {sorted(got)} != {sorted(want)}"
+        return max((max_abs_difference(got[k], want[k], f"{path}.{k}") for k in want), default=0.0)
+    if isinstance(want, list) and want and isinstance(want[0], dict):
+        assert len(got) == len(want), f"{path}: {len(got)} heads != {len(want)}"
+        return max(max_abs_difference(g, w, f"{path}[{i}]") for i, (g, w) in enumerate(zip(got, want)))
+    g, w = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert g.shape == w.shape, f"{path}: shape {g.shape} != {w.shape}"
+    return float(np.max(np.abs(g - w))) if g.size else 0.0
