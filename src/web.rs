@@ -16,12 +16,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
-use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
-use crate::explorer::{self, MechanismKind, StageId};
+use crate::engine::{MechanismKind, StageId};
+use crate::explorer;
 use crate::model::Model;
+use crate::names::{self, name_of, Named};
 use crate::render::{
-    draw_frame_at, heatmap_svg, panel_svg, plot_rgba, Frame, HeatmapLayout, LabelWidths, Panel,
-    Theme,
+    draw_frame_at, heatmap_svg, panel_svg, plot_rgba, CellMask, Frame, HeatmapLayout, LabelWidths,
+    Panel, Scale, Theme,
 };
 
 /// Installs the panic hook once, when the module is instantiated.
@@ -217,56 +218,26 @@ struct SettingsJs {
 impl SettingsJs {
     fn new(s: &explorer::Settings, gate_learned: bool) -> SettingsJs {
         SettingsJs {
-            mechanism: s.mechanism.key(),
-            heads: s.heads,
-            causal: s.causal,
-            shift: s.shift,
-            difference: name_of(s.difference, &DIFFERENCES),
-            fill: name_of(s.fill, &FILLS),
-            renormalize: name_of(s.renormalize, &RENORMALIZATIONS),
-            alpha: s.alpha,
-            beta: s.beta,
-            gamma: s.gamma,
-            tau: s.tau,
-            window: s.window,
+            mechanism: s.maps.mechanism.key(),
+            heads: s.maps.heads,
+            causal: s.maps.causal,
+            shift: s.shift.shift,
+            difference: name_of(s.shift.difference),
+            fill: name_of(s.shift.fill),
+            renormalize: name_of(s.shift.renormalize),
+            alpha: s.shift.alpha,
+            beta: s.shift.beta,
+            gamma: s.shift.gamma,
+            tau: s.maps.tau,
+            window: s.maps.window,
             gate_learned,
         }
     }
 }
 
-/// The names the page (and the stages format) uses for the shift stages' choices.
-const DIFFERENCES: [(&str, Difference); 2] = [
-    ("single", Difference::Single),
-    ("symmetric", Difference::Symmetric),
-];
-const FILLS: [(&str, ShiftFill); 2] =
-    [("circular", ShiftFill::Circular), ("zero", ShiftFill::Zero)];
-const RENORMALIZATIONS: [(&str, Renormalize); 2] = [
-    ("none", Renormalize::None),
-    ("softmax", Renormalize::Softmax),
-];
-
 /// The option named `value`, or an error naming the field and the options.
-fn choice<T: Copy>(field: &str, value: &str, options: &[(&str, T)]) -> Result<T, JsError> {
-    options
-        .iter()
-        .find(|(name, _)| *name == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
-            JsError::new(&format!(
-                "{field}: unknown {value:?}; expected {}",
-                names.join(" or ")
-            ))
-        })
-}
-
-/// The name of an option (the tables above list every variant).
-fn name_of<T: PartialEq>(value: T, options: &[(&'static str, T)]) -> &'static str {
-    options
-        .iter()
-        .find(|(_, v)| *v == value)
-        .map_or("", |(name, _)| name)
+fn choice<T: Named>(field: &str, value: &str) -> Result<T, JsError> {
+    names::parse::<T>(field, value).map_err(js_error)
 }
 
 /// `{ label: "positive" | "negative", probability, positive }`
@@ -280,7 +251,12 @@ struct PredictionJs {
 fn stage_values(values: &[(StageId, f32)]) -> serde_json::Map<String, serde_json::Value> {
     values
         .iter()
-        .map(|(s, v)| (s.key().to_string(), serde_json::Value::from(f64::from(*v))))
+        .map(|(s, v)| {
+            (
+                name_of(*s).to_string(),
+                serde_json::Value::from(f64::from(*v)),
+            )
+        })
         .collect()
 }
 
@@ -330,13 +306,10 @@ impl Explorer {
 
     /// `"shift_diff" | "standard" | "diff_transformer" | "input_diff" | "cosine" | "local"`.
     pub fn set_mechanism(&mut self, mechanism: &str) -> Result<(), JsError> {
-        let kind = MechanismKind::from_key(mechanism).ok_or_else(|| {
-            JsError::new(&format!(
-                "mechanism: unknown {mechanism:?}; expected one of {}",
-                MechanismKind::ALL.map(MechanismKind::key).join(", ")
-            ))
-        })?;
-        self.state.set_mechanism(kind).map_err(js_error)
+        let kind: MechanismKind = choice("mechanism", mechanism)?;
+        self.state
+            .update_maps(|m| m.mechanism = kind)
+            .map_err(js_error)
     }
 
     /// The head counts allowed now (divisors of d; of d/2 for the Differential Transformer).
@@ -350,7 +323,9 @@ impl Explorer {
 
     /// Re-splits the projections into `heads` heads.
     pub fn set_heads(&mut self, heads: u32) -> Result<(), JsError> {
-        self.state.set_heads(heads as usize).map_err(js_error)
+        self.state
+            .update_maps(|m| m.heads = heads as usize)
+            .map_err(js_error)
     }
 
     /// Shows head `head` (from 0); recomputes nothing.
@@ -360,7 +335,8 @@ impl Explorer {
 
     /// The causal mask on or off.
     pub fn set_causal(&mut self, causal: bool) {
-        self.state.set_causal(causal);
+        // A boolean is always a valid mask setting.
+        let _ = self.state.update_maps(|m| m.causal = causal);
     }
 
     /// The shift `k`, any integer.
@@ -372,7 +348,7 @@ impl Explorer {
 
     /// `"single" | "symmetric"`.
     pub fn set_difference(&mut self, difference: &str) -> Result<(), JsError> {
-        let d = choice("difference", difference, &DIFFERENCES)?;
+        let d = choice("difference", difference)?;
         self.state
             .update_shift(|s| s.difference = d)
             .map_err(js_error)
@@ -380,13 +356,13 @@ impl Explorer {
 
     /// `"circular" | "zero"`.
     pub fn set_shift_fill(&mut self, fill: &str) -> Result<(), JsError> {
-        let f = choice("shift_fill", fill, &FILLS)?;
+        let f = choice("shift_fill", fill)?;
         self.state.update_shift(|s| s.fill = f).map_err(js_error)
     }
 
     /// `"none" | "softmax"`.
     pub fn set_renormalize(&mut self, renormalize: &str) -> Result<(), JsError> {
-        let r = choice("renormalize", renormalize, &RENORMALIZATIONS)?;
+        let r = choice("renormalize", renormalize)?;
         self.state
             .update_shift(|s| s.renormalize = r)
             .map_err(js_error)
@@ -405,12 +381,13 @@ impl Explorer {
 
     /// Cosine attention's temperature.
     pub fn set_tau(&mut self, tau: f32) -> Result<(), JsError> {
-        self.state.set_tau(tau).map_err(js_error)
+        self.state.update_maps(|m| m.tau = tau).map_err(js_error)
     }
 
     /// Local attention's radius.
     pub fn set_window(&mut self, window: u32) {
-        self.state.set_window(window as usize);
+        // Any radius is valid.
+        let _ = self.state.update_maps(|m| m.window = window as usize);
     }
 
     /// `"light" | "dark"`: the colours of titles, labels and background.
@@ -430,21 +407,19 @@ impl Explorer {
     /// The maps the current mechanism shows, in order: `[{ id, name, scale, formula }]`.
     pub fn stages(&self) -> Result<JsValue, JsError> {
         let settings = self.state.settings();
-        let symmetric = settings.difference == crate::engine::shift_diff::Difference::Symmetric;
-        let softmax = settings.renormalize == crate::engine::shift_diff::Renormalize::Softmax;
+        let symmetric =
+            settings.shift.difference == crate::engine::shift_diff::Difference::Symmetric;
+        let softmax = settings.shift.renormalize == crate::engine::shift_diff::Renormalize::Softmax;
+        let kind = self.state.kind();
         let stages: Vec<StageJs> = self
             .state
             .stages()
             .into_iter()
             .map(|s| StageJs {
-                id: s.key(),
-                name: s.name(),
-                scale: match s.scale_kind() {
-                    explorer::ScaleKind::Sequential => "sequential",
-                    explorer::ScaleKind::Unit => "unit",
-                    explorer::ScaleKind::Diverging => "diverging",
-                },
-                formula: s.formula(symmetric, softmax),
+                id: name_of(s),
+                name: s.label(),
+                scale: name_of(s.scale_kind()),
+                formula: kind.formula(s, symmetric, softmax),
             })
             .collect();
         to_js(&stages)
@@ -465,7 +440,7 @@ impl Explorer {
         let labels = self.shared_labels();
         self.layouts.clear();
         for (canvas, stage) in canvases.iter().zip(stages) {
-            let layout = self.draw(canvas, stage, head, stage.name(), font_px, &labels)?;
+            let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels)?;
             self.layouts.push(layout);
         }
         to_js(&TimingsJs {
@@ -484,10 +459,10 @@ impl Explorer {
         self.state.compute().map_err(js_error)?;
         let t1 = now_ms();
         let stage = self.state.final_stage();
-        let heads = self.state.settings().heads;
+        let heads = self.state.settings().maps.heads;
         let labels = self.shared_labels();
         for (head, canvas) in canvases.iter().enumerate().take(heads) {
-            let title = format!("{} · {}", stage.name(), head + 1);
+            let title = format!("{} · {}", stage.label(), head + 1);
             self.draw(canvas, stage, head, &title, font_px, &labels)?;
         }
         to_js(&TimingsJs {
@@ -546,8 +521,7 @@ impl Explorer {
     /// One map of the shown head: `{ rows, cols, data: Float32Array }` (row-major), or
     /// `undefined` when the mechanism has no such stage.
     pub fn map(&mut self, stage_id: &str) -> Result<JsValue, JsError> {
-        let stage = StageId::from_key(stage_id)
-            .ok_or_else(|| JsError::new(&format!("stage: unknown {stage_id:?}")))?;
+        let stage: StageId = choice("stage", stage_id)?;
         self.state.compute().map_err(js_error)?;
         let Some(map) = self.state.map(stage) else {
             return Ok(JsValue::UNDEFINED);
@@ -609,15 +583,17 @@ impl Explorer {
             .state
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
-        let scale = stage.scale(map);
+        let scale = Scale::for_values(stage.scale_kind(), map);
         let keys = self.state.key_labels();
         let frame = Frame {
-            title: stage.name(),
+            title: stage.label(),
             row_labels: self.state.labels(),
             col_labels: &keys,
             scale: &scale,
             theme: &Theme::light(),
             font_px: 14.0,
+            mask: Some(self.cell_mask()),
+            masked_label: "masked",
         };
         Ok(heatmap_svg(map, &frame, 640, 600))
     }
@@ -630,7 +606,11 @@ impl Explorer {
         let stages = self.state.stages();
         let scales: Vec<_> = stages
             .iter()
-            .map(|&s| self.state.map(s).map(|m| (s, m, s.scale(m))))
+            .map(|&s| {
+                self.state
+                    .map(s)
+                    .map(|m| (s, m, Scale::for_values(s.scale_kind(), m)))
+            })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let panels: Vec<Panel> = scales
@@ -638,12 +618,14 @@ impl Explorer {
             .map(|(s, m, scale)| Panel {
                 map: *m,
                 frame: Frame {
-                    title: s.name(),
+                    title: s.label(),
                     row_labels: self.state.labels(),
                     col_labels: &keys,
                     scale,
                     theme: &theme,
                     font_px: 14.0,
+                    mask: Some(self.cell_mask()),
+                    masked_label: "masked",
                 },
             })
             .collect();
@@ -664,7 +646,9 @@ impl Explorer {
     pub fn model_info(&self) -> Result<JsValue, JsError> {
         let model = self.state.model();
         let trained = model.trained_parts();
-        let trained_with = explorer::Settings::trained(model, self.state.settings())
+        let trained_with = self
+            .state
+            .trained_settings()
             .map(|s| SettingsJs::new(&s, true));
         to_js(&ModelJs {
             d_model: model.d_model(),
@@ -720,6 +704,12 @@ struct SharedLabels {
 }
 
 impl Explorer {
+    /// The cells the current mask forbids, drawn hatched.
+    fn cell_mask(&self) -> CellMask {
+        let (mask, key_offset) = self.state.mask();
+        CellMask { mask, key_offset }
+    }
+
     fn shared_labels(&self) -> SharedLabels {
         let keys = self.state.key_labels();
         let widths = LabelWidths::measure(self.state.labels(), &keys);
@@ -740,7 +730,7 @@ impl Explorer {
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
-        let scale = stage.scale(map);
+        let scale = Scale::for_values(stage.scale_kind(), map);
         let frame = Frame {
             title,
             row_labels: self.state.labels(),
@@ -748,6 +738,8 @@ impl Explorer {
             scale: &scale,
             theme: &self.theme,
             font_px,
+            mask: Some(self.cell_mask()),
+            masked_label: "masked",
         };
         let layout = frame.layout_with(canvas.width(), canvas.height(), map.dim(), &labels.widths);
         let backend = CanvasBackend::with_canvas_object(canvas.clone())
@@ -759,7 +751,7 @@ impl Explorer {
             .map_err(|e| js_error(format!("drawing failed: {e}")))?;
         // The plot's own pixels (see render::plot_rgba): no scaling by the browser, and a map
         // with more cells than pixels costs what its pixels cost.
-        plot_rgba(map, &scale, &layout, &mut self.rgba);
+        plot_rgba(map, &scale, &layout, frame.mask.as_ref(), &mut self.rgba);
         if self.rgba.is_empty() {
             return Ok(layout);
         }

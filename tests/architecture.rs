@@ -54,6 +54,21 @@ fn the_renderer_and_the_explorer_import_no_browser_crate() {
 }
 
 #[test]
+fn the_names_module_has_no_serde() {
+    let code = sources("src")
+        .into_iter()
+        .find(|(path, _)| path.ends_with("names.rs"))
+        .expect("src/names.rs");
+    assert!(!code.1.contains("serde"), "src/names.rs mentions serde");
+}
+
+#[test]
+fn the_training_crate_never_imports_the_page_state() {
+    assert_absent("train/src", &["explorer", "web_sys", "wasm_bindgen"]);
+    assert_absent("train/tests", &["explorer"]);
+}
+
+#[test]
 fn only_web_rs_uses_wasm_bindgen() {
     for (path, text) in sources("src") {
         if !path.ends_with("web.rs") {

@@ -1,4 +1,5 @@
-//! The shared reference cases: every `NAME.spec.json` in `../shared/fixtures/stages/`, run
+//! The reference cases: every `NAME.spec.json` in `tests/fixtures/stages/` (copied unchanged from
+//! the project's shared reference set), run
 //! through the same path as `diffattn stages`, must match `NAME.expected.json` (computed in
 //! float64 by an independent numpy implementation) within 1e-4 absolute (DESIGN.md §6).
 #![cfg(not(target_arch = "wasm32"))]
@@ -11,7 +12,7 @@ use serde_json::Value;
 const TOLERANCE: f64 = 1e-4;
 
 fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/stages")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stages")
 }
 
 /// Compares two JSON values: same keys, same shapes, numbers within the tolerance.

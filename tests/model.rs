@@ -3,7 +3,7 @@
 //! parameters follow the heads slider as docs/MODEL.md says.
 #![cfg(not(target_arch = "wasm32"))]
 
-use diffattn::explorer::MechanismKind;
+use diffattn::engine::MechanismKind;
 
 use diffattn::engine::bilstm::{BiLstm, LstmWeights};
 use diffattn::engine::diff_transformer::{lambda, DiffTransformerParams};

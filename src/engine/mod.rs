@@ -20,9 +20,14 @@ pub mod numeric;
 pub mod projection;
 pub mod shift_diff;
 pub mod softmax;
+pub mod stage;
 pub mod standard;
 
 pub use error::EngineError;
 pub use mask::Mask;
-pub use mechanism::{run, Mechanism, Stages};
+pub use mechanism::{
+    base_maps, output, run, shift_stages_into, BaseMaps, Mechanism, MechanismKind, Parameter,
+    Projection, Stages,
+};
 pub use projection::{Projected, Weights};
+pub use stage::{ScaleKind, StageId};

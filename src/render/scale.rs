@@ -11,6 +11,7 @@ use ndarray::ArrayView2;
 use plotters::style::RGBColor;
 
 use super::colormap::{Palette, Rgb};
+use crate::engine::ScaleKind;
 
 /// The colour of a NaN value: a mid grey that is in neither palette, so it stands out.
 pub const NAN_COLOR: Rgb = [128, 128, 128];
@@ -121,6 +122,16 @@ impl Scale {
             .filter(|v| v.is_finite())
             .fold(0.0_f32, |m, v| m.max(v.abs()));
         Scale::diverging(abs_max)
+    }
+
+    /// The scale for one map of a stage holding values of `kind`: sequential from 0 to the
+    /// map's maximum, the fixed unit scale, or diverging around 0.
+    pub fn for_values(kind: ScaleKind, map: ArrayView2<f32>) -> Self {
+        match kind {
+            ScaleKind::Sequential => Scale::sequential_for(map),
+            ScaleKind::Unit => Scale::unit(),
+            ScaleKind::Diverging => Scale::diverging_for(map),
+        }
     }
 
     /// The palette the scale draws with.

@@ -6,8 +6,9 @@ use ndarray::Array2;
 use serde::Deserialize;
 
 use crate::engine::diff_transformer::DiffTransformerParams;
-use crate::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
-use crate::engine::{run, EngineError, Mechanism, Stages, Weights};
+use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
+use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
+use crate::names::{parse, Named};
 
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +80,7 @@ impl Spec {
 /// f32's range are caught and reported instead of silently becoming infinite.
 #[derive(Deserialize)]
 struct RawSpec {
-    mechanism: RawMechanism,
+    mechanism: String,
     heads: i64,
     causal: bool,
     x: Vec<Vec<f64>>,
@@ -88,9 +89,9 @@ struct RawSpec {
     w_v: Vec<Vec<f64>>,
     w_o: Vec<Vec<f64>>,
     shift: Option<i64>,
-    difference: Option<RawDifference>,
-    renormalize: Option<RawRenormalize>,
-    shift_fill: Option<RawShiftFill>,
+    difference: Option<String>,
+    renormalize: Option<String>,
+    shift_fill: Option<String>,
     gate: Option<RawGate>,
     depth: Option<i64>,
     lambda_q1: Option<Vec<f64>>,
@@ -100,38 +101,6 @@ struct RawSpec {
     subln: Option<Vec<f64>>,
     tau: Option<f64>,
     window: Option<i64>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum RawMechanism {
-    Standard,
-    ShiftDiff,
-    DiffTransformer,
-    InputDiff,
-    Cosine,
-    Local,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum RawDifference {
-    Single,
-    Symmetric,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum RawRenormalize {
-    None,
-    Softmax,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum RawShiftFill {
-    Circular,
-    Zero,
 }
 
 #[derive(Deserialize)]
@@ -180,19 +149,20 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
     let x = matrix("x", &raw.x)?;
     weights.check_input(x.view())?;
 
-    let mechanism = match raw.mechanism {
-        RawMechanism::Standard => Mechanism::Standard,
-        RawMechanism::InputDiff => Mechanism::InputDiff,
-        RawMechanism::Cosine => Mechanism::Cosine {
+    let kind: MechanismKind = name("mechanism", &raw.mechanism)?;
+    let mechanism = match kind {
+        MechanismKind::Standard => Mechanism::Standard,
+        MechanismKind::InputDiff => Mechanism::InputDiff,
+        MechanismKind::Cosine => Mechanism::Cosine {
             tau: finite("tau", required("tau", raw.tau)?)?,
         },
-        RawMechanism::Local => {
+        MechanismKind::Local => {
             let window = required("window", raw.window)?;
             let window = usize::try_from(window)
                 .map_err(|_| SpecError::new("window", format!("must be >= 0, found {window}")))?;
             Mechanism::Local { window }
         }
-        RawMechanism::ShiftDiff => {
+        MechanismKind::ShiftDiff => {
             let gate = required("gate", raw.gate)?;
             let gate = Gate {
                 alpha: vector("gate.alpha", &gate.alpha)?,
@@ -201,22 +171,16 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
             };
             Mechanism::ShiftDiff(ShiftDiffParams {
                 shift: required("shift", raw.shift)?,
-                difference: match required("difference", raw.difference)? {
-                    RawDifference::Single => Difference::Single,
-                    RawDifference::Symmetric => Difference::Symmetric,
-                },
-                renormalize: match required("renormalize", raw.renormalize)? {
-                    RawRenormalize::None => Renormalize::None,
-                    RawRenormalize::Softmax => Renormalize::Softmax,
-                },
+                difference: name("difference", &required("difference", raw.difference)?)?,
+                renormalize: name("renormalize", &required("renormalize", raw.renormalize)?)?,
                 fill: match raw.shift_fill {
-                    None | Some(RawShiftFill::Circular) => ShiftFill::Circular,
-                    Some(RawShiftFill::Zero) => ShiftFill::Zero,
+                    None => ShiftFill::Circular,
+                    Some(fill) => name("shift_fill", &fill)?,
                 },
                 gate,
             })
         }
-        RawMechanism::DiffTransformer => {
+        MechanismKind::DiffTransformer => {
             let depth = required("depth", raw.depth)?;
             let depth = u32::try_from(depth).map_err(|_| {
                 SpecError::new(
@@ -255,6 +219,18 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
         causal: raw.causal,
         x,
         weights,
+    })
+}
+
+/// The value a name stands for (`crate::names`), or an error naming the field.
+fn name<T: Named>(field: &str, text: &str) -> Result<T, SpecError> {
+    parse::<T>(field, text).map_err(|e| {
+        let message = e.to_string();
+        let message = message
+            .strip_prefix(&format!("{field}: "))
+            .unwrap_or(&message)
+            .to_string();
+        SpecError::new(field, message)
     })
 }
 

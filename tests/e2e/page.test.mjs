@@ -4,14 +4,13 @@
 // spec file (broken or valid, picked or dropped) is handled. One browser for the file.
 
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, screenshot, startHarness } from './harness.mjs';
 import { canvasInfo, mapData, openExplorer, setRange, settled, drawnTokens } from './www-helpers.mjs';
 
-const FIXTURES = path.join(ROOT, '..', 'shared', 'fixtures', 'stages');
+const FIXTURES = path.join(ROOT, 'tests', 'fixtures', 'stages');
 const STAGE_NAMES = ['A', 'shift(A)', 'D', 'G', 'A′'];
 
 let h;
@@ -334,7 +333,6 @@ test('a broken spec file shows a message naming the field; the page keeps workin
 
 test(
   'a valid spec file draws its stages, picked or dropped; the button returns to the sentence',
-  { skip: !existsSync(FIXTURES) && `${FIXTURES} not found` },
   async () => {
     const { page, errors } = await openExplorer(h);
     const name = (await readdir(FIXTURES)).find((f) => /^shiftdiff_L5_H2_.*_k1_single_none\.spec\.json$/.test(f));

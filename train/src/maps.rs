@@ -115,6 +115,8 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
                     scale,
                     theme: &theme,
                     font_px: 13.0,
+                    mask: None,
+                    masked_label: "",
                 },
             })
             .collect();

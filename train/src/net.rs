@@ -11,8 +11,8 @@ use candle_nn::ops::{sigmoid, softmax};
 use diffattn::engine::bilstm::{BiLstm, LstmWeights};
 use diffattn::engine::diff_transformer::{lambda_init, DiffTransformerParams, RMS_NORM_EPS};
 use diffattn::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
+use diffattn::engine::MechanismKind;
 use diffattn::engine::{Mechanism, Weights};
-use diffattn::explorer::MechanismKind;
 use diffattn::model::{Model, ModelError, Pooling, Quantization, TokenTable, Trained};
 use diffattn::text::{seeded_normal, sinusoidal_positions, MAX_TOKENS};
 use ndarray::{Array1, Array2};
@@ -492,7 +492,7 @@ impl Net {
             )
             .map_err(wrap)
         };
-        let kind = MechanismKind::from_mechanism(&t.mechanism);
+        let kind = t.mechanism.kind();
         let mut config = Config::new(kind, t.table.tokens().len());
         config.d_model = model.d_model();
         config.heads = t.heads;

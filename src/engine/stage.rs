@@ -1,0 +1,77 @@
+//! The maps a mechanism produces, named once: which stage a map is, how a learner reads it, and
+//! what kind of values it holds (which decides its colour scale).
+
+/// One map of one head: which stage of which mechanism it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageId {
+    /// The attention map `A`.
+    A,
+    /// `shift_{+k}(A)`.
+    Shifted,
+    /// `shift_{-k}(A)` (symmetric difference only).
+    ShiftedBack,
+    /// The difference `D`.
+    D,
+    /// The gate `G`.
+    G,
+    /// The fused map `A'`.
+    Fused,
+    /// The Differential Transformer's first map.
+    A1,
+    /// Its second map.
+    A2,
+    /// `A1 - lambda·A2`.
+    Diff,
+}
+
+/// What kind of values a stage holds, which decides how it is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleKind {
+    /// Non-negative weights (attention maps).
+    Sequential,
+    /// The gate: always within 0 to 1, so maps of different settings compare.
+    Unit,
+    /// Signed values, read against zero.
+    Diverging,
+}
+
+impl StageId {
+    /// Every stage, in display order.
+    pub const ALL: [StageId; 9] = [
+        StageId::A,
+        StageId::Shifted,
+        StageId::ShiftedBack,
+        StageId::D,
+        StageId::G,
+        StageId::Fused,
+        StageId::A1,
+        StageId::A2,
+        StageId::Diff,
+    ];
+
+    /// The name a learner reads: `A`, `shift(A)`, `D`, `G`, `A′`, ...
+    pub fn label(self) -> &'static str {
+        match self {
+            StageId::A => "A",
+            StageId::Shifted => "shift(A)",
+            StageId::ShiftedBack => "shift₋ₖ(A)",
+            StageId::D => "D",
+            StageId::G => "G",
+            StageId::Fused => "A′",
+            StageId::A1 => "A1",
+            StageId::A2 => "A2",
+            StageId::Diff => "A1 − λ·A2",
+        }
+    }
+
+    /// What kind of values the stage holds.
+    pub fn scale_kind(self) -> ScaleKind {
+        match self {
+            StageId::A | StageId::Shifted | StageId::ShiftedBack | StageId::A1 | StageId::A2 => {
+                ScaleKind::Sequential
+            }
+            StageId::G => ScaleKind::Unit,
+            StageId::D | StageId::Fused | StageId::Diff => ScaleKind::Diverging,
+        }
+    }
+}
