@@ -1,14 +1,12 @@
 """Shared helpers of the Python tests: random specs, paths, and the relative error measure."""
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-# The shared reference cases sit beside the checkout (as CI lays them out), or where
-# DIFFATTN_SHARED says (a worktree elsewhere).
-SHARED_FIXTURES = Path(os.environ.get("DIFFATTN_SHARED", ROOT.parent / "shared")) / "fixtures" / "stages"
+# The shared reference cases of DESIGN.md §6 (made by another numpy implementation).
+SHARED_FIXTURES = ROOT / "tests" / "fixtures" / "stages"
 REAL_FIXTURES = ROOT / "tests" / "fixtures" / "real"
 GOLDEN = ROOT / "tests" / "golden"
 
