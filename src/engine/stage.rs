@@ -22,6 +22,10 @@ pub enum StageId {
     A2,
     /// `A1 - lambda·A2`.
     Diff,
+    /// Hierarchical attention's weight on the tokens of the own segment.
+    Local,
+    /// Hierarchical attention's weight on the other segments' summaries, `(queries, segments)`.
+    Segments,
 }
 
 /// What kind of values a stage holds, which decides how it is coloured.
@@ -37,7 +41,7 @@ pub enum ScaleKind {
 
 impl StageId {
     /// Every stage, in display order.
-    pub const ALL: [StageId; 9] = [
+    pub const ALL: [StageId; 11] = [
         StageId::A,
         StageId::Shifted,
         StageId::ShiftedBack,
@@ -47,6 +51,8 @@ impl StageId {
         StageId::A1,
         StageId::A2,
         StageId::Diff,
+        StageId::Local,
+        StageId::Segments,
     ];
 
     /// The name a learner reads: `A`, `shift(A)`, `D`, `G`, `A′`, ...
@@ -61,15 +67,21 @@ impl StageId {
             StageId::A1 => "A1",
             StageId::A2 => "A2",
             StageId::Diff => "A1 − λ·A2",
+            StageId::Local => "local",
+            StageId::Segments => "segments",
         }
     }
 
     /// What kind of values the stage holds.
     pub fn scale_kind(self) -> ScaleKind {
         match self {
-            StageId::A | StageId::Shifted | StageId::ShiftedBack | StageId::A1 | StageId::A2 => {
-                ScaleKind::Sequential
-            }
+            StageId::A
+            | StageId::Shifted
+            | StageId::ShiftedBack
+            | StageId::A1
+            | StageId::A2
+            | StageId::Local
+            | StageId::Segments => ScaleKind::Sequential,
             StageId::G => ScaleKind::Unit,
             StageId::D | StageId::Fused | StageId::Diff => ScaleKind::Diverging,
         }

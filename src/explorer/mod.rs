@@ -415,7 +415,7 @@ impl Explorer {
                     Projection::new(kind, self.x.view(), self.weights())
                 }
             };
-            let base = base_maps(&mechanism, &projection, heads, causal);
+            let base = base_maps(&mechanism, &projection, self.weights(), heads, causal);
             self.projection = Some(projection);
             self.base = Some(base?);
             self.recomputations.maps += 1;
@@ -534,6 +534,7 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
         let spec = parse_spec(text)?;
+        spec.page_support()?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;
         let settings = self

@@ -35,6 +35,22 @@ pub struct HeadStagesJson {
     /// `A1 - lambda·A2` (diff_transformer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Vec<Vec<f32>>>,
+    /// Hierarchical attention's weight on the own segment's tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<Vec<Vec<f32>>>,
+    /// Hierarchical attention's weight on the other segments, `(tokens, segments)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<Vec<f32>>>,
+}
+
+/// The Differential Transformer's one λ, or V2's λ per token (row) and head (column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LambdaJson {
+    /// One λ for the layer.
+    Layer(f32),
+    /// `(tokens, heads)`.
+    PerToken(Vec<Vec<f32>>),
 }
 
 /// The whole answer: per-head maps, lambda for the Differential Transformer, and the output.
@@ -44,7 +60,7 @@ pub struct StagesJson {
     pub heads: Vec<HeadStagesJson>,
     /// The layer's lambda (diff_transformer only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda: Option<f32>,
+    pub lambda: Option<LambdaJson>,
     /// The layer output, `tokens x d`.
     pub output: Vec<Vec<f32>>,
 }
@@ -98,7 +114,31 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                     ..Default::default()
                 })
                 .collect(),
-            lambda: Some(maps.lambda),
+            lambda: Some(LambdaJson::Layer(maps.lambda)),
+            output: matrix(output),
+        },
+        Stages::DiffTransformerV2 { maps, output } => StagesJson {
+            heads: (0..maps.diff.len_of(Axis(0)))
+                .map(|h| HeadStagesJson {
+                    a1: Some(head(&maps.a1, h)),
+                    a2: Some(head(&maps.a2, h)),
+                    diff: Some(head(&maps.diff, h)),
+                    ..Default::default()
+                })
+                .collect(),
+            lambda: Some(LambdaJson::PerToken(matrix(&maps.lambda))),
+            output: matrix(output),
+        },
+        Stages::Hierarchical { maps, output } => StagesJson {
+            heads: (0..maps.a.len_of(Axis(0)))
+                .map(|h| HeadStagesJson {
+                    local: Some(head(&maps.local, h)),
+                    segments: Some(head(&maps.segments, h)),
+                    a: Some(head(&maps.a, h)),
+                    ..Default::default()
+                })
+                .collect(),
+            lambda: None,
             output: matrix(output),
         },
     }
