@@ -33,10 +33,15 @@ pub const ARRAY_FIELDS: [&str; 15] = [
     "w_lambda",
 ];
 
-/// Whether `bytes` look like a safetensors file rather than JSON: a header length whose header
-/// starts with `{`. JSON text starts with `{` or whitespace, never with a length.
+/// Whether `bytes` look like a safetensors file rather than JSON: an 8-byte header length that
+/// fits the file, then a header that starts with `{`. (JSON text with eight leading spaces
+/// reads as a length far beyond any file.)
 pub fn is_safetensors(bytes: &[u8]) -> bool {
-    bytes.len() >= 9 && bytes[8] == b'{' && !bytes[..8].iter().any(|&b| b == b'{')
+    let Some(len) = bytes.get(..8) else {
+        return false;
+    };
+    let n = u64::from_le_bytes(len.try_into().unwrap_or([0xff; 8]));
+    bytes.get(8) == Some(&b'{') && n <= (bytes.len() - 8) as u64
 }
 
 /// The JSON text of the non-array fields and the array fields as f32 matrices (vectors as one
