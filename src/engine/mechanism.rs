@@ -406,14 +406,18 @@ pub fn base_maps(
             return input_diff::attention(p, &shape, causal).map(BaseMaps::Attention);
         }
     };
-    let (q, k) = match &weights.layout.rope {
-        Some(rope) => (
+    // Rotated copies only when the layer has rotary positions (never on the page's layouts).
+    let rotated = match &weights.layout.rope {
+        Some(rope) => Some((
             rope.rotate(tokens.q.view(), shape.head_dim)?,
             rope.rotate(tokens.k.view(), shape.head_dim)?,
-        ),
-        None => (tokens.q.clone(), tokens.k.clone()),
+        )),
+        None => None,
     };
-    let (q, k) = (q.view(), k.view());
+    let (q, k) = match &rotated {
+        Some((q, k)) => (q.view(), k.view()),
+        None => (tokens.q.view(), tokens.k.view()),
+    };
     Ok(match mechanism {
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
             BaseMaps::Attention(standard::grouped(q, k, &shape, mask)?)
