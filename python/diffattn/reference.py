@@ -150,7 +150,7 @@ class Layer:
             self.head_dim = _int(self.spec, "head_dim", 1)
         self.kv_heads = _int(self.spec, "kv_heads", 1, default=h)
         if h % self.kv_heads:
-            raise SpecError("kv_heads", f"{self.kv_heads} does not divide heads {h}")
+            raise SpecError("kv_heads", f"expected a divisor of heads {h}, found {self.kv_heads}")
         self.group = h // self.kv_heads
         # Query heads, key heads and the rows of w_v; the Differential Transformer splits its
         # heads into twice as many softmax heads (and as many value rows), V2 only its queries.

@@ -11,8 +11,10 @@ REAL_FIXTURES = ROOT / "tests" / "fixtures" / "real"
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def random_spec(mechanism="standard", tokens=6, d=16, heads=2, causal=True, kv_heads=None, head_dim=None, seed=0, **fields):
-    """A spec with random x and weights of the right shapes for `mechanism`."""
+def random_spec(mechanism="standard", length=6, d=16, heads=2, causal=True, kv_heads=None, head_dim=None, seed=0, bias=False, subln=False, **fields):
+    """A spec with random x and weights of the right shapes for `mechanism`, wide enough for maps
+    far from uniform; `bias` adds b_q..b_o, `subln` a random norm weight. Also makes the
+    fixtures of tests/fixtures/real/make.py."""
     rng = np.random.default_rng(seed)
     dh = head_dim or (d // (2 * heads) if mechanism == "diff_transformer" else d // heads)
     kv = kv_heads or heads
@@ -23,17 +25,25 @@ def random_spec(mechanism="standard", tokens=6, d=16, heads=2, causal=True, kv_h
     def w(rows, cols):
         return rng.normal(0.0, 1.2 / np.sqrt(cols), (rows, cols))
 
-    spec = {"mechanism": mechanism, "heads": heads, "causal": causal, "x": rng.normal(0.0, 1.0, (tokens, d))}
+    spec = {"mechanism": mechanism, "heads": heads, "causal": causal, "x": rng.normal(0.0, 1.0, (length, d))}
     if kv_heads is not None:
         spec["kv_heads"] = kv_heads
     if head_dim is not None:
         spec["head_dim"] = head_dim
     spec.update(w_q=w(q_heads * dh, d), w_k=w(k_heads * dh, d), w_v=w(k_heads * dh, d), w_o=w(d, o_width))
+    if bias:
+        rows = {"q": q_heads * dh, "k": k_heads * dh, "v": k_heads * dh, "o": d}
+        spec.update({f"b_{p}": rng.normal(0.0, 0.3, n) for p, n in rows.items()})
     if mechanism == "diff_transformer":
         spec.update({p: rng.normal(0.0, 0.3, dh) for p in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")})
-        spec["depth"] = 2
+        if subln:
+            spec["subln"] = rng.uniform(0.5, 1.5, 2 * dh)
+        if "lambda_init" not in fields:
+            spec["depth"] = 2
     if mechanism == "diff_transformer_v2":
         spec["w_lambda"] = w(heads, d)
+    if mechanism == "shift_diff":
+        spec["gate"] = {p: rng.normal(0.0, 1.5, heads) for p in ("alpha", "beta", "gamma")}
     spec.update(fields)
     return spec
 

@@ -14,7 +14,7 @@ from diffattn.reference import SpecError
 
 
 def _spec():
-    spec = random_spec("diff_transformer", tokens=5, d=16, heads=2, kv_heads=1, pairing="halves", seed=3)
+    spec = random_spec("diff_transformer", length=5, d=16, heads=2, kv_heads=1, pairing="halves", seed=3)
     spec.update(tokens=["a", "b", "c", "d", "e"], model="m", layer=2, rope={"layout": "half", "theta": 10.0, "positions": [0, 1, 2, 3, 4]})
     return spec
 
@@ -58,7 +58,7 @@ def test_the_safetensors_library_reads_what_save_writes(tmp_path):
 
 
 def test_load_reads_what_the_safetensors_library_writes(tmp_path):
-    spec = random_spec(tokens=4, d=8, heads=2)
+    spec = random_spec(length=4, d=8, heads=2)
     arrays = {k: spec.pop(k).astype(np.float64) for k in ("x", "w_q", "w_k", "w_v", "w_o")}
     save_file(arrays, str(tmp_path / "s.safetensors"), metadata={"format": "diffattn.stages", "version": "1", "spec": json.dumps(spec)})
     loaded = diffattn.load(tmp_path / "s.safetensors")

@@ -38,7 +38,7 @@ def test_rope_on_a_hand_made_layer():
 
 def test_rope_sees_only_relative_positions():
     for layout in ("half", "interleaved"):
-        spec = random_spec(tokens=7, d=16, heads=2, rope={"layout": layout, "theta": 10.0})
+        spec = random_spec(length=7, d=16, heads=2, rope={"layout": layout, "theta": 10.0})
         moved = copy.deepcopy(spec)
         moved["rope"]["positions"] = list(range(40, 47))
         assert max_abs_difference(stages(moved)["heads"], stages(spec)["heads"]) < 1e-12
@@ -51,7 +51,7 @@ def test_half_and_interleaved_layouts_are_a_permutation_of_channels_apart():
     # Half pairs channels (k, k + r/2), interleaved (2k, 2k + 1), both at frequency k: moving
     # row k of each head's W_q and W_k to 2k and row k + r/2 to 2k + 1 turns one into the other.
     dh, heads = 4, 2
-    spec = random_spec(tokens=6, d=8, heads=heads, rope={"layout": "half", "theta": 100.0})
+    spec = random_spec(length=6, d=8, heads=heads, rope={"layout": "half", "theta": 100.0})
     order = [0, 2, 1, 3]  # interleaved channel c takes half channel order[c]
     rows = [h * dh + c for h in range(heads) for c in order]
     other = copy.deepcopy(spec)
@@ -65,7 +65,7 @@ def test_half_and_interleaved_layouts_are_a_permutation_of_channels_apart():
 def test_partial_rotary_leaves_the_other_channels_alone():
     # rotary_dim 2 of head_dim 4: with W_q, W_k zero on channels 0..1, no channel that carries
     # a score is rotated, so the maps are those without rope.
-    spec = random_spec(tokens=5, d=8, heads=2, causal=False)
+    spec = random_spec(length=5, d=8, heads=2, causal=False)
     for w in ("w_q", "w_k"):
         spec[w][[0, 1, 4, 5]] = 0.0
     rotated = dict(spec, rope={"layout": "interleaved", "theta": 10.0, "rotary_dim": 2})
@@ -75,13 +75,13 @@ def test_partial_rotary_leaves_the_other_channels_alone():
 
 
 def test_attention_scaling_scales_queries_and_keys():
-    spec = random_spec(tokens=5, d=8, heads=2, rope={"layout": "half", "theta": 10.0, "attention_scaling": 1.5})
+    spec = random_spec(length=5, d=8, heads=2, rope={"layout": "half", "theta": 10.0, "attention_scaling": 1.5})
     plain = dict(spec, rope={"layout": "half", "theta": 10.0}, w_q=spec["w_q"] * 1.5, w_k=spec["w_k"] * 1.5)
     assert max_abs_difference(stages(spec), stages(plain)) < 1e-12
 
 
 def test_inv_freq_is_the_frequencies_theta_gives():
-    spec = random_spec(tokens=5, d=8, heads=2, rope={"layout": "half", "theta": 50.0})
+    spec = random_spec(length=5, d=8, heads=2, rope={"layout": "half", "theta": 50.0})
     explicit = dict(spec, rope={"layout": "half", "inv_freq": [1.0, 50.0**-0.5]})
     assert max_abs_difference(stages(spec), stages(explicit)) < 1e-12
 
@@ -91,7 +91,7 @@ def test_inv_freq_is_the_frequencies_theta_gives():
 
 def test_grouped_query_attention_is_multi_head_with_repeated_keys_and_values():
     # kv_heads 2 of 4 heads: query heads 0, 1 use key/value head 0 and heads 2, 3 head 1.
-    spec = random_spec(tokens=6, d=16, heads=4, kv_heads=2, rope={"layout": "half", "theta": 10.0})
+    spec = random_spec(length=6, d=16, heads=4, kv_heads=2, rope={"layout": "half", "theta": 10.0})
     dh = 4
     rows = [g * dh + c for g in (0, 0, 1, 1) for c in range(dh)]
     full = dict(spec, w_k=spec["w_k"][rows], w_v=spec["w_v"][rows])
@@ -102,14 +102,14 @@ def test_grouped_query_attention_is_multi_head_with_repeated_keys_and_values():
 
 
 def test_head_dim_wider_than_d_over_heads():
-    spec = random_spec(tokens=4, d=8, heads=2, head_dim=6)
+    spec = random_spec(length=4, d=8, heads=2, head_dim=6)
     result = stages(spec)
     assert stack(result, "a").shape == (2, 4, 4) and result["output"].shape == (4, 8)
 
 
 def test_a_value_bias_adds_w_o_b_v_to_every_row():
     # Rows of A sum to 1, so A·(V + 1 b_vᵀ) = A·V + 1 b_vᵀ; the output moves by W_o b_v (+ b_o).
-    spec = random_spec(tokens=5, d=8, heads=2)
+    spec = random_spec(length=5, d=8, heads=2)
     b_v, b_o = np.arange(8) / 8.0, np.full(8, 0.25)
     shifted = stages(dict(spec, b_v=b_v, b_o=b_o))["output"] - stages(spec)["output"]
     np.testing.assert_allclose(shifted, np.tile(spec["w_o"] @ b_v + b_o, (5, 1)), atol=1e-12)
@@ -117,7 +117,7 @@ def test_a_value_bias_adds_w_o_b_v_to_every_row():
 
 def test_a_key_bias_changes_nothing_a_query_bias_does():
     # q·(k + b) = q·k + q·b: the same for every key, so softmax ignores it.
-    spec = random_spec(tokens=5, d=8, heads=2)
+    spec = random_spec(length=5, d=8, heads=2)
     assert max_abs_difference(stages(dict(spec, b_k=np.ones(8))), stages(spec)) < 1e-12
     assert max_abs_difference(stages(dict(spec, b_q=np.ones(8)))["heads"], stages(spec)["heads"]) > 1e-3
 
@@ -129,7 +129,7 @@ def test_without_grouping_the_two_pairings_are_a_permutation_of_heads_apart():
     # adjacent: diff head h = query and key heads 2h, 2h+1, value head h (2 dh wide); halves:
     # query and key heads h and h + H, value heads h and h + H joined.
     heads, dh = 3, 2
-    spec = random_spec("diff_transformer", tokens=7, d=12, heads=heads, rope={"layout": "half", "theta": 10.0}, pairing="halves")
+    spec = random_spec("diff_transformer", length=7, d=12, heads=heads, rope={"layout": "half", "theta": 10.0}, pairing="halves")
     blocks = [i // 2 + (i % 2) * heads for i in range(2 * heads)]  # adjacent block i is halves block blocks[i]
     rows = [b * dh + c for b in blocks for c in range(dh)]
     adjacent = dict(spec, pairing="adjacent", w_q=spec["w_q"][rows], w_k=spec["w_k"][rows], w_v=spec["w_v"][rows])
@@ -142,7 +142,7 @@ def test_grouped_pairings_pick_key_heads_as_their_code_does():
     # so query heads 2h and 2h+1 both use key head h; DiffLlama's query heads h and h + H use
     # key heads h // 2 and h // 2 + kv. With twin query heads (2h = 2h+1, or h = h + H), the
     # official code's A1 and A2 are then equal and DiffLlama's are not.
-    spec = random_spec("diff_transformer", tokens=6, d=16, heads=4, kv_heads=2)
+    spec = random_spec("diff_transformer", length=6, d=16, heads=4, kv_heads=2)
     dh, w_q = 2, spec["w_q"].copy()
     for h in range(4):
         w_q[(2 * h + 1) * dh : (2 * h + 2) * dh] = w_q[2 * h * dh : (2 * h + 1) * dh]
@@ -155,7 +155,7 @@ def test_grouped_pairings_pick_key_heads_as_their_code_does():
 
 
 def test_lambda_from_depth_or_lambda_init():
-    spec = random_spec("diff_transformer", tokens=4, d=8, heads=1)
+    spec = random_spec("diff_transformer", length=4, d=8, heads=1)
     for p in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"):
         spec[p] = np.zeros(4)
     # λ = exp(0) - exp(0) + λ_init, λ_init(0) = 0.8 - 0.6 = 0.2.
@@ -167,12 +167,12 @@ def test_lambda_from_depth_or_lambda_init():
 
 
 def test_no_subln_weight_is_a_weight_of_ones():
-    spec = random_spec("diff_transformer", tokens=5, d=8, heads=1)
+    spec = random_spec("diff_transformer", length=5, d=8, heads=1)
     assert max_abs_difference(stages(spec), stages(dict(spec, subln=np.ones(8)))) < 1e-12
 
 
 def test_v2_lambda_is_a_sigmoid_per_token_and_head():
-    spec = random_spec("diff_transformer_v2", tokens=5, d=8, heads=2, head_dim=4)
+    spec = random_spec("diff_transformer_v2", length=5, d=8, heads=2, head_dim=4)
     result = stages(dict(spec, w_lambda=np.zeros((2, 8))))
     np.testing.assert_array_equal(result["lambda"], np.full((5, 2), 0.5))
     np.testing.assert_allclose(stack(result, "diff"), stack(result, "a1") - 0.5 * stack(result, "a2"), atol=1e-15)
@@ -183,7 +183,7 @@ def test_v2_lambda_is_a_sigmoid_per_token_and_head():
 def test_v2_with_twin_query_heads_scales_each_row_by_one_minus_lambda():
     # When query heads 2h and 2h+1 are equal, A1 = A2 and the diff map is (1 - λ_i)·A1, so the
     # output is standard attention with each value row of head h scaled by 1 - λ[i, h].
-    spec = random_spec("diff_transformer_v2", tokens=6, d=8, heads=2, kv_heads=1, head_dim=4)
+    spec = random_spec("diff_transformer_v2", length=6, d=8, heads=2, kv_heads=1, head_dim=4)
     w_q = spec["w_q"].copy()
     w_q[4:8], w_q[12:16] = w_q[0:4], w_q[8:12]
     result = stages(dict(spec, w_q=w_q))
@@ -215,7 +215,7 @@ def test_hierarchical_by_hand():
 @pytest.mark.parametrize("causal", [False, True])
 def test_hierarchical_is_standard_attention_at_segment_1_and_at_segment_L(causal):
     # Segment 1: every summary is a token itself. Segment >= L: one segment, all local.
-    spec = random_spec(tokens=7, d=16, heads=2, kv_heads=1, causal=causal, rope={"layout": "half", "theta": 10.0})
+    spec = random_spec(length=7, d=16, heads=2, kv_heads=1, causal=causal, rope={"layout": "half", "theta": 10.0})
     standard = stages(spec)
     for size in (1, 7, 50):
         got = stages(dict(spec, mechanism="hierarchical", segment=size))
@@ -225,7 +225,7 @@ def test_hierarchical_is_standard_attention_at_segment_1_and_at_segment_L(causal
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_hierarchical_maps_keep_to_their_cells(causal):
-    spec = random_spec("hierarchical", tokens=10, d=8, heads=2, causal=causal, segment=3)
+    spec = random_spec("hierarchical", length=10, d=8, heads=2, causal=causal, segment=3)
     for head in stages(spec)["heads"]:
         segment_of = np.arange(10) // 3
         own = segment_of[:, None] == segment_of[None, :]
@@ -246,7 +246,7 @@ def test_hierarchical_maps_keep_to_their_cells(causal):
     "change, field, words",
     [
         (dict(mechanism="hierarchy"), "mechanism", "expected one of"),
-        (dict(kv_heads=3), "kv_heads", "does not divide heads 4"),
+        (dict(kv_heads=3), "kv_heads", "expected a divisor of heads 4, found 3"),
         (dict(kv_heads=2), "w_k", "key heads 2 x head_dim 4"),
         (dict(heads=3), "heads", "give head_dim"),
         (dict(b_q=[1.0, 2.0]), "b_q", "expected 16 values"),
@@ -265,7 +265,7 @@ def test_hierarchical_maps_keep_to_their_cells(causal):
     ],
 )
 def test_bad_specs_name_their_field(change, field, words):
-    spec = random_spec(tokens=6, d=16, heads=4)
+    spec = random_spec(length=6, d=16, heads=4)
     spec.update(change)
     with pytest.raises(SpecError) as error:
         stages(spec)
@@ -282,7 +282,7 @@ def test_bad_specs_name_their_field(change, field, words):
     ],
 )
 def test_bad_diff_transformer_specs_name_their_field(change, field, words):
-    spec = random_spec("diff_transformer", tokens=5, d=16, heads=2, kv_heads=1)
+    spec = random_spec("diff_transformer", length=5, d=16, heads=2, kv_heads=1)
     spec.update(change)
     with pytest.raises(SpecError) as error:
         stages(spec)
@@ -290,7 +290,7 @@ def test_bad_diff_transformer_specs_name_their_field(change, field, words):
 
 
 def test_bad_v2_specs_name_their_field():
-    spec = random_spec("diff_transformer_v2", tokens=5, d=16, heads=2)
+    spec = random_spec("diff_transformer_v2", length=5, d=16, heads=2)
     spec["w_lambda"] = np.zeros((3, 16))
     with pytest.raises(SpecError, match=r"^w_lambda: expected 2 x 16 \(heads, d_model\)"):
         stages(spec)

@@ -106,15 +106,7 @@ fn tensor(name: &str, info: &Value, data: &[u8]) -> Result<Array2<f32>, SpecErro
         Some("F64") => 8,
         other => return Err(err(format!("dtype {other:?}: expected F32 or F64"))),
     };
-    let dims: Vec<usize> = info
-        .get("shape")
-        .and_then(Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let dims = numbers(info, "shape");
     let (rows, cols) = match dims[..] {
         [n] => (1, n),
         [r, c] => (r, c),
@@ -125,15 +117,7 @@ fn tensor(name: &str, info: &Value, data: &[u8]) -> Result<Array2<f32>, SpecErro
             )))
         }
     };
-    let offsets: Vec<usize> = info
-        .get("data_offsets")
-        .and_then(Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let offsets = numbers(info, "data_offsets");
     let fits = |b: usize, e: usize| {
         b <= e
             && e <= data.len()
@@ -166,4 +150,15 @@ fn tensor(name: &str, info: &Value, data: &[u8]) -> Result<Array2<f32>, SpecErro
         values.push(v);
     }
     Array2::from_shape_vec((rows, cols), values).map_err(|e| err(e.to_string()))
+}
+
+/// The non-negative integers of a header entry's list `key` (empty when it is not one).
+fn numbers(info: &Value, key: &str) -> Vec<usize> {
+    let list = info.get(key).and_then(Value::as_array);
+    list.map(|l| {
+        l.iter()
+            .filter_map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
+            .collect()
+    })
+    .unwrap_or_default()
 }
