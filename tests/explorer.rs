@@ -353,7 +353,11 @@ fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
         let mut again = Explorer::new(Model::untrained());
         again.load_spec(&json).unwrap();
         again.compute().unwrap();
-        assert_eq!(again.labels(), e.labels(), "{mechanism:?}: the tokens label the axes");
+        assert_eq!(
+            again.labels(),
+            e.labels(),
+            "{mechanism:?}: the tokens label the axes"
+        );
         assert_eq!(again.stages(), stages);
         for (s, want) in stages.iter().zip(&before) {
             let got = again.maps(*s).unwrap();

@@ -198,6 +198,8 @@ impl Explorer {
                 Parameter::Gate => !self.gate_is_learned(),
                 Parameter::Tau => (now.maps.tau - was.maps.tau).abs() > 1e-6,
                 Parameter::Window => now.maps.window != was.maps.window,
+                // The page has no segment control (hierarchical is in the stages format only).
+                Parameter::Segment => false,
             };
             if differs {
                 moved.push(crate::names::name_of(p));

@@ -108,9 +108,11 @@ impl Frame<'_> {
         };
         // A constant map's colorbar shows "= value" and the word for constant instead.
         let constant_em = match self.constant {
-            Some(v) => text_width_em(&format!("= {}", crate::render::scale::format_one(v)))
-                .max(text_width_em(&display_label(self.constant_label, MAX_LABEL_GRAPHEMES)))
-                + 0.2,
+            Some(v) => {
+                text_width_em(&format!("= {}", crate::render::scale::format_one(v))).max(
+                    text_width_em(&display_label(self.constant_label, MAX_LABEL_GRAPHEMES)),
+                ) + 0.2
+            }
             None => 0.0,
         };
         let tick_label_em = tick_label_em.max(legend_em).max(constant_em);
@@ -323,7 +325,10 @@ fn draw_constant_bar<DB: DrawingBackend>(
     let side = bar.width as i32;
     let (x0, y0) = (bar.x, bar.y);
     let swatch = [(x0, y0), (x0 + side, y0 + side)];
-    area.draw(&Rectangle::new(swatch, frame.scale.plotters_color(value).filled()))?;
+    area.draw(&Rectangle::new(
+        swatch,
+        frame.scale.plotters_color(value).filled(),
+    ))?;
     outline(
         area,
         PixelRect {

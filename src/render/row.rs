@@ -190,13 +190,20 @@ pub fn draw_row_chart<DB: DrawingBackend>(
         }
     }
     if let Some(j) = chart.hovered.filter(|&j| j < layout.keys) {
-        area.draw(&Rectangle::new(band(j), theme.foreground.mix(0.10).filled()))?;
+        area.draw(&Rectangle::new(
+            band(j),
+            theme.foreground.mix(0.10).filled(),
+        ))?;
     }
     // Grid lines at the ticks, a stronger one at zero.
     for (v, label) in &ticks {
         let y = layout.value_y(*v);
         let strong = *v == 0.0;
-        let color = if strong { theme.foreground.mix(0.6) } else { theme.grid.mix(0.35) };
+        let color = if strong {
+            theme.foreground.mix(0.6)
+        } else {
+            theme.grid.mix(0.35)
+        };
         area.draw(&Rectangle::new(
             [(plot.x, y), (plot.right(), y + 1)],
             color.filled(),

@@ -74,8 +74,8 @@ impl Painter {
         let backend = CanvasBackend::with_canvas_object(canvas.clone())
             .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
         let area = backend.into_drawing_area();
-        let layout = draw_row_chart(&area, chart)
-            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        let layout =
+            draw_row_chart(&area, chart).map_err(|e| js_error(format!("drawing failed: {e}")))?;
         area.present()
             .map_err(|e| js_error(format!("drawing failed: {e}")))?;
         Ok(layout)

@@ -208,7 +208,8 @@ impl Explorer {
         };
         let heads = self.state.settings().maps.heads;
         let labels = self.shared_labels();
-        let drawn: Vec<(StageId, usize)> = (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
+        let drawn: Vec<(StageId, usize)> =
+            (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
         let scales = self.scales(&drawn);
         self.layouts.clear();
         for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
