@@ -12,6 +12,7 @@ import { messageOf } from './explorer/messages.js';
 import { WeightsStore } from './explorer/weights.js';
 import { CONTROL_NAMES, EMBED_CONTROLS } from './explorer/controls.js';
 import { ENGINE_KEYS } from './explorer/state.js';
+import { PAGE_DEFAULTS } from './explorer/view.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
@@ -28,8 +29,8 @@ function nameSet(list, canon) {
   return new Set(names.map(canon).filter(Boolean));
 }
 
-/** Translates the page's own strings (header, footer, title). */
-function translatePage(lang, version) {
+/** Translates the page's own strings (header, footer, title); the lede describes `mechanism`. */
+function translatePage(lang, version, mechanism) {
   const t = (key, params) => translate(lang, key, params);
   document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
   document.title = t('page_title');
@@ -38,6 +39,10 @@ function translatePage(lang, version) {
   const toggle = document.getElementById('lang-toggle');
   toggle.lang = lang === 'zh' ? 'en' : 'zh-Hans';
   document.getElementById('footer-text').textContent = t('footer', { v: version });
+  const lede = `lede_${mechanism}`;
+  const ledeNode = document.querySelector('.lede');
+  ledeNode.textContent = t(lede === t(lede) ? 'lede' : lede);
+  ledeNode.title = ledeNode.textContent;
 }
 
 /** Shows an error outside the explorer (it failed to start, or something escaped it). */
@@ -55,7 +60,7 @@ function pageMessage(text) {
  * names only what a person moved away from.
  */
 function addressDefaults(view, engineDefaults) {
-  const base = { ...engineDefaults, all_heads: false, weights: 'trained', theme: 'auto', head: 1 };
+  const base = { ...engineDefaults, ...PAGE_DEFAULTS, head: 1 };
   const trained = view.loader.info?.trained && view.state.weights === 'trained' ? view.loader.info.trained_with : null;
   if (!trained) return base;
   const out = { ...base, ...Object.fromEntries(ENGINE_KEYS.map((k) => [k, trained[k]])), head: 1, mechanism: engineDefaults.mechanism };
@@ -67,7 +72,7 @@ async function main() {
   const base = new URL('../', import.meta.url);
   const addressLang = new URLSearchParams(location.search).get('lang');
   const lang0 = ['en', 'zh'].includes(addressLang?.split('-')[0]) ? addressLang.split('-')[0] : detectLanguage(navigator.languages ?? [navigator.language]);
-  translatePage(lang0, '');
+  translatePage(lang0, '', '');
   let runtime;
   let styles;
   try {
@@ -107,13 +112,17 @@ async function main() {
     dropTarget: document,
     docsBase: new URL('docs/', base),
     showTimings: address.debug,
-    onChange: scheduleAddress,
+    fit: true,
+    onChange: () => {
+      scheduleAddress();
+      translatePage(view.state.lang, runtime.version, view.state.mechanism);
+    },
   });
-  translatePage(view.state.lang, runtime.version);
+  translatePage(view.state.lang, runtime.version, view.state.mechanism);
   document.getElementById('lang-toggle').addEventListener('click', () => {
     const lang = view.state.lang === 'en' ? 'zh' : 'en';
     view.set({ lang });
-    translatePage(lang, runtime.version);
+    translatePage(lang, runtime.version, view.state.mechanism);
     scheduleAddress();
   });
   window.addEventListener('error', (event) => view.messages.show('uncaught', messageOf(event.error ?? event.message)));
@@ -139,6 +148,7 @@ async function main() {
   };
   // The address's settings win over the trained model's.
   await view.start({ keep: address.named });
+  translatePage(view.state.lang, runtime.version, view.state.mechanism);
   writeAddress();
   // Mark ready after the first paint reached the screen.
   requestAnimationFrame(() => {

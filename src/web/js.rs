@@ -387,19 +387,29 @@ pub(super) struct PredictionJs {
     pub tokens: usize,
 }
 
-/// `{ name, stages: string[], parameters: string[], final_stage }`: one mechanism of the
-/// registry, for `mechanisms()`.
+/// `{ name, stages: string[], parameters: string[], final_stage, compare }`: one mechanism of
+/// the registry, for `mechanisms()`; `compare` says the compare view shows it by default.
 #[derive(Serialize)]
 pub(super) struct MechanismJs {
     name: &'static str,
     stages: Vec<&'static str>,
     parameters: Vec<&'static str>,
     final_stage: &'static str,
+    compare: bool,
 }
+
+/// The mechanisms the page's compare view sets side by side by default: ordinary attention,
+/// the seed article's mechanism and the published Differential Transformer.
+const COMPARED: [MechanismKind; 3] = [
+    MechanismKind::Standard,
+    MechanismKind::ShiftDiff,
+    MechanismKind::DiffTransformer,
+];
 
 impl MechanismJs {
     pub(super) fn new(kind: MechanismKind) -> MechanismJs {
         MechanismJs {
+            compare: COMPARED.contains(&kind),
             name: name_of(kind),
             stages: kind
                 .stages(Difference::Symmetric)

@@ -3,8 +3,8 @@
 //
 // The layout is for one screen: a bar with the sentence and the mechanism on top, the
 // controls in a rail beside the maps (details behind disclosures), the maps filling what is
-// left of the window; on a narrow screen the maps come right after the sentence and the rail
-// below them. The markup is static (no user text, no inline styles); strings come from
+// left of the window; on a narrow screen the maps come right after the sentence, and the
+// other tools and the rail below them (explorer.css places them). The markup is static (no user text, no inline styles); strings come from
 // i18n.js through `data-i18n*` attributes. `data-control` names a control as the `controls`
 // option and the custom element's `controls` attribute do; `data-parameter` marks a control
 // that only some mechanisms take (the engine's `view().parameters` says which).
@@ -20,34 +20,30 @@ const MARKUP = `
       <label for="sentence" data-i18n="sentence_label">Sentence</label>
       <textarea id="sentence" rows="1" spellcheck="false" autocomplete="off" part="sentence" data-i18n-placeholder="sentence_placeholder" placeholder="Type a sentence…"></textarea>
     </div>
-    <div class="field" data-control="presets">
-      <label for="presets" data-i18n="presets_label">Examples</label>
-      <select id="presets"></select>
-    </div>
-    <div class="field" data-control="mechanism">
-      <label for="mechanism" data-i18n="mechanism_label">Mechanism</label>
-      <select id="mechanism"></select>
-    </div>
-    <div class="field" data-control="weights">
-      <label for="weights" data-i18n="model_label">Weights</label>
-      <select id="weights">
-        <option value="trained" data-i18n="model_opt_trained">trained (default)</option>
-        <option value="untrained" data-i18n="model_opt_untrained">untrained (seeded)</option>
-        <option value="spec" data-i18n="model_opt_spec" disabled hidden>from your file</option>
-      </select>
-    </div>
-    <div class="views" role="group" data-control="views" data-i18n-aria-label="views_label" aria-label="View">
-      <button type="button" id="view-explore" class="button tab" data-view="explore" data-i18n="view_explore">Explore</button>
-      <button type="button" id="view-walk" class="button tab" data-view="walk" data-i18n="view_walk">Guided walk</button>
-      <button type="button" id="view-compare" class="button tab" data-view="compare" data-i18n="view_compare">Compare</button>
-      <button type="button" id="present" class="button quiet" data-control="present" data-i18n="present" data-i18n-title="present_title" title="Present (P)">Present</button>
+    <div id="tools" class="tools">
+      <div class="field" data-control="presets">
+        <label for="presets" data-i18n="presets_label">Examples</label>
+        <select id="presets"></select>
+      </div>
+      <div class="field" data-control="mechanism">
+        <label for="mechanism" data-i18n="mechanism_label">Mechanism</label>
+        <select id="mechanism"></select>
+      </div>
     </div>
   </div>
 
-  <div id="body" class="body">
     <section id="controls" class="controls rail" part="controls" data-i18n-aria-label="controls_label" aria-label="Controls">
       <fieldset class="group group-mech">
-        <legend data-i18n="group_mech">Mechanism</legend>
+        <legend data-i18n="group_heads">Heads and mask</legend>
+        <div class="field" data-control="weights">
+          <label for="weights" data-i18n="model_label">Weights</label>
+          <select id="weights">
+            <option value="trained" data-i18n="model_opt_trained">trained (default)</option>
+            <option value="untrained" data-i18n="model_opt_untrained">untrained (seeded)</option>
+            <option value="spec" data-i18n="model_opt_spec" disabled hidden>from your file</option>
+          </select>
+          <span id="model-status" class="badge" hidden></span>
+        </div>
         <div class="field" data-control="heads">
           <div class="field-head">
             <label for="heads" data-i18n="heads_label">Number of heads</label>
@@ -74,7 +70,7 @@ const MARKUP = `
           </div>
           <input type="range" id="shift" min="-24" max="24" step="1" value="1">
         </div>
-        <details class="more" data-control="difference" data-parameter="difference">
+        <details id="more-shift" class="more" data-control="difference" data-parameter="difference">
           <summary data-i18n="more_shift">Difference, fill, renormalisation</summary>
           <div class="field">
             <label for="difference" data-i18n="difference_label">Difference D</label>
@@ -93,7 +89,7 @@ const MARKUP = `
 
       <fieldset class="group group-gate">
         <legend data-i18n="group_gate">Gate G</legend>
-        <details class="more" data-control="gate" data-parameter="gate">
+        <details id="more-gate" class="more" data-control="gate" data-parameter="gate">
           <summary id="gate-summary" data-i18n="more_gate">α, β, γ</summary>
           <div class="field">
             <div class="field-head">
@@ -162,7 +158,7 @@ const MARKUP = `
         </div>
       </fieldset>
 
-      <details class="group more export-tools" role="group" data-control="export" data-i18n-aria-label="group_export" aria-label="Export">
+      <details id="export-tools" class="group more export-tools" role="group" data-control="export" data-i18n-aria-label="group_export" aria-label="Export">
         <summary data-i18n="group_export">Export</summary>
         <div class="field">
           <label for="export-target" data-i18n="export_map_label">What to export</label>
@@ -187,7 +183,12 @@ const MARKUP = `
     <section id="maps-section" class="maps-section stage" part="maps-section" tabindex="-1" aria-labelledby="maps-heading">
       <h2 id="maps-heading" class="visually-hidden" data-i18n="maps_label">Attention maps</h2>
       <div class="status-line">
-        <span id="model-status" class="badge" hidden></span>
+        <div class="views" role="group" data-control="views" data-i18n-aria-label="views_label" aria-label="View">
+          <button type="button" id="view-explore" class="button tab" data-view="explore" data-i18n="view_explore">Explore</button>
+          <button type="button" id="view-walk" class="button tab" data-view="walk" data-i18n="view_walk">Guided walk</button>
+          <button type="button" id="view-compare" class="button tab" data-view="compare" data-i18n="view_compare">Compare</button>
+          <button type="button" id="present" class="button quiet" data-control="present" data-i18n="present" data-i18n-title="present_title" title="Present (P)">Present</button>
+        </div>
         <span id="token-count"></span>
         <span id="param-readout" hidden></span>
         <span id="timing" class="muted" hidden></span>
@@ -245,7 +246,6 @@ const MARKUP = `
       <p id="trained-with" class="prediction-note muted" hidden></p>
       <div id="table-fallback" class="visually-hidden"></div>
     </section>
-  </div>
 
   <details id="howto" class="howto" part="howto" data-control="howto">
     <summary data-i18n="howto_title">How to read these maps</summary>
