@@ -113,6 +113,7 @@ async function main() {
     docsBase: new URL('docs/', base),
     showTimings: address.debug,
     fit: true,
+    globalKeys: true,
     onChange: () => {
       scheduleAddress();
       translatePage(view.state.lang, runtime.version, view.state.mechanism);

@@ -94,6 +94,8 @@ export class ExplorerView {
     this.#applyTheme();
     this.#scheduler.schedule('render');
   };
+  #keyTarget;
+  #onKey = (event) => this.#key(event);
   #onFullscreen = () => {
     if (!document.fullscreenElement && this.state.present) this.setFromPerson({ present: false });
   };
@@ -103,7 +105,8 @@ export class ExplorerView {
    * runtime.js), `weights` (a WeightsStore), `state` (initial values, any keys of state.js),
    * `controls` and `maps` (Sets of names to show, or null for all), `fit` (size the maps to
    * the window, as the page does), `dropTarget` (where spec files may be dropped; default
-   * the explorer itself), `onChange(state)` (after a person changed something),
+   * the explorer itself), `globalKeys` (P and the walk's arrow keys work anywhere on the page,
+   * for the page's one explorer), `onChange(state)` (after a person changed something),
    * `showTimings`.
    */
   constructor(root, options) {
@@ -117,6 +120,8 @@ export class ExplorerView {
     const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
+    // The walk shares one colour scale unless told otherwise.
+    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
     this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
       onRestart: () => this.#restarted(),
       onStop: (cause) => this.report(new EngineStopped(cause)),
@@ -142,7 +147,9 @@ export class ExplorerView {
     this.#darkQuery = globalThis.matchMedia?.('(prefers-color-scheme: dark)');
     this.#darkQuery?.addEventListener('change', this.#onDark);
     document.addEventListener('fullscreenchange', this.#onFullscreen);
-    this.el.explorer.addEventListener('keydown', (event) => this.#key(event));
+    // The page's explorer hears keys anywhere on the page; an embedded one only inside itself.
+    this.#keyTarget = options.globalKeys ? document : this.el.explorer;
+    this.#keyTarget.addEventListener('keydown', this.#onKey);
     this.el.timing.hidden = !options.showTimings;
     this.#applyTheme();
     this.applyLanguage();
@@ -619,6 +626,7 @@ export class ExplorerView {
   destroy() {
     this.#darkQuery?.removeEventListener('change', this.#onDark);
     document.removeEventListener('fullscreenchange', this.#onFullscreen);
+    this.#keyTarget.removeEventListener('keydown', this.#onKey);
     this.walk.stop();
     this.#maps.destroy();
     this.#compare.clear();
