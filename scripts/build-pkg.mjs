@@ -3,7 +3,8 @@
 // stylesheet (www/explorer/ → pkg/explorer/: the same files, not a second version), the
 // trained weights (weights/ → pkg/weights/) and docs/MODEL.md (the explorer links to it), then
 // bundles pkg/inline.js with esbuild into the single-file build
-// pkg/diffattn-explorer.inline.js (wasm, default model and CSS inside, base64). Prints what a
+// pkg/diffattn-explorer.inline.js (wasm, default model and CSS inside, base64) and the same as
+// a classic script, pkg/diffattn-explorer.classic.js (for pages opened from disk). Prints what a
 // page with one element downloads and the single file's size, raw and gzipped, and writes them
 // to pkg/sizes.json (not shipped). Run by scripts/build-pkg after scripts/build-wasm.
 
@@ -60,27 +61,37 @@ async function main() {
     `export const CSS = ${JSON.stringify(css)};`,
   ].join('\n');
   const inlineOut = path.join(PKG, 'diffattn-explorer.inline.js');
-  const result = await esbuild.build({
+  const classicOut = path.join(PKG, 'diffattn-explorer.classic.js');
+  const plugin = {
+    name: 'diffattn-inline-assets',
+    setup(build) {
+      build.onResolve({ filter: /^diffattn:inline-assets$/ }, () => ({ path: 'inline-assets', namespace: 'diffattn' }));
+      build.onLoad({ filter: /.*/, namespace: 'diffattn' }, () => ({ contents: assets, loader: 'js' }));
+    },
+  };
+  const common = {
     entryPoints: [path.join(PKG, 'inline.js')],
     bundle: true,
-    format: 'esm',
     target: 'es2022',
     minify: true,
     legalComments: 'none',
-    outfile: inlineOut,
-    metafile: true,
     logLevel: 'warning',
-    banner: { js: `// diffattn ${manifest.default} explorer, single-file build: wasm, the ${manifest.default} model and the stylesheet inside. MIT OR Apache-2.0.` },
-    plugins: [
-      {
-        name: 'diffattn-inline-assets',
-        setup(build) {
-          build.onResolve({ filter: /^diffattn:inline-assets$/ }, () => ({ path: 'inline-assets', namespace: 'diffattn' }));
-          build.onLoad({ filter: /.*/, namespace: 'diffattn' }, () => ({ contents: assets, loader: 'js' }));
-        },
-      },
-    ],
+    plugins: [plugin],
+  };
+  const banner = (what) => `// diffattn explorer, ${what}: the wasm, the ${manifest.default} model and the stylesheet inside. MIT OR Apache-2.0.`;
+  // The ES module (import it, or give it to anywidget as `_esm`).
+  const result = await esbuild.build({ ...common, format: 'esm', outfile: inlineOut, banner: { js: banner('single-file build (ES module)') } });
+  // The same as a classic script, for a page opened from disk: browsers load no module from a
+  // file:// URL, but they do run `<script src>`. It has no exports, and import.meta.url (which
+  // a classic script lacks) becomes the document's URL, a base that nothing fetches from here.
+  const classic = await esbuild.build({
+    ...common,
+    format: 'iife',
+    outfile: classicOut,
+    define: { 'import.meta.url': 'document.baseURI' },
+    banner: { js: banner('single-file build (classic script)') },
   });
+  if (classic.errors.length) throw new Error('esbuild failed (classic)');
   if (result.errors.length) throw new Error('esbuild failed');
 
   // What a page with one element downloads: the entry, every module it imports (esbuild's
@@ -104,7 +115,9 @@ async function main() {
     pageGz += gzipped(bytes);
   }
   const inline = await readFile(inlineOut);
+  const classicBytes = await readFile(classicOut);
   const sizes = {
+    classic: { bytes: classicBytes.length, gzip_bytes: gzipped(classicBytes) },
     one_element_page: { files: onePage.length, bytes: pageRaw, gzip_bytes: pageGz },
     inline: { bytes: inline.length, gzip_bytes: gzipped(inline) },
     wasm: { bytes: wasm.length, gzip_bytes: gzipped(wasm) },
@@ -114,6 +127,7 @@ async function main() {
   console.log(`build-pkg: pkg/explorer/ (${explorerFiles.length} files from www/explorer/), pkg/weights/, pkg/docs/MODEL.md copied`);
   console.log(`build-pkg: a page with one element downloads ${onePage.length} files, ${kib(pageRaw)}, ${kib(pageGz)} gzipped`);
   console.log(`build-pkg: pkg/diffattn-explorer.inline.js: ${kib(inline.length)}, ${kib(sizes.inline.gzip_bytes)} gzipped`);
+  console.log(`build-pkg: pkg/diffattn-explorer.classic.js: ${kib(classicBytes.length)}, ${kib(sizes.classic.gzip_bytes)} gzipped`);
 }
 
 main().catch((err) => {
