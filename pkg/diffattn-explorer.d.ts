@@ -93,10 +93,8 @@ export interface WidgetModel {
   save_changes(): void;
 }
 
-/** anywidget's entry point: draws an explorer in `el`, synced with `model`; returns its cleanup. */
-export declare function render(context: { model: WidgetModel; el: HTMLElement }): () => void;
-
-declare const widget: { render: typeof render };
+/** anywidget's entry point: `render` draws an explorer in `el`, synced with `model`, and returns its cleanup. */
+declare const widget: { render(context: { model: WidgetModel; el: HTMLElement }): () => void };
 export default widget;
 
 declare global {

@@ -45,9 +45,9 @@ function assets() {
 /** The element's class (registered on import). */
 export const DiffattnExplorerElement = defineExplorerElement(TAG_NAME, assets);
 
-/** anywidget's entry point, so this module also serves as a widget's `_esm`. */
-export function render(context) {
-  return renderWidget(context, TAG_NAME);
-}
-
-export default { render };
+/** anywidget's entry point (`export default { render }`), so this module can also be a widget's `_esm`. */
+export default {
+  render(context) {
+    return renderWidget(context, TAG_NAME);
+  },
+};

@@ -69,8 +69,13 @@ async function main() {
       build.onLoad({ filter: /.*/, namespace: 'diffattn' }, () => ({ contents: assets, loader: 'js' }));
     },
   };
+  // Nothing of the single file is fetched, so nothing needs its own URL; and a module imported
+  // from a blob: URL (as anywidget imports `_esm`) has an import.meta.url that is no base for
+  // `new URL(..., base)`. So import.meta.url (mount.js's default stylesheet URL, wasm-bindgen's
+  // default .wasm URL, neither used here) becomes the document's URL, in both builds.
   const common = {
     entryPoints: [path.join(PKG, 'inline.js')],
+    define: { 'import.meta.url': 'document.baseURI' },
     bundle: true,
     target: 'es2022',
     minify: true,
@@ -82,13 +87,11 @@ async function main() {
   // The ES module (import it, or give it to anywidget as `_esm`).
   const result = await esbuild.build({ ...common, format: 'esm', outfile: inlineOut, banner: { js: banner('single-file build (ES module)') } });
   // The same as a classic script, for a page opened from disk: browsers load no module from a
-  // file:// URL, but they do run `<script src>`. It has no exports, and import.meta.url (which
-  // a classic script lacks) becomes the document's URL, a base that nothing fetches from here.
+  // file:// URL, but they do run `<script src>`. It has no exports.
   const classic = await esbuild.build({
     ...common,
     format: 'iife',
     outfile: classicOut,
-    define: { 'import.meta.url': 'document.baseURI' },
     banner: { js: banner('single-file build (classic script)') },
   });
   if (classic.errors.length) throw new Error('esbuild failed (classic)');
