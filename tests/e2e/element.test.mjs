@@ -294,6 +294,17 @@ test('styleable from outside: custom properties and ::part reach into the shadow
   assert.equal(styles.accent, '#0b6e69', 'examples.css sets --accent on the element');
   assert.notEqual(styles.first, 'none');
   assert.equal(styles.second, 'none', '#second::part(prediction) { display: none }');
+  // On the element, a custom property restyles the light theme; on ::part(explorer), both.
+  const dark = await page.evaluate(async () => {
+    const accent = (el) => getComputedStyle(el.shadowRoot.querySelector('.explorer')).getPropertyValue('--accent').trim();
+    const [first, third] = ['#first', '#third'].map((s) => document.querySelector(s));
+    const light = accent(third);
+    first.theme = 'dark';
+    third.theme = 'dark';
+    await Promise.all([first.settled(), third.settled()]);
+    return { light, first: accent(first), third: accent(third) };
+  });
+  assert.deepEqual(dark, { light: '#8a3ffc', first: '#79a8ff', third: '#8a3ffc' });
   assert.deepEqual(errors, []);
   await context.close();
 });
