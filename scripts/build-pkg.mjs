@@ -4,7 +4,8 @@
 // trained weights (weights/ → pkg/weights/) and docs/MODEL.md (the explorer links to it), then
 // bundles pkg/inline.js with esbuild into the single-file build
 // pkg/diffattn-explorer.inline.js (wasm, default model and CSS inside, base64) and the same as
-// a classic script, pkg/diffattn-explorer.classic.js (for pages opened from disk). Prints what a
+// a classic script, pkg/diffattn-explorer.classic.js (for pages opened from disk), and copies
+// the first into python/diffattn/static/ (the Jupyter widget's front end). Prints what a
 // page with one element downloads and the single file's size, raw and gzipped, and writes them
 // to pkg/sizes.json (not shipped). Run by scripts/build-pkg after scripts/build-wasm.
 
@@ -117,6 +118,10 @@ async function main() {
     pageRaw += bytes.length;
     pageGz += gzipped(bytes);
   }
+  // The notebook widget's front end, as package data of the pip package (python/, git-ignored).
+  await mkdir(at('python', 'diffattn', 'static'), { recursive: true });
+  await copyFile(inlineOut, at('python', 'diffattn', 'static', 'diffattn-explorer.inline.js'));
+
   const inline = await readFile(inlineOut);
   const classicBytes = await readFile(classicOut);
   const sizes = {

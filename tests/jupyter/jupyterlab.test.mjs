@@ -170,6 +170,19 @@ function widgetMaps(page) {
 
 test('diffattn.Explorer in JupyterLab: draws, follows Python, and a slider reaches Python', async () => {
   const { page, errors, context } = await newPage(browser, { width_px: 1280, height_px: 1000 });
+  try {
+    await drive(page, errors);
+  } catch (err) {
+    await screenshot(page, 'jupyterlab-failure').catch(() => {});
+    err.message += `\n  page errors:\n    ${errors.join('\n    ') || '(none)'}`;
+    throw err;
+  } finally {
+    await context.close();
+  }
+});
+
+/** The test's steps in the notebook page. */
+async function drive(page, errors) {
   page.setDefaultTimeout(60_000);
   await page.goto(base, { timeout: 60_000 });
   await page.locator('.jp-Notebook .jp-CodeCell').first().waitFor({ timeout: 60_000 });
@@ -205,5 +218,4 @@ test('diffattn.Explorer in JupyterLab: draws, follows Python, and a slider reach
   await screenshot(page, 'jupyterlab-widget-after');
   const ours = errors.filter((e) => /diffattn|wasm|explorer/i.test(e));
   assert.deepEqual(ours, [], 'no error from the widget');
-  await context.close();
-});
+}

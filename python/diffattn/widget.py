@@ -1,4 +1,5 @@
-"""``diffattn.Explorer``: the explorer as a Jupyter widget (anywidget).
+"""``diffattn.Explorer``: the explorer as a Jupyter widget (anywidget; ``pip install
+./python[widget]``).
 
 Its front end is the single-file build ``diffattn-explorer.inline.js`` (wasm, the default
 trained model and the stylesheet inside), so it works offline in JupyterLab, Notebook 7,
@@ -27,7 +28,8 @@ INLINE_BUILD = "diffattn-explorer.inline.js"
 
 
 def _inline_build() -> pathlib.Path:
-    """The front end: ``$DIFFATTN_INLINE_JS``, the package's copy, or the checkout's ``pkg/``."""
+    """The front end: ``$DIFFATTN_INLINE_JS``, the package's copy (``static/``, written by
+    scripts/build-pkg, shipped as package data), or a checkout's ``pkg/`` (an editable install)."""
     candidates = []
     if os.environ.get("DIFFATTN_INLINE_JS"):
         candidates.append(pathlib.Path(os.environ["DIFFATTN_INLINE_JS"]))
