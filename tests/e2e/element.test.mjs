@@ -222,6 +222,14 @@ test('an element created by script after load works, with a src spec too; remove
     late.controls = 'shift';
     late.text = 'made by a script';
     document.querySelector('main').append(late);
+    // Made where no class is defined (as before the module loads), a property set on it is a
+    // plain own property; upgraded on insertion, it becomes the attribute.
+    const early = document.implementation.createHTMLDocument('').createElement('diffattn-explorer');
+    early.id = 'early';
+    early.setAttribute('weights', 'untrained');
+    early.shift = 3;
+    early.maps = 'D';
+    document.querySelector('main').append(document.adoptNode(early));
     const fromSpec = document.createElement('diffattn-explorer');
     fromSpec.id = 'from-spec';
     fromSpec.src = spec;
@@ -229,6 +237,8 @@ test('an element created by script after load works, with a src spec too; remove
   }, `/tests/fixtures/stages/${name}`);
   await settled(page);
   assert.deepEqual((await maps(page, '#late')).map((m) => m.stage), ['a', 'd']);
+  assert.deepEqual(await page.evaluate(() => [document.querySelector('#early').getAttribute('shift'), document.querySelector('#early').shift]), ['3', 3]);
+  assert.deepEqual((await maps(page, '#early')).map((m) => m.stage), ['d']);
   assert.deepEqual(await visibleControls(page, '#late'), ['shift']);
   assert.equal(await page.evaluate(() => document.querySelector('#late').state.weights), 'untrained');
   const before = await maps(page, '#late');

@@ -53,6 +53,15 @@ export function explorerElementClass(assets) {
     });
 
     connectedCallback() {
+      // A property set on the element before its class was defined (a script ran before the
+      // module) sits on the instance and hides the accessor: move it to the attribute.
+      for (const name of ATTRIBUTES) {
+        if (Object.hasOwn(this, name)) {
+          const value = this[name];
+          delete this[name];
+          this[name] = value;
+        }
+      }
       if (this.#token) return;
       this.#token = {};
       this.#start(this.#token);
