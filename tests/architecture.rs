@@ -132,12 +132,17 @@ fn each_element_entry_keeps_exactly_one_page_wide_memo() {
     for file in ELEMENT_ENTRIES {
         let text = std::fs::read_to_string(root.join(file)).expect("element entry");
         let memos = text.lines().filter(|line| *line == PAGE_WIDE_MEMO).count();
-        assert_eq!(memos, 1, "{file}: expected one `{PAGE_WIDE_MEMO}`, found {memos}");
+        assert_eq!(
+            memos, 1,
+            "{file}: expected one `{PAGE_WIDE_MEMO}`, found {memos}"
+        );
     }
     // The component itself registers nothing and caches nothing for the page.
     let element = std::fs::read_to_string(root.join("www/explorer/element.js")).expect("element");
     assert!(
-        !element.lines().any(|line| line.starts_with("customElements.define")),
+        !element
+            .lines()
+            .any(|line| line.starts_with("customElements.define")),
         "www/explorer/element.js registers the element at import; the entries in pkg/ do"
     );
 }
