@@ -27,9 +27,19 @@ import traitlets
 INLINE_BUILD = "diffattn-explorer.inline.js"
 
 
-def _inline_build() -> pathlib.Path:
+#: The front end when the single-file build is missing: a message instead of a dead widget.
+_MISSING_FRONT_END = """export default { render({ el }) {
+  const p = document.createElement('p');
+  p.textContent = 'diffattn: the widget front end (diffattn-explorer.inline.js) was not built: run scripts/build-wasm and scripts/build-pkg, then reinstall';
+  el.append(p);
+} };
+"""
+
+
+def _inline_build():
     """The front end: ``$DIFFATTN_INLINE_JS``, the package's copy (``static/``, written by
-    scripts/build-pkg, shipped as package data), or a checkout's ``pkg/`` (an editable install)."""
+    scripts/build-pkg, shipped as package data), or a checkout's ``pkg/`` (an editable install);
+    without any, a module that says so in the notebook."""
     candidates = []
     if os.environ.get("DIFFATTN_INLINE_JS"):
         candidates.append(pathlib.Path(os.environ["DIFFATTN_INLINE_JS"]))
@@ -39,10 +49,7 @@ def _inline_build() -> pathlib.Path:
     for path in candidates:
         if path.is_file():
             return path
-    raise FileNotFoundError(
-        f"{INLINE_BUILD} not found (looked in {', '.join(map(str, candidates[:3]))}, ...): "
-        "run scripts/build-wasm and scripts/build-pkg, or set DIFFATTN_INLINE_JS"
-    )
+    return _MISSING_FRONT_END
 
 
 class _CommaList(traitlets.Unicode):
