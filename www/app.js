@@ -10,24 +10,13 @@ import { loadStyles, mountExplorer, STYLES_URL } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
 import { messageOf } from './explorer/messages.js';
 import { WeightsStore } from './explorer/weights.js';
-import { CONTROL_NAMES, EMBED_CONTROLS } from './explorer/controls.js';
+import { EMBED_CONTROLS } from './explorer/controls.js';
+import { controlName, nameSet } from './explorer/attributes.js';
 import { ENGINE_KEYS } from './explorer/state.js';
 import { PAGE_DEFAULTS } from './explorer/view.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
-
-/** A comma list of names as a Set of those `valid` accepts (canonicalised by `canon`), or null. */
-function nameSet(list, canon) {
-  if (list === null || list === undefined) return null;
-  const names = String(list)
-    .split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
-  if (names.length === 1 && names[0] === 'all') return null;
-  if (names.length === 1 && names[0] === 'none') return new Set();
-  return new Set(names.map(canon).filter(Boolean));
-}
 
 /** Translates the page's own strings (header, footer, title); the lede describes `mechanism`. */
 function translatePage(lang, version, mechanism) {
@@ -66,6 +55,30 @@ function addressDefaults(view, engineDefaults) {
   const out = { ...base, ...Object.fromEntries(ENGINE_KEYS.map((k) => [k, trained[k]])), head: 1, mechanism: engineDefaults.mechanism };
   if (view.view?.gate_learned) Object.assign(out, { alpha: view.state.alpha, beta: view.state.beta, gamma: view.state.gamma });
   return out;
+}
+
+/** The message an embedded page (embed=1 in an iframe) posts to its parent; docs/EMBED.md. */
+const HEIGHT_MESSAGE = 'diffattn:height';
+
+/**
+ * In an iframe: tells the parent the page's height, in CSS pixels, now and on every change of
+ * it, as `{ type: 'diffattn:height', height }`, so the host can size the frame to fit (no
+ * scrolling inside it). The height is the body's (its bottom margin included), not the
+ * viewport's, so a frame can shrink as well as grow. Sent to any origin: it says nothing but
+ * a height.
+ */
+function reportHeight() {
+  const body = document.body;
+  let last = -1;
+  const send = () => {
+    const margin = parseFloat(getComputedStyle(body).marginBottom) || 0;
+    const height = Math.ceil(body.getBoundingClientRect().bottom + window.scrollY + margin);
+    if (height === last) return;
+    last = height;
+    window.parent.postMessage({ type: HEIGHT_MESSAGE, height }, '*');
+  };
+  new ResizeObserver(send).observe(body);
+  send();
 }
 
 async function main() {
@@ -107,7 +120,7 @@ async function main() {
     runtime,
     weights: new WeightsStore(new URL('weights/', base)),
     state: { lang: lang0, ...address.state },
-    controls: address.controls === null && address.embed ? new Set(EMBED_CONTROLS) : nameSet(address.controls, (n) => (CONTROL_NAMES.includes(n) ? n : null)),
+    controls: address.controls === null && address.embed ? new Set(EMBED_CONTROLS) : nameSet(address.controls, controlName),
     maps: nameSet(address.maps, (n) => runtime.stageName(n)),
     dropTarget: document,
     docsBase: new URL('docs/', base),
@@ -151,6 +164,7 @@ async function main() {
   await view.start({ keep: address.named });
   translatePage(view.state.lang, runtime.version, view.state.mechanism);
   writeAddress();
+  if (address.embed && window.parent !== window) reportHeight();
   // Mark ready after the first paint reached the screen.
   requestAnimationFrame(() => {
     document.body.dataset.ready = 'true';
