@@ -28,6 +28,7 @@ import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
+import { ZOOM_FROM } from './viewport.js';
 import { bestGrid, roomBelow } from './layout.js';
 import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
@@ -484,10 +485,13 @@ export class ExplorerView {
     const maps = this.el.maps;
     const width = maps.clientWidth;
     const narrow = this.el.explorer.clientWidth < NARROW_PX;
-    const fit = (this.#options.fit || this.state.present) && !narrow;
+    // A long sentence cannot be read on one screen anyway: its maps lay out by width, large
+    // enough for the labels of a zoomed-in window (the classroom's one screen is for short ones).
+    const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
+    const fit = (this.#options.fit || this.state.present) && !narrow && !long;
     const top = maps.getBoundingClientRect().top + (fit && !this.state.present ? globalThis.scrollY : 0);
     const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: this.state.present ? 8 : 16 }) : Infinity;
-    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220 });
+    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220, preferred: long ? 360 : 320 });
     maps.style.setProperty('--cols', String(cols));
     maps.style.setProperty('--map-w', `${mapWidth}px`);
   }

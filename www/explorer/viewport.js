@@ -43,7 +43,8 @@ export function viewportOf(text, { rows, cols }) {
 
 /** The text of a viewport of maps of `rows × cols`: `""` when it shows them whole. */
 export function formatViewport({ row, col, size }, { rows, cols }) {
-  const v = viewportOf(`${Math.round(row)},${Math.round(col)},${Math.max(1, Math.round(size))}`, { rows, cols });
+  const at = (n) => Math.min(MAX_INDEX, Math.max(0, Math.round(n)));
+  const v = viewportOf(`${at(row)},${at(col)},${Math.max(1, at(size))}`, { rows, cols });
   return v.whole ? '' : `${v.row},${v.col},${v.size}`;
 }
 

@@ -34,6 +34,9 @@ export class Zoom {
   #pinchStart = null; // { distance, viewport, anchor }
   #suppressClick = false;
   #overviewDrag = null;
+  /** After a zoom about the pointer: the cell that must stay under it (`{ canvas, x, y, row,
+   * col }`), checked once the new window is drawn. */
+  #anchor = null;
 
   /** `view` is the ExplorerView; `maps` its Maps (for the cell under a pointer). */
   constructor(view, maps) {
@@ -88,6 +91,25 @@ export class Zoom {
     box.height = `${(100 * Math.min(size, rows)) / rows}%`;
     el.zoomWindow.hidden = whole;
     el.zoomOverview.setAttribute('aria-label', t('zoom_overview_label', { status: el.zoomStatus.textContent }));
+    this.#keepAnchor();
+  }
+
+  /**
+   * Cells are whole device pixels, so a new window's plot is not exactly the old one scaled:
+   * after a zoom about the pointer the cell under it may have moved by a few cells. Once
+   * drawn, pan by that difference (once), so the cell a person zoomed on stays under the pointer.
+   */
+  #keepAnchor() {
+    const anchor = this.#anchor;
+    this.#anchor = null;
+    if (!anchor || this.shown.whole) return;
+    const index = this.#maps.canvases().indexOf(anchor.canvas);
+    if (index < 0) return;
+    const cell = this.#maps.hitAt(index, anchor.x, anchor.y);
+    if (!cell) return;
+    const dr = Math.floor(anchor.row) - cell.row;
+    const dc = Math.floor(anchor.col) - cell.col;
+    if (dr || dc) this.#set(panBy(this.shown, this.shape, dr, dc));
   }
 
   /** Hides the zoom bar (an empty box, or the compare view). */
@@ -220,7 +242,9 @@ export class Zoom {
         if (event.ctrlKey || event.metaKey) {
           event.preventDefault();
           const delta = event.deltaMode === 1 ? event.deltaY * 33 : event.deltaY;
-          this.#zoom(Math.exp(-delta / WHEEL_PX_PER_E), this.#mapAt(canvas, event.clientX, event.clientY) ?? undefined);
+          const at = this.#mapAt(canvas, event.clientX, event.clientY);
+          this.#anchor = at ? { canvas, x: event.clientX, y: event.clientY, ...at } : null;
+          this.#zoom(Math.exp(-delta / WHEEL_PX_PER_E), at ?? undefined);
           return;
         }
         if (this.shown.whole) return;
