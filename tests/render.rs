@@ -544,10 +544,7 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         x + width_px
     );
     // Without a mask, or with a mask that forbids nothing, there is no legend and no grey.
-    for mask in [
-        None,
-        Some(CellMask::new(Mask::FULL, 0)),
-    ] {
+    for mask in [None, Some(CellMask::new(Mask::FULL, 0))] {
         let svg = heatmap_svg(map.view(), &Frame { mask, ..frame }, 400, 400);
         assert!(!svg.contains(&light));
         assert!(!svg.contains(">masked<"));

@@ -465,7 +465,11 @@ fn a_viewport_draws_part_of_the_map_and_hits_whole_map_cells() {
         // Eight cells across: each is an eighth of the plot, far larger than a 40th.
         assert!(num(&rect, "width") >= 30.0, "{}", num(&rect, "width"));
         // A cell outside it has none.
-        assert!(ex.cell_rect(i, 5, 5).map_err(error_message).unwrap().is_undefined());
+        assert!(ex
+            .cell_rect(i, 5, 5)
+            .map_err(error_message)
+            .unwrap()
+            .is_undefined());
     }
     // The pixels of the A map at (22, 13) are the colour of that whole-map value: compare
     // with the same cell drawn in a whole-map render with the same scale.
@@ -512,9 +516,15 @@ fn the_overview_fills_its_canvas_with_the_whole_map() {
     update(&mut ex, r#"{"causal": true}"#).unwrap();
     ex.set_viewport(8, 8, 16, 16);
     let c = canvases(1, 128, 128).remove(0);
-    ex.render_overview(c.clone(), "").map_err(error_message).unwrap();
+    ex.render_overview(c.clone(), "")
+        .map_err(error_message)
+        .unwrap();
     let ctx: CanvasRenderingContext2d = c.get_context("2d").unwrap().unwrap().dyn_into().unwrap();
-    let data = ctx.get_image_data(0.0, 0.0, 128.0, 128.0).unwrap().data().to_vec();
+    let data = ctx
+        .get_image_data(0.0, 0.0, 128.0, 128.0)
+        .unwrap()
+        .data()
+        .to_vec();
     let pixel = |x: usize, y: usize| data[(y * 128 + x) * 4..(y * 128 + x) * 4 + 4].to_vec();
     // Every pixel is drawn (opaque), and the top-right corner, above the diagonal of a causal
     // map, is hatched grey.

@@ -59,9 +59,11 @@ impl CellMask {
     /// ```
     pub fn allowed(&self, row: usize, cols: usize) -> Range<usize> {
         let (r0, c0) = self.origin;
-        let keys = self
-            .mask
-            .allowed_keys(row.saturating_add(r0), self.key_offset, c0.saturating_add(cols));
+        let keys = self.mask.allowed_keys(
+            row.saturating_add(r0),
+            self.key_offset,
+            c0.saturating_add(cols),
+        );
         let (start, end) = (keys.start.max(c0), keys.end.max(c0));
         start - c0..end - c0
     }

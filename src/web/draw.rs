@@ -77,7 +77,12 @@ impl Painter {
         let layout = HeatmapLayout::cells_only(canvas.width(), canvas.height(), map.dim());
         plot_rgba(map, scale, &layout, Some(mask), &mut self.rgba);
         let ctx = context(canvas)?;
-        ctx.clear_rect(0.0, 0.0, f64::from(canvas.width()), f64::from(canvas.height()));
+        ctx.clear_rect(
+            0.0,
+            0.0,
+            f64::from(canvas.width()),
+            f64::from(canvas.height()),
+        );
         if self.rgba.is_empty() {
             return Ok(());
         }

@@ -276,7 +276,11 @@ impl Explorer {
     /// Draws the whole of the shown head's map of `stage` (its name; the final stage when
     /// empty) on `canvas` as plain cells filling its width and height attributes: no frame,
     /// no labels, the same colours as the map's own (the overview of a zoomed map).
-    pub fn render_overview(&mut self, canvas: HtmlCanvasElement, stage: &str) -> Result<(), JsError> {
+    pub fn render_overview(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        stage: &str,
+    ) -> Result<(), JsError> {
         self.state.compute().map_err(js_error)?;
         let stage = if stage.is_empty() {
             self.state.final_stage()
