@@ -102,7 +102,7 @@ impl Viewport {
     }
 
     /// The labels of the shown part of `labels` (one per row or per column of the map).
-    pub fn labels<'a>(range: Range<usize>, labels: &'a [String]) -> &'a [String] {
+    pub fn labels(range: Range<usize>, labels: &[String]) -> &[String] {
         let end = range.end.min(labels.len());
         &labels[range.start.min(end)..end]
     }
