@@ -95,6 +95,9 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut seeds = vec![1u64, 2, 3];
     let mut workers = 2usize;
     let mut budget = Budget::default();
+    let mut steps: Option<usize> = None;
+    let mut lr: Option<f64> = None;
+    let mut retrieval_kinds: Option<Vec<diffattn_train::retrieval::net::Kind>> = None;
     let mut i = 1;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -109,6 +112,19 @@ fn run(args: &[String]) -> Result<(), String> {
                     .split(',')
                     .map(|s| parse(s, flag))
                     .collect::<Result<_, _>>()?
+            }
+            "--steps" => steps = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--lr" => lr = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--retrieval" => {
+                retrieval_kinds = Some(
+                    value(args, &mut i, flag)?
+                        .split(',')
+                        .map(|k| {
+                            diffattn_train::retrieval::net::Kind::from_key(k)
+                                .ok_or_else(|| format!("unknown mechanism {k:?}"))
+                        })
+                        .collect::<Result<_, _>>()?,
+                )
             }
             "--mechanisms" => {
                 let v = value(args, &mut i, flag)?;
@@ -181,6 +197,25 @@ fn run(args: &[String]) -> Result<(), String> {
                 &out.unwrap_or_else(|| "docs/maps".into()),
             )?;
             print!("{md}");
+            Ok(())
+        }
+        "retrieval-try" => {
+            let kinds: Vec<diffattn_train::retrieval::net::Kind> = retrieval_kinds
+                .clone()
+                .unwrap_or_else(|| diffattn_train::retrieval::net::Kind::ALL.to_vec());
+            let mut b = diffattn_train::retrieval::fit::Budget::default();
+            if let Some(s) = steps {
+                b.steps = s;
+            }
+            if let Some(lr) = lr {
+                b.lr = lr;
+            }
+            diffattn_train::retrieval::experiment::try_command(&data, &kinds, seed, &b, workers)
+        }
+        "retrieval-bench" => {
+            for kind in diffattn_train::retrieval::net::Kind::ALL {
+                diffattn_train::retrieval::experiment::bench(&data, kind)?;
+            }
             Ok(())
         }
         "data" => {

@@ -1,0 +1,553 @@
+//! The retrieval models in candle: the forward pass of `diffattn::retrieval::forward`, batched
+//! over contexts of one length, differentiable (docs/LESSON.md, "The models").
+//!
+//! tokens → frozen seeded table + sinusoidal positions → `layers` causal attention layers of one
+//! mechanism, each added to the residual stream → read-out over the numbers 0 to 99 at the last
+//! token. Causal masks hold in every map (DESIGN.md §2): shift-difference attention masks its
+//! shifted map again, so `D` and `A′` are zero above the diagonal.
+
+use candle_core::{Device, Result, Tensor, Var, D};
+use candle_nn::ops::{sigmoid, softmax_last_dim};
+use diffattn::engine::diff_transformer::{lambda_init, DiffTransformerParams, RMS_NORM_EPS};
+use diffattn::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
+use diffattn::engine::{Mechanism, Weights};
+use diffattn::model::TokenTable;
+use diffattn::retrieval::task::ANSWERS;
+use diffattn::retrieval::{Layer, RetrievalModel};
+use diffattn::text::{seeded_normal, sinusoidal_positions, MAX_TOKENS};
+use ndarray::{Array1, Array2};
+
+/// The mechanisms the retrieval lesson trains (the names of the stages format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Scaled dot-product attention (DESIGN.md §1).
+    Standard,
+    /// The Differential Transformer (§3).
+    DiffTransformer,
+    /// The seed article's shift-difference gated attention (§2).
+    ShiftDiff,
+}
+
+impl Kind {
+    /// Every kind, in report order.
+    pub const ALL: [Kind; 3] = [Kind::Standard, Kind::DiffTransformer, Kind::ShiftDiff];
+
+    /// The name in files and on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Standard => "standard",
+            Kind::DiffTransformer => "diff_transformer",
+            Kind::ShiftDiff => "shift_diff",
+        }
+    }
+
+    /// The kind called `key`.
+    pub fn from_key(key: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.key() == key)
+    }
+
+    /// The kind of an engine mechanism, if the lesson trains it.
+    pub fn of(m: &Mechanism) -> Option<Kind> {
+        match m {
+            Mechanism::Standard => Some(Kind::Standard),
+            Mechanism::DiffTransformer(_) => Some(Kind::DiffTransformer),
+            Mechanism::ShiftDiff(_) => Some(Kind::ShiftDiff),
+            _ => None,
+        }
+    }
+}
+
+/// The shape of a retrieval model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The mechanism of every layer.
+    pub kind: Kind,
+    /// The width `d`.
+    pub d_model: usize,
+    /// Heads per layer (diff heads for the Differential Transformer).
+    pub heads: usize,
+    /// Attention layers.
+    pub layers: usize,
+    /// Vocabulary rows, `<unk>` included.
+    pub vocab: usize,
+    /// The shift `k` of shift-difference attention (circular, single difference, no
+    /// renormalisation, masked again).
+    pub shift: i64,
+}
+
+impl Config {
+    /// The shipped shape: `d = 64`, two layers; four heads of 16 channels (two diff heads of
+    /// 2 × 16 for the Differential Transformer, the paper's pairing: the same query and key
+    /// widths and parameter count); shift 1.
+    pub fn new(kind: Kind, vocab: usize) -> Config {
+        Config {
+            kind,
+            d_model: 64,
+            heads: if kind == Kind::DiffTransformer { 2 } else { 4 },
+            layers: 2,
+            vocab,
+            shift: 1,
+        }
+    }
+}
+
+/// One layer's parameters.
+pub struct LayerVars {
+    w_q: Var,
+    w_k: Var,
+    w_v: Var,
+    w_o: Var,
+    gate: Option<[Var; 3]>,
+    lambdas: Option<[Var; 4]>,
+    subln: Option<Var>,
+}
+
+/// A retrieval model's parameters.
+pub struct Net {
+    /// Its configuration.
+    pub config: Config,
+    /// The token table: seeded, never trained.
+    pub table: Array2<f32>,
+    embedding: Tensor,
+    positions: Tensor,
+    layers: Vec<LayerVars>,
+    readout: Var,
+    readout_bias: Var,
+    device: Device,
+}
+
+/// What one forward pass gives.
+pub struct Forward {
+    /// Each layer's final maps, heads first: `(heads, batch, L, L)`: `A`, `A′` or `A1 − λ·A2`.
+    pub maps: Vec<Tensor>,
+    /// Each layer's output `(batch, L, d)` (before the residual add).
+    pub outputs: Vec<Tensor>,
+    /// The logits over the numbers at the last token, `(batch, 100)`.
+    pub logits: Tensor,
+}
+
+fn var_from(a: &Array2<f32>, device: &Device) -> Result<Var> {
+    Var::from_tensor(&tensor_from(a, device)?)
+}
+
+fn tensor_from(a: &Array2<f32>, device: &Device) -> Result<Tensor> {
+    Tensor::from_slice(
+        a.as_standard_layout().as_slice().expect("standard layout"),
+        a.dim(),
+        device,
+    )
+}
+
+fn var_vec(v: &[f32], device: &Device) -> Result<Var> {
+    Var::from_tensor(&Tensor::from_slice(v, v.len(), device)?)
+}
+
+fn to_array(t: &Tensor) -> Result<Array2<f32>> {
+    let (r, c) = t.dims2()?;
+    Ok(Array2::from_shape_vec((r, c), t.flatten_all()?.to_vec1::<f32>()?).expect("r x c values"))
+}
+
+fn to_vec(t: &Tensor) -> Result<Vec<f32>> {
+    t.flatten_all()?.to_vec1::<f32>()
+}
+
+/// The seed of the frozen token table of a model trained from `seed`.
+pub fn table_seed(seed: u64) -> u64 {
+    seed.wrapping_mul(1_000).wrapping_add(7)
+}
+
+impl Net {
+    /// A fresh model; every draw is ChaCha8 keyed by `seed`. The token table is
+    /// `seeded_normal(vocab, d, table_seed(seed), 1)` and stays fixed: no row is ever trained,
+    /// so a name that no training fact used is no different from one that many did.
+    pub fn new(config: Config, seed: u64) -> Result<Net> {
+        let device = Device::Cpu;
+        let d = config.d_model;
+        let mut n = 0u64;
+        let mut draw = |rows: usize, cols: usize, std: f32| {
+            n += 1;
+            var_from(
+                &seeded_normal(rows, cols, seed.wrapping_mul(1_000).wrapping_add(100 + n), std),
+                &device,
+            )
+        };
+        let w = 1.0 / (d as f32).sqrt();
+        let h = config.heads;
+        let mut layers = Vec::new();
+        for _ in 0..config.layers {
+            let (w_q, w_k, w_v, w_o) = (draw(d, d, w)?, draw(d, d, w)?, draw(d, d, w)?, draw(d, d, w)?);
+            let mut layer = LayerVars {
+                w_q,
+                w_k,
+                w_v,
+                w_o,
+                gate: None,
+                lambdas: None,
+                subln: None,
+            };
+            match config.kind {
+                Kind::DiffTransformer => {
+                    let d_h = d / h / 2;
+                    layer.lambdas = Some([
+                        draw(1, d_h, 0.1)?,
+                        draw(1, d_h, 0.1)?,
+                        draw(1, d_h, 0.1)?,
+                        draw(1, d_h, 0.1)?,
+                    ]);
+                    layer.subln = Some(var_vec(&vec![1.0; 2 * d_h], &device)?);
+                }
+                Kind::ShiftDiff => {
+                    // sigmoid(0) = 1/2: the gate starts at A′ = A + D/2, as the sentiment models.
+                    layer.gate = Some([
+                        var_vec(&vec![0.0; h], &device)?,
+                        var_vec(&vec![1.0; h], &device)?,
+                        var_vec(&vec![0.0; h], &device)?,
+                    ]);
+                }
+                Kind::Standard => {}
+            }
+            layers.push(layer);
+        }
+        let readout = draw(ANSWERS, d, w)?;
+        let table = seeded_normal(config.vocab, d, table_seed(seed), 1.0);
+        Net::assemble(config, table, layers, readout, var_vec(&[0.0; ANSWERS], &device)?)
+    }
+
+    fn assemble(
+        config: Config,
+        table: Array2<f32>,
+        layers: Vec<LayerVars>,
+        readout: Var,
+        readout_bias: Var,
+    ) -> Result<Net> {
+        let device = Device::Cpu;
+        let pe = sinusoidal_positions(MAX_TOKENS, config.d_model);
+        Ok(Net {
+            embedding: tensor_from(&table, &device)?,
+            positions: tensor_from(&pe, &device)?,
+            table,
+            layers,
+            readout,
+            readout_bias,
+            config,
+            device,
+        })
+    }
+
+    /// Every trainable parameter (the table is not one).
+    pub fn vars(&self) -> Vec<Var> {
+        let mut v = Vec::new();
+        for l in &self.layers {
+            v.extend([l.w_q.clone(), l.w_k.clone(), l.w_v.clone(), l.w_o.clone()]);
+            v.extend(l.gate.iter().flatten().cloned());
+            v.extend(l.lambdas.iter().flatten().cloned());
+            v.extend(l.subln.iter().cloned());
+        }
+        v.extend([self.readout.clone(), self.readout_bias.clone()]);
+        v
+    }
+
+    /// The device (the CPU).
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// A copy of every parameter's value.
+    pub fn snapshot(&self) -> Result<Vec<Tensor>> {
+        self.vars().iter().map(|v| v.as_tensor().copy()).collect()
+    }
+
+    /// Puts back the values of a [`Net::snapshot`].
+    pub fn restore(&self, snapshot: &[Tensor]) -> Result<()> {
+        for (v, t) in self.vars().iter().zip(snapshot) {
+            v.set(t)?;
+        }
+        Ok(())
+    }
+
+    /// The forward pass over `ids`, `(batch, L)` of `u32`.
+    pub fn forward(&self, ids: &Tensor) -> Result<Forward> {
+        let (b, l) = ids.dims2()?;
+        let d = self.config.d_model;
+        let mut x = self
+            .embedding
+            .index_select(&ids.flatten_all()?, 0)?
+            .reshape((b, l, d))?
+            .broadcast_add(&self.positions.narrow(0, 0, l)?)?;
+        // Additive mask for the scores and a 0/1 mask for the shifted maps.
+        let allowed: Vec<f32> = (0..l * l)
+            .map(|c| if c % l <= c / l { 1.0 } else { 0.0 })
+            .collect();
+        let allowed = Tensor::from_vec(allowed, (l, l), &self.device)?;
+        let additive = ((&allowed - 1.0)? * 1e30)?;
+        let mut maps = Vec::with_capacity(self.layers.len());
+        let mut outputs = Vec::with_capacity(self.layers.len());
+        for (depth, layer) in self.layers.iter().enumerate() {
+            let (m, out) = self.attention(&x, layer, depth as u32, &additive, &allowed)?;
+            x = (x + &out)?;
+            maps.push(m);
+            outputs.push(out);
+        }
+        let last = x.narrow(1, l - 1, 1)?.squeeze(1)?;
+        let logits = last
+            .matmul(&self.readout.as_tensor().t()?)?
+            .broadcast_add(self.readout_bias.as_tensor())?;
+        Ok(Forward {
+            maps,
+            outputs,
+            logits,
+        })
+    }
+
+    /// One causal layer over `x`, `(batch, L, d)`: its final maps and its output.
+    fn attention(
+        &self,
+        x: &Tensor,
+        layer: &LayerVars,
+        depth: u32,
+        additive: &Tensor,
+        allowed: &Tensor,
+    ) -> Result<(Tensor, Tensor)> {
+        let (b, l, d) = x.dims3()?;
+        let h = self.config.heads;
+        let linear = |t: &Tensor, w: &Var| -> Result<Tensor> {
+            t.reshape((b * l, d))?
+                .matmul(&w.as_tensor().t()?)?
+                .reshape((b, l, d))
+        };
+        // Heads first, `(heads, batch, L, width)`: the gradient of a per-head scalar (the gate)
+        // then sums over the trailing dimensions, which candle does fast; over the batch and
+        // the map's dimensions at once it reduces cell by cell.
+        let split = |t: &Tensor, heads: usize| -> Result<Tensor> {
+            t.reshape((b, l, heads, d / heads))?
+                .permute((2, 0, 1, 3))?
+                .contiguous()
+        };
+        let merge = |o: &Tensor| -> Result<Tensor> {
+            let merged = o.permute((1, 2, 0, 3))?.contiguous()?.reshape((b, l, d))?;
+            linear(&merged, &layer.w_o)
+        };
+        let causal_softmax = |q: &Tensor, k: &Tensor| -> Result<Tensor> {
+            let d_h = q.dim(3)?;
+            let s = (q.matmul(&k.transpose(2, 3)?.contiguous()?)? * (1.0 / (d_h as f64).sqrt()))?;
+            softmax_last_dim(&s.broadcast_add(additive)?)
+        };
+        match self.config.kind {
+            Kind::DiffTransformer => {
+                let q = split(&linear(x, &layer.w_q)?, 2 * h)?;
+                let k = split(&linear(x, &layer.w_k)?, 2 * h)?;
+                let v = split(&linear(x, &layer.w_v)?, h)?;
+                // Query and key heads 2h and 2h + 1 form diff head h.
+                let a = causal_softmax(&q, &k)?.reshape((h, 2, b, l, l))?;
+                let a1 = a.narrow(1, 0, 1)?.squeeze(1)?;
+                let a2 = a.narrow(1, 1, 1)?.squeeze(1)?;
+                let [q1, k1, q2, k2] = layer.lambdas.as_ref().expect("diff_transformer lambdas");
+                let dot = |p: &Var, q: &Var| (p.as_tensor() * q.as_tensor())?.sum_all();
+                let init = f64::from(lambda_init(depth));
+                let lambda = ((dot(q1, k1)?.exp()? - dot(q2, k2)?.exp()?)? + init)?;
+                let diff = (a1 - a2.broadcast_mul(&lambda)?)?;
+                let o = diff.matmul(&v)?;
+                let rms = (o.sqr()?.mean_keepdim(D::Minus1)? + f64::from(RMS_NORM_EPS))?.sqrt()?;
+                let subln = layer.subln.as_ref().expect("diff_transformer subln");
+                let o = (o.broadcast_div(&rms)?.broadcast_mul(subln.as_tensor())? * (1.0 - init))?;
+                Ok((diff, merge(&o)?))
+            }
+            kind => {
+                let q = split(&linear(x, &layer.w_q)?, h)?;
+                let k = split(&linear(x, &layer.w_k)?, h)?;
+                let v = split(&linear(x, &layer.w_v)?, h)?;
+                let a = causal_softmax(&q, &k)?;
+                let a = if kind == Kind::ShiftDiff {
+                    let [alpha, beta, gamma] = layer.gate.as_ref().expect("shift_diff gate");
+                    let per_head = |v: &Var| v.as_tensor().reshape((h, 1, 1, 1));
+                    // shift_k(A), masked again: no mass moves into the future (DESIGN.md §2).
+                    let shifted = roll_keys(&a, self.config.shift)?.broadcast_mul(allowed)?;
+                    let diff = (&a - shifted)?;
+                    let g = sigmoid(
+                        &a.broadcast_mul(&per_head(alpha)?)?
+                            .add(&diff.broadcast_mul(&per_head(beta)?)?)?
+                            .broadcast_add(&per_head(gamma)?)?,
+                    )?;
+                    (&a + g.mul(&diff)?)?
+                } else {
+                    a
+                };
+                let out = merge(&a.matmul(&v)?)?;
+                Ok((a, out))
+            }
+        }
+    }
+
+    /// The library's model with these parameters and the vocabulary `vocab` (one token per
+    /// table row).
+    pub fn to_model(&self, vocab: &[String]) -> Result<RetrievalModel> {
+        let wrap = candle_core::Error::wrap;
+        let h = self.config.heads;
+        let mut layers = Vec::new();
+        for (depth, l) in self.layers.iter().enumerate() {
+            let weights = Weights::new(
+                to_array(l.w_q.as_tensor())?,
+                to_array(l.w_k.as_tensor())?,
+                to_array(l.w_v.as_tensor())?,
+                to_array(l.w_o.as_tensor())?,
+            )
+            .map_err(wrap)?;
+            let mechanism = match self.config.kind {
+                Kind::Standard => Mechanism::Standard,
+                Kind::ShiftDiff => {
+                    let [a, b, g] = l.gate.as_ref().expect("gate");
+                    Mechanism::ShiftDiff(ShiftDiffParams {
+                        shift: self.config.shift,
+                        difference: Difference::Single,
+                        fill: ShiftFill::Circular,
+                        renormalize: Renormalize::None,
+                        gate: Gate {
+                            alpha: to_vec(a.as_tensor())?,
+                            beta: to_vec(b.as_tensor())?,
+                            gamma: to_vec(g.as_tensor())?,
+                        },
+                    })
+                }
+                Kind::DiffTransformer => {
+                    let [q1, k1, q2, k2] = l.lambdas.as_ref().expect("lambdas");
+                    Mechanism::DiffTransformer(DiffTransformerParams {
+                        depth: depth as u32,
+                        lambda_q1: to_vec(q1.as_tensor())?,
+                        lambda_k1: to_vec(k1.as_tensor())?,
+                        lambda_q2: to_vec(q2.as_tensor())?,
+                        lambda_k2: to_vec(k2.as_tensor())?,
+                        subln: to_vec(l.subln.as_ref().expect("subln").as_tensor())?,
+                    })
+                }
+            };
+            layers.push(Layer { weights, mechanism });
+        }
+        let table = TokenTable::new(vocab.to_vec(), self.table.clone()).map_err(candle_core::Error::wrap)?;
+        RetrievalModel::new(
+            table,
+            h,
+            layers,
+            to_array(self.readout.as_tensor())?,
+            Array1::from(to_vec(self.readout_bias.as_tensor())?),
+        )
+        .map_err(candle_core::Error::wrap)
+    }
+
+    /// A candle model holding the parameters of a library model (for the equivalence test).
+    pub fn from_model(model: &RetrievalModel) -> Result<Net> {
+        let device = Device::Cpu;
+        let fail = |m: &str| candle_core::Error::Msg(m.to_string());
+        let first = &model.layers[0].mechanism;
+        let kind = Kind::of(first).ok_or_else(|| fail("not a retrieval mechanism"))?;
+        let mut config = Config::new(kind, model.table.tokens().len());
+        config.d_model = model.d_model();
+        config.heads = model.heads;
+        config.layers = model.layers.len();
+        let m = |a: &Array2<f32>| var_from(a, &device);
+        let v = |a: &[f32]| var_vec(a, &device);
+        let row = |a: &[f32]| {
+            var_from(
+                &Array2::from_shape_vec((1, a.len()), a.to_vec()).expect("1 x n"),
+                &device,
+            )
+        };
+        let mut layers = Vec::new();
+        for (depth, l) in model.layers.iter().enumerate() {
+            let mut vars = LayerVars {
+                w_q: m(&l.weights.w_q)?,
+                w_k: m(&l.weights.w_k)?,
+                w_v: m(&l.weights.w_v)?,
+                w_o: m(&l.weights.w_o)?,
+                gate: None,
+                lambdas: None,
+                subln: None,
+            };
+            match &l.mechanism {
+                Mechanism::Standard if kind == Kind::Standard => {}
+                Mechanism::ShiftDiff(p) if kind == Kind::ShiftDiff => {
+                    if p.difference != Difference::Single
+                        || p.fill != ShiftFill::Circular
+                        || p.renormalize != Renormalize::None
+                    {
+                        return Err(fail("the trainer knows circular single difference"));
+                    }
+                    config.shift = p.shift;
+                    vars.gate = Some([v(&p.gate.alpha)?, v(&p.gate.beta)?, v(&p.gate.gamma)?]);
+                }
+                Mechanism::DiffTransformer(p) if kind == Kind::DiffTransformer => {
+                    if p.depth != depth as u32 {
+                        return Err(fail("the trainer sets each layer's depth to its index"));
+                    }
+                    vars.lambdas = Some([
+                        row(&p.lambda_q1)?,
+                        row(&p.lambda_k1)?,
+                        row(&p.lambda_q2)?,
+                        row(&p.lambda_k2)?,
+                    ]);
+                    vars.subln = Some(v(&p.subln)?);
+                }
+                _ => return Err(fail("every layer must have the same mechanism")),
+            }
+            layers.push(vars);
+        }
+        Net::assemble(
+            config,
+            model.table.vectors.clone(),
+            layers,
+            m(&model.readout)?,
+            v(&model.readout_bias.to_vec())?,
+        )
+    }
+
+    /// The trained scalars worth reporting: lambda per layer, or the gate's mean per layer.
+    pub fn describe(&self) -> Result<String> {
+        let mut parts = Vec::new();
+        for (depth, l) in self.layers.iter().enumerate() {
+            if let Some([q1, k1, q2, k2]) = &l.lambdas {
+                let dot = |p: &Var, q: &Var| -> Result<f32> {
+                    (p.as_tensor() * q.as_tensor())?.sum_all()?.to_scalar::<f32>()
+                };
+                let lambda =
+                    dot(q1, k1)?.exp() - dot(q2, k2)?.exp() + lambda_init(depth as u32);
+                parts.push(format!("layer {depth}: lambda {lambda:.3}"));
+            }
+            if let Some([a, b, g]) = &l.gate {
+                let f = |v: &Var| -> Result<String> {
+                    Ok(to_vec(v.as_tensor())?
+                        .iter()
+                        .map(|x| format!("{x:.2}"))
+                        .collect::<Vec<_>>()
+                        .join(" "))
+                };
+                parts.push(format!(
+                    "layer {depth}: alpha [{}] beta [{}] gamma [{}]",
+                    f(a)?,
+                    f(b)?,
+                    f(g)?
+                ));
+            }
+        }
+        Ok(parts.join("; "))
+    }
+}
+
+/// `torch.roll(a, k, dim=-1)`: `out[.., j] = a[.., (j - k) mod L]`. candle's own `roll` cuts
+/// with non-contiguous views and returns a transposed layout that makes every later operation on
+/// the map strided and several times slower; cutting contiguous copies first keeps the fast path.
+fn roll_keys(a: &Tensor, k: i64) -> Result<Tensor> {
+    let l = a.dim(D::Minus1)?;
+    let k = k.rem_euclid(l as i64) as usize;
+    if k == 0 {
+        return Ok(a.clone());
+    }
+    let tail = a.narrow(D::Minus1, l - k, k)?.contiguous()?;
+    let head = a.narrow(D::Minus1, 0, l - k)?.contiguous()?;
+    Tensor::cat(&[&tail, &head], D::Minus1)
+}
+
+/// `(batch, L)` ids from token rows of one length.
+pub fn ids_tensor(rows: &[Vec<u32>], device: &Device) -> Result<Tensor> {
+    let l = rows.first().map_or(0, Vec::len);
+    let flat: Vec<u32> = rows.iter().flatten().copied().collect();
+    Tensor::from_vec(flat, (rows.len(), l), device)
+}
