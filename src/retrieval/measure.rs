@@ -22,7 +22,7 @@
 //! The sums are accumulated in `f64`, so the order of the keys does not change a digit that
 //! matters.
 
-use ndarray::{ArrayView3, Axis};
+use ndarray::{ArrayView2, ArrayView3, Axis};
 
 use super::task::Layout;
 use crate::engine::Stages;
@@ -58,14 +58,21 @@ impl Shares {
         answer: &[usize],
         context: usize,
     ) -> Option<Shares> {
-        let (heads, queries, keys) = maps.dim();
-        if heads == 0 || query >= queries || context > keys || answer.iter().any(|&j| j >= context)
-        {
+        if query >= maps.dim().1 {
+            return None;
+        }
+        Shares::of_rows(maps.index_axis(Axis(1), query), answer, context)
+    }
+
+    /// The shares from the query's row of each head, `(heads, keys)`: what [`Shares::of`]
+    /// computes, for callers that hold only that row (the experiment's batched maps).
+    pub fn of_rows(rows: ArrayView2<f32>, answer: &[usize], context: usize) -> Option<Shares> {
+        let (heads, keys) = rows.dim();
+        if heads == 0 || context > keys || answer.iter().any(|&j| j >= context) {
             return None;
         }
         let mut total = Shares::default();
-        for map in maps.axis_iter(Axis(0)) {
-            let row = map.row(query);
+        for row in rows.axis_iter(Axis(0)) {
             for j in 0..context {
                 let v = f64::from(row[j]);
                 if answer.contains(&j) {

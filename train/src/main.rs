@@ -97,6 +97,13 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut budget = Budget::default();
     let mut steps: Option<usize> = None;
     let mut lr: Option<f64> = None;
+    let mut max_facts: Option<usize> = None;
+    let mut identity_std = 1.0f32;
+    let mut position_dims = 0usize;
+    let mut binding_window: Option<usize> = None;
+    let mut binding_heads = 4usize;
+    let mut d_model = 64usize;
+    let mut lengths: Option<(usize, usize)> = None;
     let mut retrieval_kinds: Option<Vec<diffattn_train::retrieval::net::Kind>> = None;
     let mut i = 1;
     while i < args.len() {
@@ -115,6 +122,17 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             "--steps" => steps = Some(parse(value(args, &mut i, flag)?, flag)?),
             "--lr" => lr = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--binding-heads" => binding_heads = parse(value(args, &mut i, flag)?, flag)?,
+            "--d-model" => d_model = parse(value(args, &mut i, flag)?, flag)?,
+            "--binding-window" => binding_window = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--position-dims" => position_dims = parse(value(args, &mut i, flag)?, flag)?,
+            "--identity-std" => identity_std = parse(value(args, &mut i, flag)?, flag)?,
+            "--max-facts" => max_facts = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--lengths" => {
+                let v = value(args, &mut i, flag)?;
+                let (lo, hi) = v.split_once('-').ok_or_else(|| format!("{flag}: LO-HI"))?;
+                lengths = Some((parse(lo, flag)?, parse(hi, flag)?));
+            }
             "--retrieval" => {
                 retrieval_kinds = Some(
                     value(args, &mut i, flag)?
@@ -210,7 +228,13 @@ fn run(args: &[String]) -> Result<(), String> {
             if let Some(lr) = lr {
                 b.lr = lr;
             }
-            diffattn_train::retrieval::experiment::try_command(&data, &kinds, seed, &b, workers)
+            if let Some(f) = max_facts {
+                b.max_facts = f;
+            }
+            if let Some((lo, hi)) = lengths {
+                b.lengths = vec![(lo, hi, 1.0)];
+            }
+            diffattn_train::retrieval::experiment::try_command(&data, &kinds, seed, &b, workers, identity_std, position_dims, binding_window, binding_heads, d_model)
         }
         "retrieval-bench" => {
             for kind in diffattn_train::retrieval::net::Kind::ALL {

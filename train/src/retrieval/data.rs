@@ -102,6 +102,52 @@ pub struct TaskData {
     pub test: Pool,
     /// The vocabulary, `<unk>` first.
     pub vocab: Vec<String>,
+    /// The two classes of each vocabulary entry ([`class_names`]).
+    pub classes: Vec<[u32; 2]>,
+}
+
+/// The token classes. A token's vector is a frozen seeded vector of its own (its identity)
+/// plus the learned vectors of its two classes: a shared class (every name shares one, every
+/// noun another, every number a third; each of the task's own tokens `the`, `of`, `is`, `.`,
+/// `what`, `?` is one; every other token, `<unk>` included, shares `other`) and, for the numbers
+/// only, a class of their own (every number is an answer in training, so it may have a learned
+/// vector, as the read-out has a learned row for it; the other tokens share `-`). Nothing is
+/// learned about any one name or noun: a key that no training fact used reads exactly like one
+/// that many did, and what the model learns is how to use "a name" and "a noun".
+pub fn class_names() -> Vec<String> {
+    ["other", "name", "noun", "number"]
+        .into_iter()
+        .map(String::from)
+        .chain(TASK_TOKENS.iter().map(|t| t.to_string()))
+        .chain(std::iter::once("-".to_string()))
+        .chain((0..ANSWERS).map(|n| n.to_string()))
+        .collect()
+}
+
+/// The two classes of each vocabulary entry (indices into [`class_names`]): shared, own.
+pub fn token_classes(vocab: &[String], pools: [&Pool; 3]) -> Vec<[u32; 2]> {
+    let names: HashSet<&str> = pools.iter().flat_map(|p| p.names.iter().map(String::as_str)).collect();
+    let nouns: HashSet<&str> = pools.iter().flat_map(|p| p.nouns.iter().map(String::as_str)).collect();
+    let classes = class_names();
+    let index = |c: &str| classes.iter().position(|k| k == c).expect("a class") as u32;
+    let none = index("-");
+    vocab
+        .iter()
+        .map(|t| {
+            let t = t.as_str();
+            if names.contains(t) {
+                [index("name"), none]
+            } else if nouns.contains(t) {
+                [index("noun"), none]
+            } else if let Some(n) = diffattn::retrieval::task::answer_number(t) {
+                [index("number"), none + 1 + u32::from(n)]
+            } else if TASK_TOKENS.contains(&t) {
+                [index(t), none]
+            } else {
+                [index("other"), none]
+            }
+        })
+        .collect()
 }
 
 /// The largest vocabulary, `<unk>` included.
@@ -155,11 +201,13 @@ impl TaskData {
         }
         let [train, validation, test] = pools;
         let vocab = build_vocab(&train, &validation, &test);
+        let classes = token_classes(&vocab, [&train, &validation, &test]);
         TaskData {
             train,
             validation,
             test,
             vocab,
+            classes,
         }
     }
 
@@ -228,6 +276,19 @@ pub struct Example {
     pub facts: usize,
     /// The token index of the answer's number.
     pub answer_at: usize,
+    /// Every fact: noun, name, number; the first is the one asked about.
+    pub stated: Vec<(String, String, u8)>,
+}
+
+/// A training context: a context with a question about each of its facts, the first at the
+/// place of the context's own question and the others after it (in a random order), so that
+/// every fact is asked about once and each question's `?` is read.
+#[derive(Debug, Clone)]
+pub struct Training {
+    /// The tokens.
+    pub tokens: Vec<String>,
+    /// The position of each question's `?` and its answer.
+    pub questions: Vec<(usize, u8)>,
 }
 
 /// The seeded generator of one split's contexts.
@@ -361,13 +422,39 @@ impl<'a> Generator<'a> {
         );
         tokens.extend(["what", "is", "the", noun, "of", name, "?"].map(String::from));
         debug_assert_eq!(tokens.len(), len);
+        let stated = keys
+            .into_iter()
+            .zip(&numbers)
+            .map(|((noun, name), &n)| (noun, name, n))
+            .collect();
         Example {
             text,
             tokens,
             answer: numbers[0],
             facts,
             answer_at,
+            stated,
         }
+    }
+
+    /// A training context of exactly `len` tokens with `facts` facts and one question about
+    /// each fact (`len` at least `14 · facts`).
+    pub fn training(&mut self, len: usize, facts: usize) -> Training {
+        let extra = facts - 1;
+        let e = self.example(len - QUESTION_TOKENS * extra, facts);
+        let mut tokens = e.tokens;
+        let mut questions = vec![(tokens.len() - 1, e.answer)];
+        let mut rest: Vec<usize> = (1..facts).collect();
+        for i in (1..rest.len()).rev() {
+            let j = self.below(i + 1);
+            rest.swap(i, j);
+        }
+        for k in rest {
+            let (noun, name, n) = &e.stated[k];
+            tokens.extend(["what", "is", "the", noun, "of", name, "?"].map(String::from));
+            questions.push((tokens.len() - 1, *n));
+        }
+        Training { tokens, questions }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::data::Split;
 pub fn bench(dir: &Path, kind: Kind) -> Result<(), String> {
     let data = TaskData::load(dir)?;
     let encoder = Encoder::new(&data.vocab);
-    let net = Net::new(Config::new(kind, data.vocab.len()), 1).map_err(|e| e.to_string())?;
+    let net = Net::new(Config::new(kind, data.vocab.len()), data.classes.clone(), 1).map_err(|e| e.to_string())?;
     for len in [64usize, 128, 256, 512] {
         let set = fixed_set(&data, Split::Train, &[len], 6, 1);
         let take = (6_000_000 / (4 * len * len)).clamp(1, 32);
@@ -67,6 +67,11 @@ pub fn try_command(
     seed: u64,
     budget: &Budget,
     workers: usize,
+    identity_std: f32,
+    position_dims: usize,
+    binding_window: Option<usize>,
+    binding_heads: usize,
+    d_model: usize,
 ) -> Result<(), String> {
     let data = TaskData::load(dir)?;
     eprintln!(
@@ -83,11 +88,50 @@ pub fn try_command(
     );
     let validation = validation_set(&data);
     let test = test_set(&data, 20);
+    let seen = fixed_set(&data, Split::Train, &TEST_LENGTHS, 20, 0x5ee);
     let encoder = Encoder::new(&data.vocab);
     let results = crate::run::parallel(kinds, workers, |&kind| -> Result<String, String> {
         let mut log = |l: String| eprintln!("{l}");
-        let o = super::fit::train(kind, &data, &validation, seed, budget, &mut log)
+        let mut config = Config::new(kind, data.vocab.len());
+        config.identity_std = identity_std;
+        config.position_dims = position_dims;
+        config.binding_window = binding_window;
+        config.binding_heads = binding_heads;
+        config.d_model = d_model;
+        let o = super::fit::train(config, &data, &validation, seed, budget, &mut log)
             .map_err(|e| e.to_string())?;
+        let train_keys = super::fit::predict(&o.net, &encoder, &seen).map_err(|e| e.to_string())?;
+        {
+            let mut g = super::data::Generator::new(&data.train, 99);
+            let e = g.example(40, 3);
+            let layout = diffattn::retrieval::Layout::read(&e.tokens).expect("layout");
+            let rows = vec![encoder.ids(&e.tokens)];
+            let f = o.net.forward(&ids_tensor(&rows, o.net.device()).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            let mut out = format!("{}\n", e.text);
+            let mut queries: Vec<usize> = layout.facts.iter().map(|f| f.number_at).collect();
+            queries.push(layout.question.last);
+            for (li, m) in f.maps.iter().enumerate() {
+                let m = m.squeeze(1).map_err(|e| e.to_string())?.to_vec3::<f32>().map_err(|e| e.to_string())?;
+                for &q in &queries {
+                    for (h, map) in m.iter().enumerate() {
+                        let mut row: Vec<(usize, f32)> = map[q].iter().copied().enumerate().collect();
+                        row.sort_by(|a, b| b.1.total_cmp(&a.1));
+                        let top: Vec<String> = row.iter().take(3).map(|(j, v)| format!("{}@{}:{:.2}", e.tokens[*j], *j as i64 - q as i64, v)).collect();
+                        out += &format!("layer {li} query {}@{q} head {h}: {}\n", e.tokens[q], top.join(" "));
+                    }
+                }
+            }
+            eprintln!("{out}");
+        }
+        let by_facts_seen: Vec<String> = (1..=6)
+            .map(|k| {
+                let (n, r) = seen.iter().zip(&train_keys).filter(|(e, _)| e.facts == k).fold(
+                    (0, 0),
+                    |(n, r), (e, q)| (n + 1, r + usize::from(e.answer == q.0)),
+                );
+                format!("{:.2}", r as f64 / n.max(1) as f64)
+            })
+            .collect();
         let p = super::fit::predict(&o.net, &encoder, &test).map_err(|e| e.to_string())?;
         let cell = |f: &dyn Fn(&super::data::Example) -> bool| {
             let (n, r) = test.iter().zip(&p).filter(|(e, _)| f(e)).fold((0, 0), |(n, r), (e, q)| {
@@ -101,7 +145,7 @@ pub fn try_command(
             .map(|&l| cell(&|e| e.tokens.len() == l))
             .collect();
         Ok(format!(
-            "{}: best step {} (validation {:.3}), {:.0} s; test {} | by facts {} | by length {} | {}",
+            "{}: best step {} (validation {:.3}), {:.0} s; test {} | by facts {} | by length {} | training keys by facts {} | {}",
             kind.key(),
             o.best_step,
             o.validation,
@@ -109,6 +153,7 @@ pub fn try_command(
             cell(&|_| true),
             facts.join(" "),
             lens.join(" "),
+            by_facts_seen.join(" "),
             o.net.describe().map_err(|e| e.to_string())?
         ))
     });

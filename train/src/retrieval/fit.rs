@@ -9,7 +9,7 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
-use super::data::{Example, Generator, TaskData, MAX_FACTS};
+use super::data::{Example, Generator, TaskData, Training, MAX_FACTS};
 use super::net::{ids_tensor, Config, Kind, Net};
 use crate::data::Split;
 
@@ -32,6 +32,8 @@ pub struct Budget {
     pub eval_every: usize,
     /// The context lengths a step draws from, with their weights.
     pub lengths: Vec<(usize, usize, f64)>,
+    /// The most facts in a training context.
+    pub max_facts: usize,
 }
 
 impl Default for Budget {
@@ -46,6 +48,7 @@ impl Default for Budget {
             eval_every: 250,
             // (shortest, longest, weight): most steps short, some up to the page's 512 tokens.
             lengths: vec![(49, 96, 0.45), (97, 192, 0.3), (193, 320, 0.15), (321, 512, 0.1)],
+            max_facts: MAX_FACTS,
         }
     }
 }
@@ -198,7 +201,7 @@ fn clip_gradients(
 /// Trains one model of `kind` from `seed` on `data` (training keys and fillers; the validation
 /// set `validation` picks the checkpoint). `log` receives one line per validation.
 pub fn train(
-    kind: Kind,
+    config: Config,
     data: &TaskData,
     validation: &[Example],
     seed: u64,
@@ -207,7 +210,8 @@ pub fn train(
 ) -> Result<Outcome> {
     let start = Instant::now();
     let encoder = Encoder::new(&data.vocab);
-    let net = Net::new(Config::new(kind, data.vocab.len()), seed)?;
+    let kind = config.kind;
+    let net = Net::new(config, data.classes.clone(), seed)?;
     let vars = net.vars();
     let mut opt = AdamW::new(
         vars.clone(),
@@ -225,13 +229,14 @@ pub fn train(
     let (mut loss_sum, mut right, mut seen, mut norm_sum) = (0f64, 0usize, 0usize, 0f64);
     for step in 1..=budget.steps {
         let len = draw_len(&mut rng, &budget.lengths);
-        let max_facts = ((len - 7) / 7).min(MAX_FACTS);
-        let examples: Vec<Example> = (0..budget.batch)
+        let max_facts = (len / 14).clamp(1, budget.max_facts);
+        let examples: Vec<Training> = (0..budget.batch)
             .map(|_| {
                 let facts = 1 + (rng.next_u64() % max_facts as u64) as usize;
-                gen.example(len, facts)
+                gen.training(len, facts)
             })
             .collect();
+        let questions: usize = examples.iter().map(|e| e.questions.len()).sum();
         // Long contexts go through in micro-batches whose maps stay under glibc's largest
         // heap allocation (32 MB; anything larger is a fresh mmap and page faults each step);
         // their gradients add up to the batch's.
@@ -241,17 +246,25 @@ pub fn train(
         for chunk in examples.chunks(micro) {
             let rows: Vec<Vec<u32>> = chunk.iter().map(|e| encoder.ids(&e.tokens)).collect();
             let ids = ids_tensor(&rows, net.device())?;
-            let labels: Vec<u32> = chunk.iter().map(|e| u32::from(e.answer)).collect();
-            let labels = Tensor::from_vec(labels, chunk.len(), net.device())?;
-            let logits = net.forward(&ids)?.logits;
-            let share = chunk.len() as f64 / examples.len() as f64;
+            let mut at = Vec::new();
+            let mut labels = Vec::new();
+            for (i, e) in chunk.iter().enumerate() {
+                for &(p, n) in &e.questions {
+                    at.push((i * len + p) as u32);
+                    labels.push(u32::from(n));
+                }
+            }
+            let n_q = labels.len();
+            let labels = Tensor::from_vec(labels, n_q, net.device())?;
+            let logits = net.forward_at(&ids, &at)?.logits;
+            let share = n_q as f64 / questions as f64;
             let loss = (candle_nn::loss::cross_entropy(&logits, &labels)? * share)?;
             loss_step += f64::from(loss.to_scalar::<f32>()?);
             let predicted = logits.argmax(1)?.to_vec1::<u32>()?;
             right += predicted
                 .iter()
-                .zip(chunk)
-                .filter(|(p, e)| **p == u32::from(e.answer))
+                .zip(labels.to_vec1::<u32>()?)
+                .filter(|(p, l)| **p == *l)
                 .count();
             let g = loss.backward()?;
             match grads.as_mut() {
@@ -259,7 +272,7 @@ pub fn train(
                 Some(all) => all.extend(g)?,
             }
         }
-        seen += examples.len();
+        seen += questions;
         let mut grads = grads.expect("a batch has contexts");
         let lr = if step <= budget.warmup {
             budget.lr * step as f64 / budget.warmup.max(1) as f64
@@ -296,4 +309,71 @@ pub fn train(
         validation,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// One scored context: the model's answer and the measure of every layer.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// The predicted number.
+    pub predicted: u8,
+    /// Its probability.
+    pub probability: f32,
+    /// The attention shares of every layer (`diffattn::retrieval::Shares`, computed by the
+    /// library from the question's row of each layer's final maps).
+    pub layers: Vec<diffattn::retrieval::Shares>,
+}
+
+/// The answer and the measure for every example, in order (batched by length). Every example
+/// must read back as a retrieval text (`Layout::read`).
+pub fn score(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec<Scored>> {
+    use diffattn::retrieval::{Layout, Shares};
+    let mut out: Vec<Option<Scored>> = vec![None; examples.len()];
+    let mut by_len: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for (i, e) in examples.iter().enumerate() {
+        by_len.entry(e.tokens.len()).or_default().push(i);
+    }
+    for (len, idx) in by_len {
+        for chunk in idx.chunks(micro_batch(net, len).min(64)) {
+            let rows: Vec<Vec<u32>> = chunk.iter().map(|&i| encoder.ids(&examples[i].tokens)).collect();
+            let f = net.forward(&ids_tensor(&rows, net.device())?)?;
+            let p = candle_nn::ops::softmax_last_dim(&f.logits)?.to_vec2::<f32>()?;
+            // The question's row of every layer's maps: (heads, batch, keys).
+            // (A or A′ per head, A1 − λA2 per diff head.)
+            let last_rows: Vec<(usize, Vec<f32>)> = f
+                .maps
+                .iter()
+                .map(|m| Ok((m.dim(0)?, m.narrow(2, len - 1, 1)?.flatten_all()?.to_vec1::<f32>()?)))
+                .collect::<Result<_>>()?;
+            for (b, &i) in chunk.iter().enumerate() {
+                let e = &examples[i];
+                let layout = Layout::read(&e.tokens)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("not a retrieval text: {}", e.text)))?;
+                let answer = layout.answer_tokens();
+                let layers = last_rows
+                    .iter()
+                    .map(|(heads, rows)| {
+                        let heads = *heads;
+                        let mut m = ndarray::Array2::<f32>::zeros((heads, len));
+                        for h in 0..heads {
+                            let at = (h * chunk.len() + b) * len;
+                            m.row_mut(h)
+                                .assign(&ndarray::ArrayView1::from(&rows[at..at + len]));
+                        }
+                        Shares::of_rows(m.view(), &answer, layout.context().end)
+                            .ok_or_else(|| candle_core::Error::Msg("maps do not cover the text".into()))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let (n, &q) = p[b]
+                    .iter()
+                    .enumerate()
+                    .fold((0, &f32::MIN), |best, (n, q)| if q > best.1 { (n, q) } else { best });
+                out[i] = Some(Scored {
+                    predicted: n as u8,
+                    probability: q,
+                    layers,
+                });
+            }
+        }
+    }
+    Ok(out.into_iter().map(|s| s.expect("every example scored")).collect())
 }

@@ -73,6 +73,24 @@ pub struct Config {
     /// The shift `k` of shift-difference attention (circular, single difference, no
     /// renormalisation, masked again).
     pub shift: i64,
+    /// Token classes, each with a learned vector (`data::class_names`).
+    pub classes: usize,
+    /// Whether each layer and the read-out see the residual stream through an RMSNorm with a
+    /// learned weight (pre-norm, as the Differential Transformer's paper and most language
+    /// models do), rather than as it is.
+    pub norm: bool,
+    /// The standard deviation of the tokens' own (frozen) vectors.
+    pub identity_std: f32,
+    /// Channels `0..position_dims` carry the sinusoidal positions (computed for that width) and
+    /// no token identity; the identities fill the rest. 0: positions over every channel,
+    /// added to the identities as in the sentiment models.
+    pub position_dims: usize,
+    /// When set, the first layer is local attention of this radius with
+    /// [`Config::binding_heads`] heads in every model (it ties each number to the name and noun
+    /// just before it), and only the later layers use the mechanism.
+    pub binding_window: Option<usize>,
+    /// Heads of the local first layer.
+    pub binding_heads: usize,
 }
 
 impl Config {
@@ -87,6 +105,12 @@ impl Config {
             layers: 2,
             vocab,
             shift: 1,
+            classes: super::data::class_names().len(),
+            norm: false,
+            identity_std: 1.0,
+            position_dims: 0,
+            binding_window: None,
+            binding_heads: 4,
         }
     }
 }
@@ -100,19 +124,28 @@ pub struct LayerVars {
     gate: Option<[Var; 3]>,
     lambdas: Option<[Var; 4]>,
     subln: Option<Var>,
+    norm: Option<Var>,
+    /// Local attention of this radius (the binding layer), else the model's mechanism.
+    window: Option<usize>,
+    heads: usize,
 }
 
 /// A retrieval model's parameters.
 pub struct Net {
     /// Its configuration.
     pub config: Config,
-    /// The token table: seeded, never trained.
+    /// The tokens' own vectors: seeded, never trained.
     pub table: Array2<f32>,
     embedding: Tensor,
+    /// The two classes of each vocabulary entry.
+    token_class: Vec<[u32; 2]>,
+    /// The learned vector of each class, `(classes, d)`.
+    class_vectors: Var,
     positions: Tensor,
     layers: Vec<LayerVars>,
     readout: Var,
     readout_bias: Var,
+    final_norm: Option<Var>,
     device: Device,
 }
 
@@ -160,7 +193,7 @@ impl Net {
     /// A fresh model; every draw is ChaCha8 keyed by `seed`. The token table is
     /// `seeded_normal(vocab, d, table_seed(seed), 1)` and stays fixed: no row is ever trained,
     /// so a name that no training fact used is no different from one that many did.
-    pub fn new(config: Config, seed: u64) -> Result<Net> {
+    pub fn new(config: Config, token_class: Vec<[u32; 2]>, seed: u64) -> Result<Net> {
         let device = Device::Cpu;
         let d = config.d_model;
         let mut n = 0u64;
@@ -174,8 +207,9 @@ impl Net {
         let w = 1.0 / (d as f32).sqrt();
         let h = config.heads;
         let mut layers = Vec::new();
-        for _ in 0..config.layers {
+        for depth in 0..config.layers {
             let (w_q, w_k, w_v, w_o) = (draw(d, d, w)?, draw(d, d, w)?, draw(d, d, w)?, draw(d, d, w)?);
+            let window = config.binding_window.filter(|_| depth == 0);
             let mut layer = LayerVars {
                 w_q,
                 w_k,
@@ -184,7 +218,17 @@ impl Net {
                 gate: None,
                 lambdas: None,
                 subln: None,
+                norm: None,
+                window,
+                heads: if window.is_some() { config.binding_heads } else { h },
             };
+            if config.norm {
+                layer.norm = Some(var_vec(&vec![1.0; d], &device)?);
+            }
+            if window.is_some() {
+                layers.push(layer);
+                continue;
+            }
             match config.kind {
                 Kind::DiffTransformer => {
                     let d_h = d / h / 2;
@@ -209,26 +253,54 @@ impl Net {
             layers.push(layer);
         }
         let readout = draw(ANSWERS, d, w)?;
-        let table = seeded_normal(config.vocab, d, table_seed(seed), 1.0);
-        Net::assemble(config, table, layers, readout, var_vec(&[0.0; ANSWERS], &device)?)
+        let class_vectors = draw(config.classes, d, 1.0)?;
+        let mut table = seeded_normal(config.vocab, d, table_seed(seed), config.identity_std);
+        table.slice_mut(ndarray::s![.., ..config.position_dims]).fill(0.0);
+        let final_norm = if config.norm {
+            Some(var_vec(&vec![1.0; d], &device)?)
+        } else {
+            None
+        };
+        Net::assemble(
+            config,
+            table,
+            token_class,
+            class_vectors,
+            layers,
+            readout,
+            var_vec(&[0.0; ANSWERS], &device)?,
+            final_norm,
+        )
     }
 
     fn assemble(
         config: Config,
         table: Array2<f32>,
+        token_class: Vec<[u32; 2]>,
+        class_vectors: Var,
         layers: Vec<LayerVars>,
         readout: Var,
         readout_bias: Var,
+        final_norm: Option<Var>,
     ) -> Result<Net> {
         let device = Device::Cpu;
-        let pe = sinusoidal_positions(MAX_TOKENS, config.d_model);
+        let pe = positions(MAX_TOKENS, config.d_model, config.position_dims);
+        let n_classes = class_vectors.dim(0)?;
+        if token_class.len() != config.vocab
+            || token_class.iter().flatten().any(|&c| c as usize >= n_classes)
+        {
+            return Err(candle_core::Error::Msg("a class for every token".into()));
+        }
         Ok(Net {
             embedding: tensor_from(&table, &device)?,
             positions: tensor_from(&pe, &device)?,
+            token_class,
+            class_vectors,
             table,
             layers,
             readout,
             readout_bias,
+            final_norm,
             config,
             device,
         })
@@ -236,14 +308,16 @@ impl Net {
 
     /// Every trainable parameter (the table is not one).
     pub fn vars(&self) -> Vec<Var> {
-        let mut v = Vec::new();
+        let mut v = vec![self.class_vectors.clone()];
         for l in &self.layers {
             v.extend([l.w_q.clone(), l.w_k.clone(), l.w_v.clone(), l.w_o.clone()]);
             v.extend(l.gate.iter().flatten().cloned());
             v.extend(l.lambdas.iter().flatten().cloned());
             v.extend(l.subln.iter().cloned());
+            v.extend(l.norm.iter().cloned());
         }
         v.extend([self.readout.clone(), self.readout_bias.clone()]);
+        v.extend(self.final_norm.iter().cloned());
         v
     }
 
@@ -265,13 +339,26 @@ impl Net {
         Ok(())
     }
 
-    /// The forward pass over `ids`, `(batch, L)` of `u32`.
+    /// The forward pass over `ids`, `(batch, L)` of `u32`, read at the last token.
     pub fn forward(&self, ids: &Tensor) -> Result<Forward> {
         let (b, l) = ids.dims2()?;
+        let at: Vec<u32> = (0..b).map(|i| (i * l + l - 1) as u32).collect();
+        self.forward_at(ids, &at)
+    }
+
+    /// The forward pass read at the flat positions `at` (`batch index · L + position`); the
+    /// logits come in the order of `at`.
+    pub fn forward_at(&self, ids: &Tensor, at: &[u32]) -> Result<Forward> {
+        let (b, l) = ids.dims2()?;
         let d = self.config.d_model;
-        let mut x = self
-            .embedding
-            .index_select(&ids.flatten_all()?, 0)?
+        let flat = ids.flatten_all()?;
+        let ids_cpu = flat.to_vec1::<u32>()?;
+        let class = |k: usize| -> Result<Tensor> {
+            let c: Vec<u32> = ids_cpu.iter().map(|&i| self.token_class[i as usize][k]).collect();
+            let c = Tensor::from_vec(c, b * l, &self.device)?;
+            self.class_vectors.as_tensor().index_select(&c, 0)
+        };
+        let mut x = ((self.embedding.index_select(&flat, 0)? + class(0)?)? + class(1)?)?
             .reshape((b, l, d))?
             .broadcast_add(&self.positions.narrow(0, 0, l)?)?;
         // Additive mask for the scores and a 0/1 mask for the shifted maps.
@@ -280,15 +367,27 @@ impl Net {
             .collect();
         let allowed = Tensor::from_vec(allowed, (l, l), &self.device)?;
         let additive = ((&allowed - 1.0)? * 1e30)?;
+        let band = |w: usize| -> Result<Tensor> {
+            let v: Vec<f32> = (0..l * l)
+                .map(|c| if c % l <= c / l && c / l - c % l <= w { 0.0 } else { -1e30 })
+                .collect();
+            Tensor::from_vec(v, (l, l), &self.device)
+        };
         let mut maps = Vec::with_capacity(self.layers.len());
         let mut outputs = Vec::with_capacity(self.layers.len());
         for (depth, layer) in self.layers.iter().enumerate() {
-            let (m, out) = self.attention(&x, layer, depth as u32, &additive, &allowed)?;
+            let input = rms_norm(&x, layer.norm.as_ref())?;
+            let (m, out) = match layer.window {
+                Some(w) => self.attention(&input, layer, depth as u32, &band(w)?, &allowed)?,
+                None => self.attention(&input, layer, depth as u32, &additive, &allowed)?,
+            };
             x = (x + &out)?;
             maps.push(m);
             outputs.push(out);
         }
-        let last = x.narrow(1, l - 1, 1)?.squeeze(1)?;
+        let at = Tensor::from_slice(at, at.len(), &self.device)?;
+        let read = x.reshape((b * l, d))?.index_select(&at, 0)?;
+        let last = rms_norm(&read, self.final_norm.as_ref())?;
         let logits = last
             .matmul(&self.readout.as_tensor().t()?)?
             .broadcast_add(self.readout_bias.as_tensor())?;
@@ -309,7 +408,7 @@ impl Net {
         allowed: &Tensor,
     ) -> Result<(Tensor, Tensor)> {
         let (b, l, d) = x.dims3()?;
-        let h = self.config.heads;
+        let h = layer.heads;
         let linear = |t: &Tensor, w: &Var| -> Result<Tensor> {
             t.reshape((b * l, d))?
                 .matmul(&w.as_tensor().t()?)?
@@ -332,7 +431,12 @@ impl Net {
             let s = (q.matmul(&k.transpose(2, 3)?.contiguous()?)? * (1.0 / (d_h as f64).sqrt()))?;
             softmax_last_dim(&s.broadcast_add(additive)?)
         };
-        match self.config.kind {
+        let kind = if layer.window.is_some() {
+            Kind::Standard
+        } else {
+            self.config.kind
+        };
+        match kind {
             Kind::DiffTransformer => {
                 let q = split(&linear(x, &layer.w_q)?, 2 * h)?;
                 let k = split(&linear(x, &layer.w_k)?, 2 * h)?;
@@ -381,6 +485,9 @@ impl Net {
     /// The library's model with these parameters and the vocabulary `vocab` (one token per
     /// table row).
     pub fn to_model(&self, vocab: &[String]) -> Result<RetrievalModel> {
+        if self.config.norm {
+            return Err(candle_core::Error::Msg("norms are not in the library yet".into()));
+        }
         let wrap = candle_core::Error::wrap;
         let h = self.config.heads;
         let mut layers = Vec::new();
@@ -422,7 +529,8 @@ impl Net {
             };
             layers.push(Layer { weights, mechanism });
         }
-        let table = TokenTable::new(vocab.to_vec(), self.table.clone()).map_err(candle_core::Error::wrap)?;
+        let table = TokenTable::new(vocab.to_vec(), self.token_vectors()?)
+            .map_err(candle_core::Error::wrap)?;
         RetrievalModel::new(
             table,
             h,
@@ -433,7 +541,19 @@ impl Net {
         .map_err(candle_core::Error::wrap)
     }
 
-    /// A candle model holding the parameters of a library model (for the equivalence test).
+    /// Every token's vector as the engine reads it: its own seeded vector plus its class's.
+    pub fn token_vectors(&self) -> Result<Array2<f32>> {
+        let classes = to_array(self.class_vectors.as_tensor())?;
+        let mut t = self.table.clone();
+        for (mut row, c) in t.rows_mut().into_iter().zip(&self.token_class) {
+            row += &classes.row(c[0] as usize);
+            row += &classes.row(c[1] as usize);
+        }
+        Ok(t)
+    }
+
+    /// A candle model holding the parameters of a library model (for the equivalence test):
+    /// its table as the tokens' vectors, one class whose vector is zero.
     pub fn from_model(model: &RetrievalModel) -> Result<Net> {
         let device = Device::Cpu;
         let fail = |m: &str| candle_core::Error::Msg(m.to_string());
@@ -461,6 +581,9 @@ impl Net {
                 gate: None,
                 lambdas: None,
                 subln: None,
+                norm: None,
+                window: None,
+                heads: model.heads,
             };
             match &l.mechanism {
                 Mechanism::Standard if kind == Kind::Standard => {}
@@ -490,12 +613,17 @@ impl Net {
             }
             layers.push(vars);
         }
+        config.classes = 1;
+        config.norm = false;
         Net::assemble(
             config,
             model.table.vectors.clone(),
+            vec![[0, 0]; model.table.tokens().len()],
+            var_from(&Array2::zeros((1, model.d_model())), &device)?,
             layers,
             m(&model.readout)?,
             v(&model.readout_bias.to_vec())?,
+            None,
         )
     }
 
@@ -529,6 +657,27 @@ impl Net {
         }
         Ok(parts.join("; "))
     }
+}
+
+/// The position codes of `len` tokens in width `d`: sinusoids over every channel, or over
+/// the first `position_dims` channels (as if the width were `position_dims`) and zero beyond.
+pub fn positions(len: usize, d: usize, position_dims: usize) -> Array2<f32> {
+    if position_dims == 0 {
+        return sinusoidal_positions(len, d);
+    }
+    let mut pe = Array2::<f32>::zeros((len, d));
+    pe.slice_mut(ndarray::s![.., ..position_dims])
+        .assign(&sinusoidal_positions(len, position_dims));
+    pe
+}
+
+/// `x / sqrt(mean(x²) + eps) · weight` over the last dimension, or `x` without a weight.
+fn rms_norm(x: &Tensor, weight: Option<&Var>) -> Result<Tensor> {
+    let Some(w) = weight else {
+        return Ok(x.clone());
+    };
+    let rms = (x.sqr()?.mean_keepdim(D::Minus1)? + f64::from(RMS_NORM_EPS))?.sqrt()?;
+    x.broadcast_div(&rms)?.broadcast_mul(w.as_tensor())
 }
 
 /// `torch.roll(a, k, dim=-1)`: `out[.., j] = a[.., (j - k) mod L]`. candle's own `roll` cuts
