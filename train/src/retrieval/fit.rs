@@ -229,11 +229,18 @@ pub fn train(
     let (mut loss_sum, mut right, mut seen, mut norm_sum) = (0f64, 0usize, 0usize, 0f64);
     for step in 1..=budget.steps {
         let len = draw_len(&mut rng, &budget.lengths);
-        let max_facts = (len / 14).clamp(1, budget.max_facts);
+        let single = std::env::var("DBG_SINGLE").is_ok();
+        let max_facts = if single { ((len - 7) / 7).min(budget.max_facts) } else { (len / 14).clamp(1, budget.max_facts) };
         let examples: Vec<Training> = (0..budget.batch)
             .map(|_| {
-                let facts = 1 + (rng.next_u64() % max_facts as u64) as usize;
-                gen.training(len, facts)
+                let facts = if std::env::var("DBG_FIXED").is_ok() { max_facts } else { 1 + (rng.next_u64() % max_facts as u64) as usize };
+                if single {
+                    let e = gen.example(len, facts);
+                    let answer = if std::env::var("DBG_FIRST").is_ok() { e.tokens[5].parse::<u8>().unwrap() } else { e.answer };
+                    Training { questions: vec![(len - 1, answer)], tokens: e.tokens }
+                } else {
+                    gen.training(len, facts)
+                }
             })
             .collect();
         let questions: usize = examples.iter().map(|e| e.questions.len()).sum();
