@@ -2,8 +2,10 @@
 //!
 //! The crate is layered so that each layer only looks down:
 //!
-//! * [`engine`]: the maths of `../shared/DESIGN.md` sections 1 to 5 on `ndarray`, `f32`,
+//! * [`engine`]: the maths of `docs/DESIGN.md` sections 1 to 5 on `ndarray`, `f32`,
 //!   one sentence at a time. It knows nothing of JSON, text, drawing or the browser.
+//! * [`names`]: one name per thing: the strings of every enum, shared by the spec, the weights
+//!   format, the wasm boundary and the page, with suggestions for near misses.
 //! * [`spec`]: the stages format (DESIGN.md section 6): a JSON spec parsed and validated into
 //!   engine values, and the engine's stages written back as JSON. Shared by the CLI and the page.
 //! * [`text`]: sentences to vectors: the tokenizer and the seeded (untrained) embeddings.
@@ -28,6 +30,7 @@
 pub mod engine;
 pub mod explorer;
 pub mod model;
+pub mod names;
 pub mod render;
 pub mod retrieval;
 pub mod spec;

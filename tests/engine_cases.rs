@@ -138,18 +138,20 @@ fn gate_follows_its_three_scalars() {
 }
 
 #[test]
-fn softmax_renormalisation_respects_the_mask() {
-    // Causal, 2 x 2: A = [[1, 0], [0.5, 0.5]]. k = 1 circular puts row 0's mass on key 1
-    // (masked). Renormalising row 0 over the one allowed key gives exactly [1, 0].
+fn the_mask_holds_in_the_shifted_maps_and_the_softmax() {
+    // Causal, 2 x 2: A = [[1, 0], [0.5, 0.5]]. k = 1 circular moves row 0's mass onto key 1,
+    // which the mask forbids, so it is dropped: shift(A) row 0 = [0, 0] (DESIGN.md §2).
+    // Row 1 = [0.5, 0.5] rotated is [0.5, 0.5], all allowed. D row 0 = [1, 0] - [0, 0] = [1, 0].
+    // With alpha = beta = gamma = 0, G = 0.5, so A' row 0 = [1 + 0.5, 0] = [1.5, 0]; the
+    // softmax over the one allowed key then gives exactly [1, 0].
     let a = array![[[1.0f32, 0.0], [0.5, 0.5]]];
     let mut p = one_row_params(1, Difference::Single, ShiftFill::Circular);
+    let m = shift_diff_maps(&a, &p, Mask::causal(true)).unwrap();
+    assert_eq!(m.shifted, array![[[0.0f32, 0.0], [0.5, 0.5]]]);
+    assert_eq!(m.d, array![[[1.0f32, 0.0], [0.0, 0.0]]]);
+    assert_eq!(m.fused, array![[[1.5f32, 0.0], [0.5, 0.5]]]);
     p.renormalize = Renormalize::Softmax;
     let m = shift_diff_maps(&a, &p, Mask::causal(true)).unwrap();
-    assert_eq!(
-        m.shifted[[0, 0, 1]],
-        1.0,
-        "the shift moves mass into the masked cell and shows it"
-    );
     assert_eq!((m.fused[[0, 0, 0]], m.fused[[0, 0, 1]]), (1.0, 0.0));
 }
 
@@ -164,6 +166,8 @@ fn lambda_by_hand() {
         lambda_q2: vec![0.0, 3.0],
         lambda_k2: vec![7.0, 0.0],
         subln: vec![1.0; 4],
+        lambda_init: None,
+        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
     };
     assert!(close(lambda_init(0), 0.2));
     assert!(close(lambda(&p), 1.91828));
@@ -210,6 +214,8 @@ fn diff_transformer_with_equal_maps_scales_a1_by_one_minus_lambda() {
         lambda_q2: vec![0.0; 2],
         lambda_k2: vec![0.0; 2],
         subln: vec![1.0; 4],
+        lambda_init: None,
+        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
     };
     let stages = run(
         x.view(),

@@ -96,6 +96,8 @@ fn every_mechanism(heads: usize, half_width: usize) -> Vec<Mechanism> {
             lambda_q2: vec![-0.1; d_h],
             lambda_k2: vec![0.3; d_h],
             subln: vec![1.0; 2 * d_h],
+            lambda_init: None,
+            subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },
@@ -140,20 +142,21 @@ proptest! {
         }
     }
 
-    /// Circular single mode: each row of shift(A) is a permutation of A's row, rows of D sum
-    /// to 0, A' = A + G ⊙ D exactly, 0 < G < 1, and rows of A' sum to 1 + Σ G ⊙ D.
+    /// Circular single mode without a mask: each row of shift(A) is a permutation of A's row,
+    /// rows of D sum to 0, A' = A + G ⊙ D exactly, 0 < G < 1, and rows of A' sum to
+    /// 1 + Σ G ⊙ D. (With a mask the shifted rows are masked again, so these hold only
+    /// without one: DESIGN.md §2.)
     #[test]
     fn circular_single_mode_invariants(
         (layer, gate) in ordinary().prop_flat_map(|l| { let h = l.heads; (Just(l), gate(h)) }),
         k in -20i64..20,
-        causal: bool,
     ) {
-        let a = attention(&layer, causal);
+        let a = attention(&layer, false);
         let params = ShiftDiffParams {
             shift: k, difference: Difference::Single, fill: ShiftFill::Circular,
             renormalize: Renormalize::None, gate,
         };
-        let maps = shift_diff_maps(&a, &params, Mask::causal(causal)).unwrap();
+        let maps = shift_diff_maps(&a, &params, Mask::FULL).unwrap();
         for h in 0..layer.heads {
             for i in 0..a.len_of(Axis(1)) {
                 let row = |m: &Array3<f32>| m.index_axis(Axis(0), h).row(i).to_vec();
@@ -171,6 +174,40 @@ proptest! {
                     gd_sum += g_row[j] * d_row[j];
                 }
                 prop_assert!((f_row.iter().sum::<f32>() - (1.0 + gd_sum)).abs() < 1e-5);
+            }
+        }
+    }
+
+    /// The causal mask holds in every map (DESIGN.md §2): for every shift, fill, difference and
+    /// renormalisation, `shift(A)`, `shift₋ₖ(A)`, `D` and `A'` are exactly 0 above the
+    /// diagonal, and what is left of a shifted row is the unmasked shift of A's row.
+    #[test]
+    fn the_causal_mask_holds_in_every_shifted_map(
+        (layer, gate) in ordinary().prop_flat_map(|l| { let h = l.heads; (Just(l), gate(h)) }),
+        k in -20i64..20,
+        fill in fill(),
+        difference in difference(),
+        softmax: bool,
+    ) {
+        let a = attention(&layer, true);
+        let renormalize = if softmax { Renormalize::Softmax } else { Renormalize::None };
+        let params = ShiftDiffParams { shift: k, difference, fill, renormalize, gate };
+        let maps = shift_diff_maps(&a, &params, Mask::causal(true)).unwrap();
+        let unmasked = shift_diff_maps(&a, &params, Mask::FULL).unwrap();
+        let mut checked = vec![("shift(A)", &maps.shifted), ("D", &maps.d), ("A'", &maps.fused)];
+        if let Some(back) = &maps.shifted_back {
+            checked.push(("shift-k(A)", back));
+        }
+        for (name, m) in checked {
+            for ((h, i, j), &v) in m.indexed_iter() {
+                if j > i {
+                    prop_assert_eq!(v, 0.0, "{} head {} cell ({}, {})", name, h, i, j);
+                }
+            }
+        }
+        for ((h, i, j), &v) in maps.shifted.indexed_iter() {
+            if j <= i {
+                prop_assert_eq!(v, unmasked.shifted[[h, i, j]]);
             }
         }
     }

@@ -1,7 +1,8 @@
 //! The page's state without the browser: caching, head choices, cells and specs.
 #![cfg(not(target_arch = "wasm32"))]
 
-use diffattn::explorer::{Explorer, MechanismKind, Recomputations, StageId};
+use diffattn::engine::{MechanismKind, StageId};
+use diffattn::explorer::{Explorer, Recomputations};
 use diffattn::model::Model;
 
 fn explorer(text: &str) -> Explorer {
@@ -55,8 +56,8 @@ fn picking_a_head_or_an_unchanged_value_recomputes_nothing() {
     let r0 = e.recomputations();
     e.set_head(3).unwrap();
     e.update_shift(|s| s.shift = 1).unwrap(); // unchanged
-    e.set_causal(false); // unchanged
-    e.set_heads(4).unwrap(); // unchanged
+    e.update_maps(|m| m.causal = false).unwrap(); // unchanged
+    e.update_maps(|m| m.heads = 4).unwrap(); // unchanged
     e.compute().unwrap();
     assert_eq!(e.recomputations(), r0);
 }
@@ -66,7 +67,7 @@ fn changing_heads_recomputes_maps_not_projections() {
     let mut e = explorer("the cat sat on the mat");
     let a4 = e.map(StageId::A).unwrap().to_owned();
     let r0 = e.recomputations();
-    e.set_heads(8).unwrap();
+    e.update_maps(|m| m.heads = 8).unwrap();
     e.compute().unwrap();
     let r1 = e.recomputations();
     assert_eq!(
@@ -84,14 +85,16 @@ fn changing_heads_recomputes_maps_not_projections() {
 fn head_choices_are_divisors_of_the_width() {
     let mut e = explorer("x");
     assert_eq!(e.head_choices(), vec![1, 2, 4, 8, 16, 32, 64]);
-    assert!(e.set_heads(3).is_err());
-    e.set_mechanism(MechanismKind::DiffTransformer).unwrap();
+    assert!(e.update_maps(|m| m.heads = 3).is_err());
+    e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+        .unwrap();
     assert_eq!(e.head_choices(), vec![1, 2, 4, 8, 16, 32]);
-    e.set_heads(32).unwrap();
+    e.update_maps(|m| m.heads = 32).unwrap();
     // Going back to a mechanism where 32 is still allowed keeps it; the head index stays valid.
     e.set_head(31).unwrap();
-    e.set_mechanism(MechanismKind::Standard).unwrap();
-    assert_eq!(e.settings().heads, 32);
+    e.update_maps(|m| m.mechanism = MechanismKind::Standard)
+        .unwrap();
+    assert_eq!(e.settings().maps.heads, 32);
 }
 
 #[test]
@@ -117,16 +120,18 @@ fn the_cell_readout_adds_up() {
 #[test]
 fn each_mechanism_shows_its_own_stages() {
     let mut e = explorer("one two three");
-    let names = |e: &Explorer| e.stages().iter().map(|s| s.name()).collect::<Vec<_>>();
+    let names = |e: &Explorer| e.stages().iter().map(|s| s.label()).collect::<Vec<_>>();
     assert_eq!(names(&e), ["A", "shift(A)", "D", "G", "A′"]);
     e.update_shift(|s| s.difference = diffattn::engine::shift_diff::Difference::Symmetric)
         .unwrap();
     assert_eq!(names(&e), ["A", "shift(A)", "shift₋ₖ(A)", "D", "G", "A′"]);
-    e.set_mechanism(MechanismKind::DiffTransformer).unwrap();
+    e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+        .unwrap();
     e.compute().unwrap();
     assert_eq!(names(&e), ["A1", "A2", "A1 − λ·A2"]);
     assert!(e.lambda().is_some());
-    e.set_mechanism(MechanismKind::InputDiff).unwrap();
+    e.update_maps(|m| m.mechanism = MechanismKind::InputDiff)
+        .unwrap();
     e.compute().unwrap();
     assert_eq!(e.map(StageId::A).unwrap().dim(), (3, 2));
     assert_eq!(e.key_labels(), ["one→two", "two→three"]);
@@ -169,7 +174,7 @@ fn a_loaded_spec_is_drawn_and_a_broken_one_names_its_field() {
     assert!(e.is_spec());
     assert_eq!(e.labels(), ["t0", "t1", "t2"]);
     assert_eq!(e.head_choices(), vec![2]);
-    assert_eq!(e.settings().shift, 2);
+    assert_eq!(e.settings().shift.shift, 2);
     e.set_head(1).unwrap();
     assert_eq!(
         e.cell(0, 0).unwrap().gate,
@@ -201,9 +206,9 @@ fn a_trained_model_brings_its_settings_and_its_prediction_matches_the_model() {
         let want = model.classify(&diffattn::text::tokenize(text)).unwrap();
         let mut e = explorer(text);
         e.set_model(model.clone());
-        assert_eq!(e.settings().mechanism.key(), mechanism);
-        assert_eq!(Some(e.settings().heads), model.trained_heads());
-        assert!(!e.settings().causal);
+        assert_eq!(e.settings().maps.mechanism.key(), mechanism);
+        assert_eq!(Some(e.settings().maps.heads), model.trained_heads());
+        assert!(!e.settings().maps.causal);
         let got = e.prediction().unwrap().expect("a trained model predicts");
         // Same engine, same settings, same order of operations: the same bits.
         assert_eq!(
@@ -220,21 +225,164 @@ fn the_trained_gate_holds_until_a_slider_moves() {
     let mut e = explorer("a fine film");
     e.set_model(model.clone());
     assert!(e.gate_is_learned());
-    assert_eq!(
-        e.shift_params().gate,
-        model.gate(e.settings().heads).unwrap()
-    );
+    assert_eq!(e.gate(), model.gate(e.settings().maps.heads).unwrap());
     e.update_shift(|s| s.beta = 2.0).unwrap();
     assert!(!e.gate_is_learned());
-    assert_eq!(e.shift_params().gate.beta, vec![2.0; e.settings().heads]);
+    assert_eq!(e.gate().beta, vec![2.0; e.settings().maps.heads]);
     // Moving away from the trained settings still predicts, from the maps on screen.
     e.update_shift(|s| s.shift = 3).unwrap();
     assert!(e.prediction().unwrap().is_some());
     // Another mechanism's maps mean nothing to this classifier: no prediction.
-    e.set_mechanism(MechanismKind::Standard).unwrap();
+    e.update_maps(|m| m.mechanism = MechanismKind::Standard)
+        .unwrap();
     assert!(e.prediction().unwrap().is_none());
     // Back to the untrained model: no prediction, the settings stay.
     e.set_model(Model::untrained());
     assert!(e.prediction().unwrap().is_none());
     assert_eq!(e.head_choices(), vec![1, 2, 4, 8, 16, 32, 64]);
+}
+
+#[test]
+fn a_shift_setter_cannot_touch_the_maps_and_a_bad_value_changes_nothing() {
+    let mut e = explorer("the cat sat on the mat");
+    let before = *e.settings();
+    // A non-finite gate scalar is refused and leaves every setting as it was.
+    let err = e.update_shift(|s| s.beta = f32::NAN).unwrap_err();
+    assert!(err.to_string().starts_with("gate.beta:"), "{err}");
+    assert_eq!(*e.settings(), before);
+    // So is a head count that does not divide the width, and tau = inf.
+    assert!(e.update_maps(|m| m.heads = 5).is_err());
+    assert!(e.update_maps(|m| m.tau = f32::INFINITY).is_err());
+    assert_eq!(*e.settings(), before);
+    // tau does not shape standard attention's maps: changing it recomputes nothing.
+    let r0 = e.recomputations();
+    e.update_maps(|m| m.tau = 3.0).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.recomputations(), r0);
+}
+
+#[test]
+fn a_new_mechanism_snaps_the_heads_to_a_count_it_allows() {
+    let mut e = explorer("one two three four");
+    e.update_maps(|m| m.heads = 64).unwrap();
+    // 64 heads do not divide d / 2 = 32 for the Differential Transformer: the nearest is 32.
+    e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+        .unwrap();
+    assert_eq!(e.settings().maps.heads, 32);
+    assert_eq!(e.head_width(), 1);
+}
+
+#[test]
+fn the_causal_mask_holds_in_every_map_and_the_cells_say_so() {
+    let mut e = explorer("a b c d e");
+    e.update_maps(|m| m.causal = true).unwrap();
+    e.update_shift(|s| s.shift = 2).unwrap();
+    e.compute().unwrap();
+    for stage in e.stages() {
+        let map = e.map(stage).unwrap();
+        for ((i, j), &v) in map.indexed_iter() {
+            if j > i && stage != StageId::G {
+                assert_eq!(v, 0.0, "{stage:?} ({i}, {j})");
+            }
+        }
+    }
+    assert!(e.cell(1, 3).unwrap().masked);
+    assert!(!e.cell(3, 1).unwrap().masked);
+}
+
+#[test]
+fn moved_away_names_the_controls_that_left_the_trained_settings() {
+    let mut e = explorer("a fine film");
+    assert!(
+        e.moved_away().is_empty(),
+        "the untrained model has nothing to leave"
+    );
+    e.set_model(trained("shift_diff"));
+    assert!(e.moved_away().is_empty());
+    e.update_shift(|s| s.shift = 3).unwrap();
+    e.update_maps(|m| m.heads = 8).unwrap();
+    assert_eq!(e.moved_away(), ["heads", "shift"]);
+    e.update_shift(|s| s.alpha = 1.0).unwrap();
+    assert_eq!(e.moved_away(), ["heads", "shift", "gate"]);
+    // Another mechanism than the trained one: nothing to compare with.
+    e.update_maps(|m| m.mechanism = MechanismKind::Standard)
+        .unwrap();
+    assert!(e.moved_away().is_empty());
+}
+
+#[test]
+fn a_map_window_is_the_slice_of_the_map_clipped_to_it() {
+    let e = explorer("one two three four five");
+    let map = e.map(StageId::Fused).unwrap().to_owned();
+    let w = e.map_window(StageId::Fused, 1, 2, 2, 10).unwrap();
+    assert_eq!(w.dim(), (2, 3), "columns 2..5 of rows 1..3");
+    assert_eq!(w[[0, 0]], map[[1, 2]]);
+    assert_eq!(w[[1, 2]], map[[2, 4]]);
+    assert_eq!(e.map_window(StageId::A, 9, 9, 3, 3).unwrap().dim(), (0, 0));
+    assert!(e.map_window(StageId::A1, 0, 0, 1, 1).is_none());
+}
+
+#[test]
+fn the_parameter_readout_follows_the_mechanism() {
+    let mut e = explorer("x y");
+    assert_eq!(e.parameter_readout(), None);
+    e.update_maps(|m| {
+        m.mechanism = MechanismKind::Local;
+        m.window = 3;
+    })
+    .unwrap();
+    assert_eq!(e.parameter_readout().as_deref(), Some("w = 3"));
+    e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+        .unwrap();
+    e.compute().unwrap();
+    let readout = e.parameter_readout().unwrap();
+    let lambda = e.lambda().unwrap();
+    assert_eq!(readout, format!("λ = {lambda:.4}").replace('-', "\u{2212}"));
+}
+
+#[test]
+fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
+    for mechanism in MechanismKind::ALL {
+        let mut e = explorer("the cat sat on the mat");
+        e.set_model(trained(mechanism.key()));
+        e.update_shift(|s| s.shift = 2).unwrap();
+        e.compute().unwrap();
+        let stages = e.stages();
+        let before: Vec<_> = stages.iter().map(|&s| e.maps(s).unwrap().clone()).collect();
+        let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
+        let mut again = Explorer::new(Model::untrained());
+        again.load_spec(&json).unwrap();
+        again.compute().unwrap();
+        assert_eq!(
+            again.labels(),
+            e.labels(),
+            "{mechanism:?}: the tokens label the axes"
+        );
+        assert_eq!(again.stages(), stages);
+        for (s, want) in stages.iter().zip(&before) {
+            let got = again.maps(*s).unwrap();
+            assert_eq!(
+                got.mapv(f32::to_bits),
+                want.mapv(f32::to_bits),
+                "{mechanism:?} {s:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_row_view_has_every_stage_but_the_gate_and_g_times_d() {
+    let e = explorer("one two three four");
+    let lines = e.row_lines(2).unwrap();
+    let labels: Vec<&str> = lines.iter().map(|l| l.label).collect();
+    assert_eq!(labels, ["A", "shift(A)", "D", "G ⊙ D", "A′"]);
+    let (g, d) = (e.map(StageId::G).unwrap(), e.map(StageId::D).unwrap());
+    for (j, v) in lines[3].values.iter().enumerate() {
+        assert_eq!(*v, g[[2, j]] * d[[2, j]]);
+    }
+    // A′ = A + G ⊙ D along the row.
+    for j in 0..4 {
+        assert_eq!(lines[4].values[j], lines[0].values[j] + lines[3].values[j]);
+    }
+    assert!(e.row_lines(4).is_none(), "row 4 is past the 4 tokens");
 }

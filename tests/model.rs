@@ -3,7 +3,7 @@
 //! parameters follow the heads slider as docs/MODEL.md says.
 #![cfg(not(target_arch = "wasm32"))]
 
-use diffattn::explorer::MechanismKind;
+use diffattn::engine::MechanismKind;
 
 use diffattn::engine::bilstm::{BiLstm, LstmWeights};
 use diffattn::engine::diff_transformer::{lambda, DiffTransformerParams};
@@ -63,6 +63,8 @@ fn diff_transformer() -> Mechanism {
         lambda_q2: vec![0.05, 0.0],
         lambda_k2: vec![0.2, 0.4],
         subln: vec![1.0, 0.5, 2.0, 1.5],
+        lambda_init: None,
+        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
     })
 }
 

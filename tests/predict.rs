@@ -2,7 +2,7 @@
 //! from the weights built into the binary; bad arguments exit 2 with a message.
 #![cfg(not(target_arch = "wasm32"))]
 
-use diffattn::explorer::MechanismKind;
+use diffattn::engine::MechanismKind;
 
 mod common;
 

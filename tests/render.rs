@@ -275,6 +275,10 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
         scale: &scale,
         theme: &theme,
         font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 320);
 
@@ -322,6 +326,10 @@ fn svg_text_is_the_layout_font_size() {
         scale: &Scale::unit(),
         theme: &Theme::light(),
         font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(Array2::zeros((2, 2)).view(), &frame, 200, 200);
     let size: f64 = svg
@@ -345,6 +353,10 @@ fn empty_maps_draw_a_frame() {
         scale: &Scale::diverging_for(map.view()),
         theme: &Theme::dark(),
         font_px: 24.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 600, 500);
     assert!(svg.contains("∅ (1 × 0)"));
@@ -374,6 +386,10 @@ fn labels_are_truncated_and_mismatched_labels_tolerated() {
         scale: &Scale::unit(),
         theme: &Theme::light(),
         font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 300, 300);
     assert!(svg.contains("internation…") && !svg.contains("internationalisation"));
@@ -406,6 +422,10 @@ fn panels_sit_side_by_side() {
         scale,
         theme: &theme,
         font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = panel_svg(
         &[
@@ -458,9 +478,129 @@ proptest! {
             scale: &scale,
             theme: &Theme::light(),
             font_px: 14.0,
+            mask: None,
+            masked_label: "",
+            constant: None,
+            constant_label: "",
         };
         let svg = heatmap_svg(map.view(), &frame, 360, 300);
         assert_only_known_markup(&svg);
         prop_assert!(svg.trim_end().ends_with("</svg>"));
     }
+}
+
+#[test]
+fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
+    use diffattn::engine::Mask;
+    use diffattn::render::{CellMask, MASKED_RGB};
+    // A causal 3 x 3 map: the 3 cells above the diagonal are forbidden. They are drawn in the
+    // hatching's light grey (not a colour of the scale), and the legend names them.
+    let tokens = labels(&["a", "b", "c"]);
+    let map = array![[1.0_f32, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]];
+    let scale = Scale::sequential_for(map.view());
+    let causal = CellMask {
+        mask: Mask::causal(true),
+        key_offset: 0,
+    };
+    let frame = Frame {
+        title: "A",
+        row_labels: &tokens,
+        col_labels: &tokens,
+        scale: &scale,
+        theme: &Theme::light(),
+        font_px: 12.0,
+        mask: Some(causal),
+        masked_label: "masked",
+        constant: None,
+        constant_label: "",
+    };
+    let svg = heatmap_svg(map.view(), &frame, 400, 400);
+    let light = hex(MASKED_RGB[1]);
+    // The three cells (one rectangle each) and the legend's swatch use the hatching's greys.
+    assert!(svg.matches(&light).count() > 3);
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
+        .collect();
+    assert!(
+        texts.contains(&"masked"),
+        "the legend names the masked cells: {texts:?}"
+    );
+    // The word fits on the 400-pixel canvas: its start plus its width (12 px per em).
+    let legend = svg
+        .split("<text")
+        .find(|t| {
+            t.split_once('>')
+                .is_some_and(|(_, rest)| rest.trim().starts_with("masked"))
+        })
+        .expect("the legend's text element");
+    let x: f32 = legend
+        .split_once("x=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .and_then(|(x, _)| x.parse().ok())
+        .expect("an x attribute");
+    let width_px = diffattn::render::text_width_em("masked") * 12.0;
+    assert!(
+        x + width_px <= 400.0,
+        "the legend ends at {} px",
+        x + width_px
+    );
+    // Without a mask, or with a mask that forbids nothing, there is no legend and no grey.
+    for mask in [
+        None,
+        Some(CellMask {
+            mask: Mask::FULL,
+            key_offset: 0,
+        }),
+    ] {
+        let svg = heatmap_svg(map.view(), &Frame { mask, ..frame }, 400, 400);
+        assert!(!svg.contains(&light));
+        assert!(!svg.contains(">masked<"));
+    }
+}
+
+#[test]
+fn a_constant_map_says_so_instead_of_stretching_noise() {
+    use diffattn::render::constant_value;
+    // D at a shift of 0 is zero up to rounding: one colour, and the colorbar says "constant".
+    let tokens = labels(&["a", "b"]);
+    let d = array![[1e-9_f32, -2e-9], [0.0, 3e-9]];
+    let scale = Scale::diverging_for(d.view());
+    let frame = Frame {
+        title: "D",
+        row_labels: &tokens,
+        col_labels: &tokens,
+        scale: &scale,
+        theme: &Theme::light(),
+        font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: constant_value(d.view()),
+        constant_label: "constant",
+    };
+    assert_eq!(frame.constant, Some(0.0));
+    let svg = heatmap_svg(d.view(), &frame, 400, 400);
+    assert!(svg.contains("constant"), "the colorbar names it");
+    assert!(svg.contains("= 0.0000"));
+    // A real spread is not constant.
+    assert_eq!(constant_value(array![[0.1_f32, 0.2]].view()), None);
+}
+
+#[test]
+fn maps_drawn_together_share_one_scale_so_one_value_has_one_colour() {
+    use diffattn::engine::ScaleKind;
+    let a = array![[0.6_f32, 0.4], [0.3, 0.7]];
+    let fused = array![[0.9_f32, 0.1], [0.2, 0.8]];
+    let shared = Scale::for_maps(ScaleKind::Sequential, &[a.view(), fused.view()]);
+    assert_eq!(shared.range(), (0.0, 0.9));
+    // Alone, each would have its own range, and 0.6 would differ in colour between them.
+    let (own_a, own_f) = (
+        Scale::for_values(ScaleKind::Sequential, a.view()),
+        Scale::for_values(ScaleKind::Sequential, fused.view()),
+    );
+    assert_ne!(own_a.color(0.6), own_f.color(0.6));
+    // Shared, the cell of 0.6 in A and a cell of 0.6 anywhere in A′ would be one colour: the
+    // colour of 0.6 on 0..0.9, two thirds up the palette.
+    assert_eq!(shared.color(0.6), Scale::sequential(0.0, 0.9).color(0.6));
 }

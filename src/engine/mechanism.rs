@@ -1,17 +1,252 @@
-//! One entry point over every mechanism: which mechanism with which parameters, and the typed
-//! stages it produces.
+//! The registry of mechanisms and the one way to run them.
+//!
+//! [`MechanismKind`] is the list of mechanisms and everything the rest of the crate needs to
+//! know about each one without running it: its name, its stages, the map each head finally
+//! mixes values with, the parameters it takes, how its keys sit for the mask, and the formula
+//! of each stage. [`Mechanism`] is a kind with its parameter values. A layer runs in three
+//! staged steps whose results a caller can cache separately, because each depends on fewer
+//! settings than the next:
+//!
+//! 1. [`Projection::new`]: `Q`, `K`, `V` from the sentence (the tokens, or for input difference
+//!    the steps between them);
+//! 2. [`base_maps`]: the maps before any shift (`A`, or `A1`, `A2` and `A1 − λA2`);
+//! 3. [`shift_stages_into`]: `shift(A)`, `D`, `G`, `A′`, for the mechanisms that have them;
+//!
+//! and [`output`] mixes the values with the final map. [`run`] is the three in a row.
+//!
+//! Adding a mechanism means a module of its own, a variant here (with its entries in the
+//! `impl MechanismKind` tables), its arm in `base_maps`, and its name in `crate::names`.
+//!
+//! Every mechanism runs over a head layout ([`HeadShape`], DESIGN.md §7.1): the plain one of
+//! §1–§6, where `heads` re-splits square projections, or a real layer's (head width, key/value
+//! heads, biases, rotary positions), fixed by its weights.
 
 use ndarray::{Array2, Array3, ArrayView2};
 
 use super::cosine;
 use super::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
+use super::diff_transformer_v2::{self, DiffTransformerV2Maps};
 use super::error::EngineError;
+use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
-use super::local;
+use super::layout::HeadShape;
 use super::mask::Mask;
 use super::projection::{mix_values, Projected, Weights};
-use super::shift_diff::{self, ShiftDiffMaps, ShiftDiffParams};
+use super::shift_diff::{self, Difference, ShiftDiffMaps, ShiftDiffParams};
+use super::stage::StageId;
 use super::standard;
+
+/// Which mechanism, without its parameter values: the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MechanismKind {
+    /// Shift-difference gated attention (DESIGN.md §2), the mechanism the project is about.
+    #[default]
+    ShiftDiff,
+    /// Scaled dot-product attention (§1).
+    Standard,
+    /// The published Differential Transformer (§3).
+    DiffTransformer,
+    /// Queries from tokens, keys and values from the steps between them (§4).
+    InputDiff,
+    /// Cosine-similarity scores times a temperature (§4).
+    Cosine,
+    /// Attention within a window around each token (§4).
+    Local,
+    /// Differential Transformer V2: λ per token and head (§7.5). In the stages format only.
+    DiffTransformerV2,
+    /// Local attention within segments and attention over segment summaries (§7.6). In the
+    /// stages format only.
+    Hierarchical,
+}
+
+/// A parameter a mechanism takes beyond the number of heads and the causal mask. Each is one
+/// control on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Parameter {
+    /// The shift `k`.
+    Shift,
+    /// Single or symmetric difference.
+    Difference,
+    /// What fills the cells a shift uncovers.
+    Fill,
+    /// Whether `A′` is renormalised.
+    Renormalize,
+    /// The gate's `α`, `β`, `γ`.
+    Gate,
+    /// Cosine attention's temperature `τ`.
+    Tau,
+    /// Local attention's radius `w`.
+    Window,
+    /// Hierarchical attention's segment size `s`.
+    Segment,
+}
+
+impl Parameter {
+    /// Whether the parameter shapes the stages after the maps (the shift stages) rather than
+    /// the maps themselves: a change then clears only those stages.
+    pub fn after_maps(self) -> bool {
+        matches!(
+            self,
+            Parameter::Shift
+                | Parameter::Difference
+                | Parameter::Fill
+                | Parameter::Renormalize
+                | Parameter::Gate
+        )
+    }
+}
+
+const SHIFT_PARAMETERS: [Parameter; 5] = [
+    Parameter::Shift,
+    Parameter::Difference,
+    Parameter::Fill,
+    Parameter::Renormalize,
+    Parameter::Gate,
+];
+
+impl MechanismKind {
+    /// Every mechanism of the page, in the order it lists them; each ships a trained model.
+    pub const ALL: [MechanismKind; 6] = [
+        MechanismKind::ShiftDiff,
+        MechanismKind::Standard,
+        MechanismKind::DiffTransformer,
+        MechanismKind::InputDiff,
+        MechanismKind::Cosine,
+        MechanismKind::Local,
+    ];
+
+    /// Every mechanism of the stages format: the page's and those only the CLI runs so far.
+    pub const FORMAT: [MechanismKind; 8] = [
+        MechanismKind::ShiftDiff,
+        MechanismKind::Standard,
+        MechanismKind::DiffTransformer,
+        MechanismKind::InputDiff,
+        MechanismKind::Cosine,
+        MechanismKind::Local,
+        MechanismKind::DiffTransformerV2,
+        MechanismKind::Hierarchical,
+    ];
+
+    /// The name in the stages format, the weights format, the page and its address.
+    pub fn key(self) -> &'static str {
+        match self {
+            MechanismKind::Standard => "standard",
+            MechanismKind::ShiftDiff => "shift_diff",
+            MechanismKind::DiffTransformer => "diff_transformer",
+            MechanismKind::InputDiff => "input_diff",
+            MechanismKind::Cosine => "cosine",
+            MechanismKind::Local => "local",
+            MechanismKind::DiffTransformerV2 => "diff_transformer_v2",
+            MechanismKind::Hierarchical => "hierarchical",
+        }
+    }
+
+    /// The maps the mechanism shows for one head, in order (the symmetric difference adds
+    /// `shift₋ₖ(A)`).
+    pub fn stages(self, difference: Difference) -> Vec<StageId> {
+        match self {
+            MechanismKind::ShiftDiff => {
+                let mut stages = vec![StageId::A, StageId::Shifted];
+                if difference == Difference::Symmetric {
+                    stages.push(StageId::ShiftedBack);
+                }
+                stages.extend([StageId::D, StageId::G, StageId::Fused]);
+                stages
+            }
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => {
+                vec![StageId::A1, StageId::A2, StageId::Diff]
+            }
+            MechanismKind::Hierarchical => vec![StageId::Local, StageId::Segments, StageId::A],
+            MechanismKind::Standard
+            | MechanismKind::InputDiff
+            | MechanismKind::Cosine
+            | MechanismKind::Local => vec![StageId::A],
+        }
+    }
+
+    /// The map each head finally mixes values with.
+    pub fn final_stage(self) -> StageId {
+        match self {
+            MechanismKind::ShiftDiff => StageId::Fused,
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => StageId::Diff,
+            _ => StageId::A,
+        }
+    }
+
+    /// The parameters the mechanism takes beyond heads and the causal mask.
+    pub fn parameters(self) -> &'static [Parameter] {
+        match self {
+            MechanismKind::ShiftDiff => &SHIFT_PARAMETERS,
+            MechanismKind::Cosine => &[Parameter::Tau],
+            MechanismKind::Local => &[Parameter::Window],
+            MechanismKind::Hierarchical => &[Parameter::Segment],
+            MechanismKind::Standard
+            | MechanismKind::DiffTransformer
+            | MechanismKind::InputDiff
+            | MechanismKind::DiffTransformerV2 => &[],
+        }
+    }
+
+    /// Whether the mechanism takes `parameter`.
+    pub fn takes(self, parameter: Parameter) -> bool {
+        self.parameters().contains(&parameter)
+    }
+
+    /// How many query heads of the projection make one head of the mechanism: 2 for both
+    /// Differential Transformers (two maps per diff head), else 1. In the plain layout the head
+    /// count must divide `d / query_heads_per_head()`.
+    pub fn query_heads_per_head(self) -> usize {
+        match self {
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => 2,
+            _ => 1,
+        }
+    }
+
+    /// Where the keys sit for the mask: key `j` is at position `j + key_offset()` (input
+    /// difference: key `j` is the step into token `j + 1`).
+    pub fn key_offset(self) -> usize {
+        match self {
+            MechanismKind::InputDiff => 1,
+            _ => 0,
+        }
+    }
+
+    /// Whether keys and values come from the steps between tokens rather than the tokens.
+    pub fn projects_steps(self) -> bool {
+        self == MechanismKind::InputDiff
+    }
+
+    /// The mask of the mechanism's maps: causal or not, and local attention's window.
+    pub fn mask(self, causal: bool, window: usize) -> Mask {
+        Mask {
+            causal,
+            window: (self == MechanismKind::Local).then_some(window),
+        }
+    }
+
+    /// How a stage of this mechanism is computed, in the notation of DESIGN.md.
+    pub fn formula(self, stage: StageId, symmetric: bool, softmax: bool) -> &'static str {
+        match (self, stage) {
+            (MechanismKind::InputDiff, StageId::A) => "A = softmax(Q·K_Δᵀ/√dₕ + M), Δ = xⱼ₊₁ − xⱼ",
+            (MechanismKind::Cosine, StageId::A) => "A = softmax(τ·Q̂K̂ᵀ + M)",
+            (MechanismKind::Local, StageId::A) => "A = softmax(QKᵀ/√dₕ + M), |i − j| ≤ w",
+            (_, StageId::A) => "A = softmax(QKᵀ/√dₕ + M)",
+            (_, StageId::Shifted) => "shift(A)[i, j] = A[i, j − k]",
+            (_, StageId::ShiftedBack) => "shift₋ₖ(A)[i, j] = A[i, j + k]",
+            (_, StageId::D) if symmetric => "D = shift₋ₖ(A) − shiftₖ(A)",
+            (_, StageId::D) => "D = A − shift(A)",
+            (_, StageId::G) => "G = σ(α·A + β·D + γ)",
+            (_, StageId::Fused) if softmax => "A′ = softmax(A + G ⊙ D)",
+            (_, StageId::Fused) => "A′ = A + G ⊙ D",
+            (_, StageId::A1) => "A1 = softmax(Q₁K₁ᵀ/√dₕ + M)",
+            (_, StageId::A2) => "A2 = softmax(Q₂K₂ᵀ/√dₕ + M)",
+            (MechanismKind::DiffTransformerV2, StageId::Diff) => "A1 − λᵢ·A2, λᵢ = σ(xᵢ·W_λ)",
+            (_, StageId::Diff) => "A1 − λ·A2",
+            (_, StageId::Local) => "softmax over own-segment keys and other segments' means",
+            (_, StageId::Segments) => "weight on segment m's mean key K̄ₘ",
+        }
+    }
+}
 
 /// An attention mechanism and the parameters only it has (DESIGN.md §1 to §4).
 #[derive(Debug, Clone, PartialEq)]
@@ -34,19 +269,256 @@ pub enum Mechanism {
         /// The radius `w`.
         window: usize,
     },
+    /// Differential Transformer V2 (§7.5); its `W_λ` is in the weights.
+    DiffTransformerV2,
+    /// Hierarchical attention with segments of `segment` tokens (§7.6).
+    Hierarchical {
+        /// The segment size `s`.
+        segment: usize,
+    },
 }
 
 impl Mechanism {
+    /// The kind of this mechanism.
+    pub fn kind(&self) -> MechanismKind {
+        match self {
+            Mechanism::Standard => MechanismKind::Standard,
+            Mechanism::ShiftDiff(_) => MechanismKind::ShiftDiff,
+            Mechanism::DiffTransformer(_) => MechanismKind::DiffTransformer,
+            Mechanism::InputDiff => MechanismKind::InputDiff,
+            Mechanism::Cosine { .. } => MechanismKind::Cosine,
+            Mechanism::Local { .. } => MechanismKind::Local,
+            Mechanism::DiffTransformerV2 => MechanismKind::DiffTransformerV2,
+            Mechanism::Hierarchical { .. } => MechanismKind::Hierarchical,
+        }
+    }
+
     /// The name used in the stages format (`"shift_diff"`, ...).
     pub fn name(&self) -> &'static str {
-        match self {
-            Mechanism::Standard => "standard",
-            Mechanism::ShiftDiff(_) => "shift_diff",
-            Mechanism::DiffTransformer(_) => "diff_transformer",
-            Mechanism::InputDiff => "input_diff",
-            Mechanism::Cosine { .. } => "cosine",
-            Mechanism::Local { .. } => "local",
+        self.kind().key()
+    }
+
+    /// The mask of this mechanism's maps.
+    pub fn mask(&self, causal: bool) -> Mask {
+        let window = match self {
+            Mechanism::Local { window } => *window,
+            _ => 0,
+        };
+        self.kind().mask(causal, window)
+    }
+}
+
+/// Step 1: the queries, keys and values of one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Projection {
+    /// Queries, keys and values from the tokens.
+    Tokens(Projected),
+    /// Queries from the tokens, keys and values from the steps between them.
+    Steps(InputDiffProjected),
+}
+
+impl Projection {
+    /// Projects `x` (`(tokens, d)`) as `kind` needs it.
+    pub fn new(kind: MechanismKind, x: ArrayView2<f32>, weights: &Weights) -> Projection {
+        if kind.projects_steps() {
+            Projection::Steps(InputDiffProjected::new(x, weights))
+        } else {
+            Projection::Tokens(Projected::new(x, weights))
         }
+    }
+
+    /// Whether this projection serves `kind` (so a cache of it can be kept).
+    pub fn serves(&self, kind: MechanismKind) -> bool {
+        matches!(self, Projection::Steps(_)) == kind.projects_steps()
+    }
+
+    /// The values `V`, `(keys, d)`.
+    pub fn values(&self) -> ArrayView2<'_, f32> {
+        match self {
+            Projection::Tokens(p) => p.v.view(),
+            Projection::Steps(p) => p.v.view(),
+        }
+    }
+}
+
+/// Step 2: the maps before any shift.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BaseMaps {
+    /// One attention map `A` per head, `(heads, queries, keys)`.
+    Attention(Array3<f32>),
+    /// The Differential Transformer's `A1`, `A2`, lambda and `A1 − λA2`.
+    DiffTransformer(DiffTransformerMaps),
+    /// V2's `A1`, `A2`, λ per token and head, and `A1 − λA2`.
+    DiffTransformerV2(DiffTransformerV2Maps),
+    /// Hierarchical attention's `local`, `segments` and token map `A`.
+    Hierarchical(HierarchicalMaps),
+}
+
+impl BaseMaps {
+    /// Every head's map of `stage`, if these maps hold it.
+    pub fn stage(&self, stage: StageId) -> Option<&Array3<f32>> {
+        match (self, stage) {
+            (BaseMaps::Attention(a), StageId::A) => Some(a),
+            (BaseMaps::DiffTransformer(m), StageId::A1) => Some(&m.a1),
+            (BaseMaps::DiffTransformer(m), StageId::A2) => Some(&m.a2),
+            (BaseMaps::DiffTransformer(m), StageId::Diff) => Some(&m.diff),
+            (BaseMaps::DiffTransformerV2(m), StageId::A1) => Some(&m.a1),
+            (BaseMaps::DiffTransformerV2(m), StageId::A2) => Some(&m.a2),
+            (BaseMaps::DiffTransformerV2(m), StageId::Diff) => Some(&m.diff),
+            (BaseMaps::Hierarchical(m), StageId::Local) => Some(&m.local),
+            (BaseMaps::Hierarchical(m), StageId::Segments) => Some(&m.segments),
+            (BaseMaps::Hierarchical(m), StageId::A) => Some(&m.a),
+            _ => None,
+        }
+    }
+
+    /// The Differential Transformer's lambda.
+    pub fn lambda(&self) -> Option<f32> {
+        match self {
+            BaseMaps::DiffTransformer(m) => Some(m.lambda),
+            _ => None,
+        }
+    }
+}
+
+/// Step 2: the maps of `mechanism` over a projection of `weights`, with `heads` heads: the
+/// head layout is resolved and checked, and queries and keys rotated when the layer has rotary
+/// positions.
+pub fn base_maps(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    weights: &Weights,
+    heads: usize,
+    causal: bool,
+) -> Result<BaseMaps, EngineError> {
+    let mask = mechanism.mask(causal);
+    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
+    let tokens = match projection {
+        Projection::Tokens(p) => p,
+        Projection::Steps(p) => {
+            if weights.layout.rope.is_some() {
+                return Err(EngineError::Shape {
+                    field: "rope",
+                    expected: "no rope (input_diff's keys are steps between tokens)".to_string(),
+                    found: "rope".to_string(),
+                });
+            }
+            return input_diff::attention(p, &shape, causal).map(BaseMaps::Attention);
+        }
+    };
+    // Rotated copies only when the layer has rotary positions (never on the page's layouts).
+    let rotated = match &weights.layout.rope {
+        Some(rope) => Some((
+            rope.rotate(tokens.q.view(), shape.head_dim)?,
+            rope.rotate(tokens.k.view(), shape.head_dim)?,
+        )),
+        None => None,
+    };
+    let (q, k) = match &rotated {
+        Some((q, k)) => (q.view(), k.view()),
+        None => (tokens.q.view(), tokens.k.view()),
+    };
+    Ok(match mechanism {
+        Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
+            BaseMaps::Attention(standard::grouped(q, k, &shape, mask)?)
+        }
+        Mechanism::Cosine { tau } => {
+            BaseMaps::Attention(cosine::grouped(q, k, &shape, mask, *tau)?)
+        }
+        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps(
+            q,
+            k,
+            &shape,
+            weights.layout.pairing,
+            mask,
+            params,
+        )?),
+        Mechanism::DiffTransformerV2 => BaseMaps::DiffTransformerV2(diff_transformer_v2::maps(
+            q,
+            k,
+            tokens.lambda_logits.as_ref(),
+            &shape,
+            mask,
+        )?),
+        Mechanism::Hierarchical { segment } => {
+            BaseMaps::Hierarchical(hierarchical::maps(q, k, &shape, mask, *segment)?)
+        }
+        Mechanism::InputDiff => {
+            return Err(mismatch(
+                "a projection of the steps between tokens",
+                "a projection of the tokens",
+            ))
+        }
+    })
+}
+
+/// Step 3: the shift stages of `mechanism` into `out` (reusing its buffers). Returns `false`,
+/// leaving `out` as it was, for a mechanism without shift stages.
+pub fn shift_stages_into(
+    mechanism: &Mechanism,
+    base: &BaseMaps,
+    causal: bool,
+    out: &mut ShiftDiffMaps,
+) -> Result<bool, EngineError> {
+    match (mechanism, base) {
+        (Mechanism::ShiftDiff(params), BaseMaps::Attention(a)) => {
+            shift_diff::shift_diff_maps_into(a, params, mechanism.mask(causal), out)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The layer output `(tokens, d)`: the values mixed with each head's final map and projected
+/// back (the Differential Transformer normalises each head first, §3). `shift` are the shift
+/// stages when the mechanism has them.
+pub fn output(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    base: &BaseMaps,
+    shift: Option<&ShiftDiffMaps>,
+    weights: &Weights,
+) -> Result<Array2<f32>, EngineError> {
+    let v = projection.values();
+    let heads = match base {
+        BaseMaps::Attention(a) => a.dim().0,
+        BaseMaps::DiffTransformer(m) => m.diff.dim().0,
+        BaseMaps::DiffTransformerV2(m) => m.diff.dim().0,
+        BaseMaps::Hierarchical(m) => m.a.dim().0,
+    };
+    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
+    match (base, mechanism) {
+        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(params)) => Ok(
+            diff_transformer::output(maps, v, &shape, weights.layout.pairing, params, weights),
+        ),
+        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2) => {
+            Ok(mix_values(&maps.diff, v, &shape, weights))
+        }
+        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => {
+            Ok(mix_values(&maps.a, v, &shape, weights))
+        }
+        (BaseMaps::Attention(_), Mechanism::ShiftDiff(_)) => match shift {
+            Some(s) => Ok(mix_values(&s.fused, v, &shape, weights)),
+            None => Err(mismatch("the shift stages", "none")),
+        },
+        (
+            BaseMaps::Attention(a),
+            Mechanism::Standard
+            | Mechanism::InputDiff
+            | Mechanism::Cosine { .. }
+            | Mechanism::Local { .. },
+        ) => Ok(mix_values(a, v, &shape, weights)),
+        _ => Err(mismatch(mechanism.name(), "the maps of another mechanism")),
+    }
+}
+
+/// The error for stages that do not belong to the mechanism they are used with (a caller's
+/// cache out of step; `run` never makes one).
+fn mismatch(expected: &str, found: &str) -> EngineError {
+    EngineError::Shape {
+        field: "mechanism",
+        expected: expected.to_string(),
+        found: found.to_string(),
     }
 }
 
@@ -80,6 +552,20 @@ pub enum Stages {
         /// The layer output.
         output: Array2<f32>,
     },
+    /// Differential Transformer V2.
+    DiffTransformerV2 {
+        /// `A1`, `A2`, λ per token and head, and `A1 - λ·A2`.
+        maps: DiffTransformerV2Maps,
+        /// The layer output.
+        output: Array2<f32>,
+    },
+    /// Hierarchical attention.
+    Hierarchical {
+        /// `local`, `segments` and the token map `A`.
+        maps: HierarchicalMaps,
+        /// The layer output.
+        output: Array2<f32>,
+    },
 }
 
 impl Stages {
@@ -88,7 +574,9 @@ impl Stages {
         match self {
             Stages::Attention { output, .. }
             | Stages::ShiftDiff { output, .. }
-            | Stages::DiffTransformer { output, .. } => output,
+            | Stages::DiffTransformer { output, .. }
+            | Stages::DiffTransformerV2 { output, .. }
+            | Stages::Hierarchical { output, .. } => output,
         }
     }
 
@@ -98,11 +586,14 @@ impl Stages {
             Stages::Attention { a, .. } => a,
             Stages::ShiftDiff { maps, .. } => &maps.fused,
             Stages::DiffTransformer { maps, .. } => &maps.diff,
+            Stages::DiffTransformerV2 { maps, .. } => &maps.diff,
+            Stages::Hierarchical { maps, .. } => &maps.a,
         }
     }
 }
 
-/// Runs one attention layer over the sequence `x` (`(tokens, d)`) and returns every stage.
+/// Runs one attention layer over the sequence `x` (`(tokens, d)`) and returns every stage: the
+/// staged steps of this module in a row.
 ///
 /// `heads` re-splits the same projections; it must divide `d` (`d / 2` for the Differential
 /// Transformer). Errors name the spec field at fault; nothing panics on bad sizes.
@@ -126,52 +617,26 @@ pub fn run(
     mechanism: &Mechanism,
 ) -> Result<Stages, EngineError> {
     weights.check_input(x)?;
-    let mask = Mask::causal(causal);
-    // Input-difference attention projects the steps between tokens; all others the tokens.
-    let project = || Projected::new(x, weights);
-    Ok(match mechanism {
-        Mechanism::Standard => {
-            let p = project();
-            attention_stages(
-                standard::attention(p.q.view(), p.k.view(), heads, mask)?,
-                &p,
-                weights,
-            )
-        }
-        Mechanism::Cosine { tau } => {
-            let p = project();
-            let a = cosine::attention(p.q.view(), p.k.view(), heads, mask, *tau)?;
-            attention_stages(a, &p, weights)
-        }
-        Mechanism::Local { window } => {
-            let p = project();
-            let a = local::attention(p.q.view(), p.k.view(), heads, causal, *window)?;
-            attention_stages(a, &p, weights)
-        }
-        Mechanism::InputDiff => {
-            let p = InputDiffProjected::new(x, weights);
-            let a = input_diff::attention(&p, heads, causal)?;
-            let output = mix_values(&a, p.v.view(), weights.w_o.view());
-            Stages::Attention { a, output }
-        }
-        Mechanism::ShiftDiff(params) => {
-            let p = project();
-            let a = standard::attention(p.q.view(), p.k.view(), heads, mask)?;
-            let maps = shift_diff::shift_diff_maps(&a, params, mask)?;
-            let output = mix_values(&maps.fused, p.v.view(), weights.w_o.view());
-            Stages::ShiftDiff { a, maps, output }
-        }
-        Mechanism::DiffTransformer(params) => {
-            let p = project();
-            let maps = diff_transformer::maps(&p, heads, mask, params)?;
-            let output =
-                diff_transformer::output(&maps, p.v.view(), &params.subln, weights.w_o.view());
-            Stages::DiffTransformer { maps, output }
-        }
+    let projection = Projection::new(mechanism.kind(), x, weights);
+    let base = base_maps(mechanism, &projection, weights, heads, causal)?;
+    let mut shift = ShiftDiffMaps::empty();
+    let has_shift = shift_stages_into(mechanism, &base, causal, &mut shift)?;
+    let output = output(
+        mechanism,
+        &projection,
+        &base,
+        has_shift.then_some(&shift),
+        weights,
+    )?;
+    Ok(match base {
+        BaseMaps::DiffTransformer(maps) => Stages::DiffTransformer { maps, output },
+        BaseMaps::DiffTransformerV2(maps) => Stages::DiffTransformerV2 { maps, output },
+        BaseMaps::Hierarchical(maps) => Stages::Hierarchical { maps, output },
+        BaseMaps::Attention(a) if has_shift => Stages::ShiftDiff {
+            a,
+            maps: shift,
+            output,
+        },
+        BaseMaps::Attention(a) => Stages::Attention { a, output },
     })
-}
-
-fn attention_stages(a: Array3<f32>, projected: &Projected, weights: &Weights) -> Stages {
-    let output = mix_values(&a, projected.v.view(), weights.w_o.view());
-    Stages::Attention { a, output }
 }

@@ -12,6 +12,7 @@ use super::error::EngineError;
 use super::mask::Mask;
 use super::numeric::{saturate, sigmoid};
 use super::softmax::softmax_rows;
+use super::stage::StageId;
 
 /// What enters the cells that a shift uncovers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -170,6 +171,18 @@ pub struct ShiftDiffMaps {
 }
 
 impl ShiftDiffMaps {
+    /// Every head's map of `stage`, if it is one of the shift stages.
+    pub fn stage(&self, stage: StageId) -> Option<&Array3<f32>> {
+        match stage {
+            StageId::Shifted => Some(&self.shifted),
+            StageId::ShiftedBack => self.shifted_back.as_ref(),
+            StageId::D => Some(&self.d),
+            StageId::G => Some(&self.g),
+            StageId::Fused => Some(&self.fused),
+            _ => None,
+        }
+    }
+
     /// No maps yet: buffers for [`shift_diff_maps_into`] to fill.
     pub fn empty() -> ShiftDiffMaps {
         ShiftDiffMaps {
@@ -184,8 +197,10 @@ impl ShiftDiffMaps {
 
 /// Builds every stage after `A` from the per-head maps `a` (DESIGN.md §2).
 ///
-/// `mask` is the mask `A` was computed with; only the softmax renormalisation uses it. Shifting
-/// can move mass into masked cells, and the maps keep it there rather than hide it.
+/// `mask` is the mask `A` was computed with, and it holds in every map (DESIGN.md §2): each
+/// shifted map is masked again after the shift, so `shift(A)`, `D` and `A'` are 0 wherever the
+/// mask forbids a cell (mass a shift would move into the future is dropped), and the softmax
+/// renormalisation runs over the allowed cells only. `G` is defined everywhere.
 ///
 /// ```
 /// use diffattn::engine::shift_diff::*;
@@ -268,14 +283,19 @@ pub fn shift_diff_maps_into(
         for i in 0..queries {
             let row = h * map_len + i * keys..h * map_len + (i + 1) * keys;
             let a_row = &a_cells[row.clone()];
+            // The mask holds in every map (DESIGN.md §2): what a shift moves into a cell the
+            // mask forbids is dropped, so D, G ⊙ D and A' are 0 there too.
+            let allowed = mask.allowed_keys(i, 0, keys);
             let s_row = &mut shifted[row.clone()];
             shift_row(a_row, params.shift, false, params.fill, s_row);
+            keep_only(s_row, allowed.clone());
             let d_row = &mut d[row.clone()];
             match back.as_deref_mut() {
                 None => difference_row(a_row, s_row, d_row),
                 Some(back) => {
                     let b_row = &mut back[row.clone()];
                     shift_row(a_row, params.shift, true, params.fill, b_row);
+                    keep_only(b_row, allowed);
                     difference_row(b_row, s_row, d_row);
                 }
             }
@@ -327,6 +347,12 @@ fn gate_row(
     }
 }
 
+/// Zeroes every cell of `row` outside `allowed` (the keys the mask lets this query see).
+fn keep_only(row: &mut [f32], allowed: std::ops::Range<usize>) {
+    row[..allowed.start].fill(0.0);
+    row[allowed.end..].fill(0.0);
+}
+
 /// Makes `buffer` a standard-layout array of shape `dim`, keeping it when it already is one.
 fn fit(buffer: &mut Array3<f32>, dim: &Ix3) {
     if buffer.raw_dim() != *dim || !buffer.is_standard_layout() {
@@ -353,7 +379,8 @@ mod tests {
         };
         let back_k = -i128::from(p.shift);
         let dim = (heads, queries, keys);
-        let shifted = Array3::from_shape_fn(dim, |(h, i, j)| at(h, i, p.shift, j));
+        let masked = |i: usize, j: usize, v: f32| if mask.allows(i, j) { v } else { 0.0 };
+        let shifted = Array3::from_shape_fn(dim, |(h, i, j)| masked(i, j, at(h, i, p.shift, j)));
         let shifted_back = (p.difference == Difference::Symmetric).then(|| {
             Array3::from_shape_fn(dim, |(h, i, j)| {
                 // -k may not fit in an i64; shifting by any multiple of L changes nothing
@@ -363,7 +390,7 @@ mod tests {
                     ShiftFill::Circular => (back_k.rem_euclid(keys as i128)) as i64,
                     ShiftFill::Zero => k,
                 };
-                at(h, i, k, j)
+                masked(i, j, at(h, i, k, j))
             })
         });
         let d = Array3::from_shape_fn(dim, |(h, i, j)| match &shifted_back {

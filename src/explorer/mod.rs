@@ -1,59 +1,31 @@
 //! The page's state without the browser: a sentence (or a loaded spec), the controls, and the
 //! cached stages, recomputed only from the first stage a change touches.
 //!
-//! Caches are layered like the maths: the projections depend on the sentence; the maps `A`
-//! (or `A1`, `A2`) on the mechanism, heads, causal mask, `tau` and window; the shift stages on
-//! the shift, the difference, the fill, the gate and the renormalisation. A setter clears only
+//! The caches hold what the engine's staged functions return ([`Projection`], [`BaseMaps`],
+//! [`ShiftDiffMaps`]), layered like the settings: the projections depend on the sentence; the
+//! maps on the [`MapSettings`]; the shift stages on the [`ShiftSettings`]. A setter clears only
 //! the layers after the one it changes, and only if its value really changed, so dragging the
-//! shift slider never recomputes `A`, and picking another head recomputes nothing.
+//! shift slider never recomputes `A`, and picking another head recomputes nothing. Nothing here
+//! branches on which mechanism is shown: the engine's registry ([`MechanismKind`]) says what a
+//! mechanism has.
 
+mod describe;
 mod settings;
-mod stage;
 
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
-pub use settings::{MechanismKind, Settings};
-pub use stage::{ScaleKind, StageId};
+pub use describe::{CellInfo, Extremes, RowLine, TokensInfo};
+pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
-use crate::engine::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
-use crate::engine::input_diff::{self, InputDiffProjected};
-use crate::engine::projection::mix_values;
-use crate::engine::shift_diff::{
-    shift_diff_maps_into, Difference, Gate, ShiftDiffMaps, ShiftDiffParams,
+use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::shift_diff::{Gate, ShiftDiffMaps};
+use crate::engine::{
+    base_maps, output, shift_stages_into, BaseMaps, EngineError, Mask, Mechanism, MechanismKind,
+    Projection, StageId, Weights,
 };
-use crate::engine::{cosine, local, standard, EngineError, Mask, Mechanism, Projected, Weights};
-use crate::model::Model;
-use crate::model::Prediction;
-use crate::spec::{parse_spec, stages_json, SpecError, StagesJson};
+use crate::model::{Model, Prediction};
+use crate::spec::{parse_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
 use crate::text::{tokenize_limited, Token, MAX_TOKENS};
-
-/// What the page learns after the text changes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokensInfo {
-    /// The tokens drawn (at most [`MAX_TOKENS`]).
-    pub tokens: Vec<String>,
-    /// How many tokens the text had before truncation.
-    pub total: usize,
-    /// Whether only the first [`MAX_TOKENS`] are drawn.
-    pub truncated: bool,
-}
-
-/// The numbers behind one cell, for the tooltip: every stage's value at `(row, col)`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CellInfo {
-    /// The query token (the row).
-    pub query: String,
-    /// The key token (the column).
-    pub key: String,
-    /// `(stage, value)` for every stage the mechanism shows.
-    pub values: Vec<(StageId, f32)>,
-    /// The gate's scalars of the shown head (shift_diff only).
-    pub gate: Option<(f32, f32, f32)>,
-    /// Row sums of `A` and of the final map for this query row.
-    pub row_sums: Vec<(StageId, f32)>,
-    /// The Differential Transformer's lambda.
-    pub lambda: Option<f32>,
-}
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
 /// show that work is not repeated when nothing it depends on changed.
@@ -81,15 +53,10 @@ enum Source {
 struct SpecSource {
     weights: Weights,
     heads: usize,
+    /// The settings the spec was loaded with, so the page can say what moved.
+    settings: Settings,
     gate: Option<Gate>,
     diff_transformer: Option<DiffTransformerParams>,
-}
-
-/// The maps before any shift: plain attention maps, or the Differential Transformer's.
-#[derive(Debug, Clone)]
-enum BaseMaps {
-    Attention(Array3<f32>),
-    DiffTransformer(DiffTransformerMaps),
 }
 
 /// The page's state and its caches.
@@ -103,10 +70,9 @@ pub struct Explorer {
     x: Array2<f32>,
     settings: Settings,
     head: usize,
-    /// A uniform gate from the sliders replaces a spec's per-head gate once moved.
+    /// A uniform gate from the sliders replaces a learned per-head gate once moved.
     gate_override: bool,
-    projected: Option<Projected>,
-    input_diff: Option<InputDiffProjected>,
+    projection: Option<Projection>,
     base: Option<BaseMaps>,
     shift: Option<ShiftDiffMaps>,
     /// The buffers of the last shift stages once cleared, refilled by the next compute rather
@@ -131,8 +97,7 @@ impl Explorer {
             settings: Settings::default(),
             head: 0,
             gate_override: false,
-            projected: None,
-            input_diff: None,
+            projection: None,
             base: None,
             shift: None,
             spare_shift: None,
@@ -156,6 +121,11 @@ impl Explorer {
         &self.settings
     }
 
+    /// The mechanism shown.
+    pub fn kind(&self) -> MechanismKind {
+        self.settings.maps.mechanism
+    }
+
     /// The token labels of the rows (and, but for input difference, the columns).
     pub fn labels(&self) -> &[String] {
         &self.labels
@@ -163,7 +133,7 @@ impl Explorer {
 
     /// The key labels: the tokens, or for input difference the steps `a→b` between tokens.
     pub fn key_labels(&self) -> Vec<String> {
-        if self.settings.mechanism == MechanismKind::InputDiff {
+        if self.kind().projects_steps() {
             self.labels
                 .windows(2)
                 .map(|w| format!("{}→{}", w[0], w[1]))
@@ -171,6 +141,11 @@ impl Explorer {
         } else {
             self.labels.clone()
         }
+    }
+
+    /// The number of keys of every map: the tokens, or the steps between them.
+    pub fn key_count(&self) -> usize {
+        self.labels.len().saturating_sub(self.kind().key_offset())
     }
 
     /// The number of tokens drawn.
@@ -193,9 +168,17 @@ impl Explorer {
         matches!(self.source, Source::Spec(_))
     }
 
+    /// The mask of the maps shown: which cells are forbidden, and where keys sit for it.
+    pub fn mask(&self) -> (Mask, usize) {
+        let m = &self.settings.maps;
+        (
+            m.mechanism.mask(m.causal, m.window),
+            m.mechanism.key_offset(),
+        )
+    }
+
     fn invalidate_sentence(&mut self) {
-        self.projected = None;
-        self.input_diff = None;
+        self.projection = None;
         self.invalidate_base();
     }
 
@@ -218,6 +201,11 @@ impl Explorer {
         }
     }
 
+    /// The model width `d` of what is drawn.
+    pub fn d_model(&self) -> usize {
+        self.weights().d_model()
+    }
+
     /// Tokenises and embeds a sentence and draws it (leaving any loaded spec).
     ///
     /// The vectors depend only on the tokens, so a change that leaves them as they were (a
@@ -233,7 +221,9 @@ impl Explorer {
             self.tokens = tokens;
             if self.is_spec() {
                 self.source = Source::Sentence;
-                self.settings.heads = self.nearest_heads(self.settings.heads);
+                self.settings.maps.heads =
+                    self.nearest_heads(self.kind(), self.settings.maps.heads);
+                self.head = self.head.min(self.settings.maps.heads - 1);
             }
             self.invalidate_sentence();
         }
@@ -244,35 +234,82 @@ impl Explorer {
         }
     }
 
-    /// Head counts the current mechanism and source allow.
-    pub fn head_choices(&self) -> Vec<usize> {
+    /// Head counts `kind` allows over what is drawn: divisors of `d` (of `d / 2` for the
+    /// Differential Transformer), or a loaded spec's own count.
+    pub fn head_choices_for(&self, kind: MechanismKind) -> Vec<usize> {
         if let Source::Spec(spec) = &self.source {
             return vec![spec.heads];
         }
-        let d = self.weights().d_model();
-        let width = match self.settings.mechanism {
-            MechanismKind::DiffTransformer => d / 2,
-            _ => d,
-        };
+        let width = self.d_model() / kind.query_heads_per_head();
         (1..=width).filter(|h| width % h == 0).collect()
     }
 
-    fn nearest_heads(&self, wanted: usize) -> usize {
-        let choices = self.head_choices();
-        choices
-            .iter()
-            .copied()
+    /// Head counts the current mechanism allows.
+    pub fn head_choices(&self) -> Vec<usize> {
+        self.head_choices_for(self.kind())
+    }
+
+    /// The width of one head's queries and keys at the current head count (`d_h`).
+    pub fn head_width(&self) -> usize {
+        let m = &self.settings.maps;
+        self.d_model() / m.mechanism.query_heads_per_head() / m.heads.max(1)
+    }
+
+    fn nearest_heads(&self, kind: MechanismKind, wanted: usize) -> usize {
+        self.head_choices_for(kind)
+            .into_iter()
             .min_by_key(|&h| (h.abs_diff(wanted), h))
             .unwrap_or(1)
     }
 
-    /// Picks the mechanism. Errors when a loaded spec lacks what it needs.
-    pub fn set_mechanism(&mut self, mechanism: MechanismKind) -> Result<(), EngineError> {
-        if mechanism == self.settings.mechanism {
-            return Ok(());
+    /// Changes the map settings (mechanism, heads, mask, tau, window); clears the maps only if
+    /// something they depend on changed. A new mechanism snaps the heads to the nearest count
+    /// it allows; an explicitly requested count it does not allow is an error, as is a
+    /// mechanism a loaded spec cannot run. On error nothing changes.
+    pub fn update_maps(
+        &mut self,
+        change: impl FnOnce(&mut MapSettings),
+    ) -> Result<(), EngineError> {
+        let before = self.settings.maps;
+        let mut next = before;
+        change(&mut next);
+        next.check()?;
+        if next.mechanism != before.mechanism {
+            self.check_source_runs(next.mechanism)?;
         }
+        let choices = self.head_choices_for(next.mechanism);
+        if !choices.contains(&next.heads) {
+            if next.heads != before.heads {
+                let width = self.d_model() / next.mechanism.query_heads_per_head();
+                return Err(match next.heads {
+                    0 => EngineError::ZeroHeads,
+                    heads => EngineError::HeadsDoNotDivide {
+                        width,
+                        heads,
+                        what: "the model width",
+                    },
+                });
+            }
+            next.heads = self.nearest_heads(next.mechanism, next.heads);
+        }
+        let kind = next.mechanism;
+        let maps_change = kind != before.mechanism
+            || next.heads != before.heads
+            || next.causal != before.causal
+            || (kind.takes(crate::engine::Parameter::Tau) && next.tau != before.tau)
+            || (kind.takes(crate::engine::Parameter::Window) && next.window != before.window);
+        self.settings.maps = next;
+        self.head = self.head.min(next.heads - 1);
+        if maps_change {
+            self.invalidate_base();
+        }
+        Ok(())
+    }
+
+    /// Errors when a loaded spec lacks what `kind` needs.
+    fn check_source_runs(&self, kind: MechanismKind) -> Result<(), EngineError> {
         if let Source::Spec(spec) = &self.source {
-            if mechanism == MechanismKind::DiffTransformer && spec.diff_transformer.is_none() {
+            if kind == MechanismKind::DiffTransformer && spec.diff_transformer.is_none() {
                 return Err(EngineError::Shape {
                     field: "mechanism",
                     expected: "a spec with lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln"
@@ -281,51 +318,62 @@ impl Explorer {
                 });
             }
         }
-        let was_input_diff = self.settings.mechanism == MechanismKind::InputDiff;
-        self.settings.mechanism = mechanism;
-        self.settings.heads = self.nearest_heads(self.settings.heads);
-        self.head = self.head.min(self.settings.heads - 1);
-        if was_input_diff || mechanism == MechanismKind::InputDiff {
-            self.invalidate_sentence();
-        } else {
-            self.invalidate_base();
+        Ok(())
+    }
+
+    /// Changes the shift stages' settings; clears only the shift stages, never `A`. Moving a
+    /// gate scalar replaces a learned per-head gate with the sliders' gate. On error nothing
+    /// changes.
+    pub fn update_shift(
+        &mut self,
+        change: impl FnOnce(&mut ShiftSettings),
+    ) -> Result<(), EngineError> {
+        let before = self.settings.shift;
+        let mut next = before;
+        change(&mut next);
+        next.check()?;
+        if (before.alpha, before.beta, before.gamma) != (next.alpha, next.beta, next.gamma) {
+            self.gate_override = true;
+        }
+        if next != before {
+            self.settings.shift = next;
+            self.clear_shift();
         }
         Ok(())
     }
 
-    /// Re-splits the same projections into `heads` heads.
-    pub fn set_heads(&mut self, heads: usize) -> Result<(), EngineError> {
-        if heads == self.settings.heads {
-            return Ok(());
+    /// Applies a change to any of the controls: the map settings, then the shift settings,
+    /// then the head shown, each clearing only what depends on it. Every value is checked
+    /// before anything changes, so an error (naming the control) leaves every setting as it
+    /// was; the head is checked against the head count the change leaves.
+    pub fn update(&mut self, patch: &SettingsPatch) -> Result<(), EngineError> {
+        let mut shift = self.settings.shift;
+        patch.apply_shift(&mut shift);
+        shift.check()?;
+        let before = (self.settings, self.head, self.gate_override);
+        self.update_maps(|m| patch.apply_maps(m))?;
+        self.update_shift(|s| patch.apply_shift(s))?;
+        if let Some(head) = patch.head {
+            if let Err(e) = self.set_head(head) {
+                let (settings, head, gate_override) = before;
+                // Put the maps' settings back; the caches they cleared are recomputed.
+                self.update_maps(|m| *m = settings.maps)?;
+                self.settings.shift = settings.shift;
+                self.head = head;
+                self.gate_override = gate_override;
+                self.clear_shift();
+                return Err(e);
+            }
         }
-        let choices = self.head_choices();
-        if !choices.contains(&heads) {
-            let d = self.weights().d_model();
-            return Err(match heads {
-                0 => EngineError::ZeroHeads,
-                _ => EngineError::HeadsDoNotDivide {
-                    width: if self.settings.mechanism == MechanismKind::DiffTransformer {
-                        d / 2
-                    } else {
-                        d
-                    },
-                    heads,
-                    what: "the model width",
-                },
-            });
-        }
-        self.settings.heads = heads;
-        self.head = self.head.min(heads - 1);
-        self.invalidate_base();
         Ok(())
     }
 
     /// Picks the head shown; recomputes nothing.
     pub fn set_head(&mut self, head: usize) -> Result<(), EngineError> {
-        if head >= self.settings.heads {
+        if head >= self.settings.maps.heads {
             return Err(EngineError::Shape {
                 field: "head",
-                expected: format!("a head index below {}", self.settings.heads),
+                expected: format!("a head index below {}", self.settings.maps.heads),
                 found: head.to_string(),
             });
         }
@@ -333,152 +381,48 @@ impl Explorer {
         Ok(())
     }
 
-    /// Turns the causal mask on or off.
-    pub fn set_causal(&mut self, causal: bool) {
-        if causal != self.settings.causal {
-            self.settings.causal = causal;
-            self.invalidate_base();
+    /// What the mechanism learned (the spec's or the trained model's gate until a gate slider
+    /// moves; the Differential Transformer's parameters), adapted to the heads shown.
+    pub fn learned(&self) -> Learned {
+        let heads = self.settings.maps.heads;
+        match &self.source {
+            Source::Spec(spec) => Learned {
+                gate: spec.gate.clone().filter(|_| !self.gate_override),
+                diff_transformer: spec.diff_transformer.clone(),
+            },
+            Source::Sentence => Learned {
+                gate: self.model.gate(heads).filter(|_| !self.gate_override),
+                diff_transformer: self.model.diff_transformer_params(heads).ok(),
+            },
         }
-    }
-
-    /// Cosine attention's temperature.
-    pub fn set_tau(&mut self, tau: f32) -> Result<(), EngineError> {
-        let tau = settings::finite("tau", tau)?;
-        if tau != self.settings.tau {
-            self.settings.tau = tau;
-            if self.settings.mechanism == MechanismKind::Cosine {
-                self.invalidate_base();
-            }
-        }
-        Ok(())
-    }
-
-    /// Local attention's radius.
-    pub fn set_window(&mut self, window: usize) {
-        if window != self.settings.window {
-            self.settings.window = window;
-            if self.settings.mechanism == MechanismKind::Local {
-                self.invalidate_base();
-            }
-        }
-    }
-
-    /// Changes the shift stages' settings; clears only the shift stages, never `A`.
-    pub fn update_shift(&mut self, change: impl FnOnce(&mut Settings)) -> Result<(), EngineError> {
-        let before = self.settings.clone();
-        change(&mut self.settings);
-        for (field, v) in [
-            ("gate.alpha", self.settings.alpha),
-            ("gate.beta", self.settings.beta),
-            ("gate.gamma", self.settings.gamma),
-        ] {
-            if let Err(e) = settings::finite(field, v) {
-                self.settings = before;
-                return Err(e);
-            }
-        }
-        let gate_moved = (before.alpha, before.beta, before.gamma)
-            != (self.settings.alpha, self.settings.beta, self.settings.gamma);
-        if gate_moved {
-            self.gate_override = true;
-        }
-        if before != self.settings {
-            self.clear_shift();
-        }
-        Ok(())
-    }
-
-    /// The gate the shift stages use: the spec's per-head gate, or the sliders' for every head.
-    fn gate(&self) -> Gate {
-        if !self.gate_override {
-            if let Source::Spec(spec) = &self.source {
-                if let Some(gate) = &spec.gate {
-                    return gate.clone();
-                }
-            } else if let Some(gate) = self.model.gate(self.settings.heads) {
-                // A trained gate, adapted to the heads shown (see `Model::gate`).
-                return gate;
-            }
-        }
-        Gate::uniform(
-            self.settings.heads,
-            self.settings.alpha,
-            self.settings.beta,
-            self.settings.gamma,
-        )
     }
 
     /// Whether the gate comes from the loaded spec or the trained model rather than the
     /// sliders (until a slider moves).
     pub fn gate_is_learned(&self) -> bool {
-        !self.gate_override
-            && match &self.source {
-                Source::Spec(spec) => spec.gate.is_some(),
-                Source::Sentence => self.model.gate(self.settings.heads).is_some(),
-            }
+        self.learned().gate.is_some()
     }
 
-    fn diff_transformer_params(&self) -> Result<DiffTransformerParams, EngineError> {
-        if let Source::Spec(spec) = &self.source {
-            if let Some(params) = &spec.diff_transformer {
-                return Ok(params.clone());
-            }
-        }
-        self.model.diff_transformer_params(self.settings.heads)
-    }
-
-    /// The shift stages' parameters from the settings.
-    pub fn shift_params(&self) -> ShiftDiffParams {
-        ShiftDiffParams {
-            shift: self.settings.shift,
-            difference: self.settings.difference,
-            fill: self.settings.fill,
-            renormalize: self.settings.renormalize,
-            gate: self.gate(),
-        }
+    /// The gate the shift stages use now.
+    pub fn gate(&self) -> Gate {
+        self.learned()
+            .gate
+            .unwrap_or_else(|| self.settings.shift.uniform_gate(self.settings.maps.heads))
     }
 
     /// The mechanism with every parameter, as the engine takes it.
     pub fn mechanism(&self) -> Result<Mechanism, EngineError> {
-        Ok(match self.settings.mechanism {
-            MechanismKind::Standard => Mechanism::Standard,
-            MechanismKind::ShiftDiff => Mechanism::ShiftDiff(self.shift_params()),
-            MechanismKind::DiffTransformer => {
-                Mechanism::DiffTransformer(self.diff_transformer_params()?)
-            }
-            MechanismKind::InputDiff => Mechanism::InputDiff,
-            MechanismKind::Cosine => Mechanism::Cosine {
-                tau: self.settings.tau,
-            },
-            MechanismKind::Local => Mechanism::Local {
-                window: self.settings.window,
-            },
-        })
+        self.settings.mechanism(&self.learned())
     }
 
     /// The maps the current mechanism shows, in display order.
     pub fn stages(&self) -> Vec<StageId> {
-        match self.settings.mechanism {
-            MechanismKind::ShiftDiff => {
-                let mut stages = vec![StageId::A, StageId::Shifted];
-                if self.settings.difference == Difference::Symmetric {
-                    stages.push(StageId::ShiftedBack);
-                }
-                stages.extend([StageId::D, StageId::G, StageId::Fused]);
-                stages
-            }
-            MechanismKind::DiffTransformer => vec![StageId::A1, StageId::A2, StageId::Diff],
-            _ => vec![StageId::A],
-        }
+        self.kind().stages(self.settings.shift.difference)
     }
 
     /// The stage whose map each head finally mixes values with.
     pub fn final_stage(&self) -> StageId {
-        match self.settings.mechanism {
-            MechanismKind::ShiftDiff => StageId::Fused,
-            MechanismKind::DiffTransformer => StageId::Diff,
-            _ => StageId::A,
-        }
+        self.kind().final_stage()
     }
 
     /// Brings every cache up to date. Cheap when nothing changed.
@@ -486,58 +430,32 @@ impl Explorer {
         if self.is_empty() {
             return Ok(());
         }
-        let heads = self.settings.heads;
-        let causal = self.settings.causal;
-        let mask = Mask::causal(causal);
+        let kind = self.kind();
+        let (heads, causal) = (self.settings.maps.heads, self.settings.maps.causal);
+        let mechanism = self.mechanism()?;
         if self.base.is_none() {
-            let base = if self.settings.mechanism == MechanismKind::InputDiff {
-                let p = match self.input_diff.take() {
-                    Some(p) => p,
-                    None => {
-                        self.recomputations.projections += 1;
-                        InputDiffProjected::new(self.x.view(), self.weights())
-                    }
-                };
-                let a = input_diff::attention(&p, heads, causal);
-                self.input_diff = Some(p);
-                BaseMaps::Attention(a?)
-            } else {
-                let p = match self.projected.take() {
-                    Some(p) => p,
-                    None => {
-                        self.recomputations.projections += 1;
-                        Projected::new(self.x.view(), self.weights())
-                    }
-                };
-                let (q, k) = (p.q.view(), p.k.view());
-                let base = match self.settings.mechanism {
-                    MechanismKind::Cosine => {
-                        cosine::attention(q, k, heads, mask, self.settings.tau)
-                            .map(BaseMaps::Attention)
-                    }
-                    MechanismKind::Local => {
-                        local::attention(q, k, heads, causal, self.settings.window)
-                            .map(BaseMaps::Attention)
-                    }
-                    MechanismKind::DiffTransformer => self
-                        .diff_transformer_params()
-                        .and_then(|params| diff_transformer::maps(&p, heads, mask, &params))
-                        .map(BaseMaps::DiffTransformer),
-                    _ => standard::attention(q, k, heads, mask).map(BaseMaps::Attention),
-                };
-                self.projected = Some(p);
-                base?
+            let projection = match self.projection.take() {
+                Some(p) if p.serves(kind) => p,
+                _ => {
+                    self.recomputations.projections += 1;
+                    Projection::new(kind, self.x.view(), self.weights())
+                }
             };
+            let base = base_maps(&mechanism, &projection, self.weights(), heads, causal);
+            self.projection = Some(projection);
+            self.base = Some(base?);
             self.recomputations.maps += 1;
-            self.base = Some(base);
             self.clear_shift();
         }
-        if self.settings.mechanism == MechanismKind::ShiftDiff && self.shift.is_none() {
-            if let Some(BaseMaps::Attention(a)) = &self.base {
+        if self.shift.is_none() {
+            if let Some(base) = &self.base {
                 let mut maps = self.spare_shift.take().unwrap_or_else(ShiftDiffMaps::empty);
-                shift_diff_maps_into(a, &self.shift_params(), mask, &mut maps)?;
-                self.shift = Some(maps);
-                self.recomputations.shift_stages += 1;
+                if shift_stages_into(&mechanism, base, causal, &mut maps)? {
+                    self.shift = Some(maps);
+                    self.recomputations.shift_stages += 1;
+                } else {
+                    self.spare_shift = Some(maps);
+                }
             }
         }
         Ok(())
@@ -546,24 +464,9 @@ impl Explorer {
     /// Every head's map of one stage, `(heads, queries, keys)`, once [`compute`](Self::compute)
     /// has run; `None` when the stage is not part of the mechanism or nothing is drawn.
     pub fn maps(&self, stage: StageId) -> Option<&Array3<f32>> {
-        match (&self.base, stage) {
-            (Some(BaseMaps::Attention(a)), StageId::A) => Some(a),
-            (Some(BaseMaps::DiffTransformer(m)), StageId::A1) => Some(&m.a1),
-            (Some(BaseMaps::DiffTransformer(m)), StageId::A2) => Some(&m.a2),
-            (Some(BaseMaps::DiffTransformer(m)), StageId::Diff) => Some(&m.diff),
-            (Some(BaseMaps::Attention(_)), _) => {
-                let s = self.shift.as_ref()?;
-                match stage {
-                    StageId::Shifted => Some(&s.shifted),
-                    StageId::ShiftedBack => s.shifted_back.as_ref(),
-                    StageId::D => Some(&s.d),
-                    StageId::G => Some(&s.g),
-                    StageId::Fused => Some(&s.fused),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        let base = self.base.as_ref()?;
+        base.stage(stage)
+            .or_else(|| self.shift.as_ref().and_then(|s| s.stage(stage)))
     }
 
     /// The shown head's map of one stage (see [`maps`](Self::maps)).
@@ -579,45 +482,7 @@ impl Explorer {
 
     /// The Differential Transformer's lambda, once computed.
     pub fn lambda(&self) -> Option<f32> {
-        match &self.base {
-            Some(BaseMaps::DiffTransformer(m)) => Some(m.lambda),
-            _ => None,
-        }
-    }
-
-    /// The numbers behind one cell of the shown head; `None` outside the map.
-    pub fn cell(&self, row: usize, col: usize) -> Option<CellInfo> {
-        let keys = self.key_labels();
-        let (query, key) = (self.labels.get(row)?.clone(), keys.get(col)?.clone());
-        let values = self
-            .stages()
-            .into_iter()
-            .filter_map(|s| Some((s, *self.map(s)?.get((row, col))?)))
-            .collect();
-        let row_sums = [StageId::A, StageId::A1, self.final_stage()]
-            .into_iter()
-            .fold(Vec::new(), |mut acc: Vec<StageId>, s| {
-                if !acc.contains(&s) {
-                    acc.push(s);
-                }
-                acc
-            })
-            .into_iter()
-            .filter_map(|s| Some((s, self.map(s)?.row(row).sum())))
-            .collect();
-        let gate = (self.settings.mechanism == MechanismKind::ShiftDiff).then(|| {
-            let g = self.gate();
-            let h = self.head.min(g.alpha.len().saturating_sub(1));
-            (g.alpha[h], g.beta[h], g.gamma[h])
-        });
-        Some(CellInfo {
-            query,
-            key,
-            values,
-            gate,
-            row_sums,
-            lambda: self.lambda(),
-        })
+        self.base.as_ref()?.lambda()
     }
 
     /// Draws the sentence with another model. A trained model brings the settings it was
@@ -626,57 +491,113 @@ impl Explorer {
     pub fn set_model(&mut self, model: Model) {
         self.model = model;
         self.source = Source::Sentence;
-        if let Some(trained) = Settings::trained(&self.model, &self.settings) {
+        if let Some(trained) = self.trained_settings() {
             self.settings = trained;
         }
-        self.settings.heads = self.nearest_heads(self.settings.heads);
-        self.head = self.head.min(self.settings.heads - 1);
+        self.settings.maps.heads = self.nearest_heads(self.kind(), self.settings.maps.heads);
+        self.head = self.head.min(self.settings.maps.heads - 1);
         self.gate_override = false;
         self.x = self.model.embed(&self.tokens);
         self.labels = self.tokens.iter().map(|t| t.text.clone()).collect();
         self.invalidate_sentence();
     }
 
+    /// The settings the trained model was trained with (no causal mask), taking what training
+    /// does not fix from the current settings; `None` for the untrained model.
+    pub fn trained_settings(&self) -> Option<Settings> {
+        let trained = self.model.trained_parts()?;
+        Some(
+            self.settings
+                .with_mechanism(&trained.mechanism, trained.heads, false),
+        )
+    }
+
     /// The trained model's sentiment for the sentence under the current settings (which may
     /// differ from the trained ones: the page says so). `None` for the untrained model, a
     /// loaded spec, an empty sentence, or a mechanism other than the model's.
     pub fn prediction(&mut self) -> Result<Option<Prediction>, EngineError> {
-        let trained_mechanism = match self.model.trained_parts() {
-            Some(t) => MechanismKind::from_mechanism(&t.mechanism),
+        let trained_kind = match self.model.trained_parts() {
+            Some(t) => t.mechanism.kind(),
             None => return Ok(None),
         };
-        if self.is_spec() || self.is_empty() || trained_mechanism != self.settings.mechanism {
+        if self.is_spec() || self.is_empty() || trained_kind != self.kind() {
             return Ok(None);
         }
         self.compute()?;
         if let Some(cached) = self.prediction {
             return Ok(cached);
         }
-        let output = match (&self.base, self.settings.mechanism) {
-            (Some(BaseMaps::DiffTransformer(maps)), _) => {
-                let p = self.projected.as_ref().ok_or(EngineError::EmptySequence)?;
-                let params = self.diff_transformer_params()?;
-                diff_transformer::output(maps, p.v.view(), &params.subln, self.weights().w_o.view())
-            }
-            (Some(BaseMaps::Attention(_)), MechanismKind::InputDiff) => {
-                let p = self.input_diff.as_ref().ok_or(EngineError::EmptySequence)?;
-                let a = self.maps(StageId::A).ok_or(EngineError::EmptySequence)?;
-                mix_values(a, p.v.view(), self.weights().w_o.view())
-            }
-            _ => {
-                let p = self.projected.as_ref().ok_or(EngineError::EmptySequence)?;
-                let final_maps = self
-                    .maps(self.final_stage())
-                    .ok_or(EngineError::EmptySequence)?;
-                mix_values(final_maps, p.v.view(), self.weights().w_o.view())
-            }
+        let (Some(projection), Some(base)) = (&self.projection, &self.base) else {
+            return Ok(None);
         };
-        let prediction = self.model.classify_output(output.view());
+        let out = output(
+            &self.mechanism()?,
+            projection,
+            base,
+            self.shift.as_ref(),
+            self.weights(),
+        )?;
+        let prediction = self.model.classify_output(out.view());
         self.prediction = Some(prediction);
         Ok(prediction)
     }
 
-    /// Every stage and the layer output, in the CLI's JSON format, for "export JSON".
+    /// The layer output `(tokens, d)` under the current settings (what the final map mixes the
+    /// values into); `None` for an empty sentence.
+    pub fn layer_output(&mut self) -> Result<Option<Array2<f32>>, EngineError> {
+        self.compute()?;
+        let (Some(projection), Some(base)) = (&self.projection, &self.base) else {
+            return Ok(None);
+        };
+        output(
+            &self.mechanism()?,
+            projection,
+            base,
+            self.shift.as_ref(),
+            self.weights(),
+        )
+        .map(Some)
+    }
+
+    /// How many of the sentence's tokens the trained model's vocabulary does not know (they
+    /// read as `<unk>`); `None` for the untrained model or a loaded spec.
+    pub fn unknown_tokens(&self) -> Option<usize> {
+        if self.is_spec() {
+            return None;
+        }
+        let ids = self.model.token_ids(&self.tokens)?;
+        Some(ids.iter().filter(|&&id| id == 0).count())
+    }
+
+    /// What is drawn as a spec (the vectors, the weights, every setting and learned
+    /// parameter, the token labels) with the stages computed from it: the page's "export
+    /// JSON", a file that opens again as a spec and draws the same maps.
+    pub fn export_spec(&self) -> Result<SpecJson, EngineError> {
+        if self.is_empty() {
+            return Err(EngineError::EmptySequence);
+        }
+        let spec = Spec {
+            mechanism: self.mechanism()?,
+            heads: self.settings.maps.heads,
+            causal: self.settings.maps.causal,
+            x: self.x.clone(),
+            weights: self.weights().clone(),
+            meta: crate::spec::Meta {
+                tokens: Some(self.labels.clone()),
+                ..Default::default()
+            },
+        };
+        let stages = crate::engine::run(
+            spec.x.view(),
+            &spec.weights,
+            spec.heads,
+            spec.causal,
+            &spec.mechanism,
+        )?;
+        Ok(spec_json(&spec, Some(&stages)))
+    }
+
+    /// Every stage and the layer output, in the CLI's JSON format.
     pub fn stages_json(&self) -> Result<StagesJson, EngineError> {
         if self.is_empty() {
             return Err(EngineError::EmptySequence);
@@ -684,8 +605,8 @@ impl Explorer {
         let stages = crate::engine::run(
             self.x.view(),
             self.weights(),
-            self.settings.heads,
-            self.settings.causal,
+            self.settings.maps.heads,
+            self.settings.maps.causal,
             &self.mechanism()?,
         )?;
         Ok(stages_json(&stages))
@@ -694,6 +615,7 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
         let spec = parse_spec(text)?;
+        spec.page_support()?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;
         let settings = self
@@ -704,11 +626,15 @@ impl Explorer {
             Mechanism::DiffTransformer(p) => (None, Some(p.clone())),
             _ => (None, None),
         };
-        self.labels = (0..spec.x.nrows()).map(|i| format!("t{i}")).collect();
+        self.labels = match &spec.meta.tokens {
+            Some(tokens) => tokens.clone(),
+            None => (0..spec.x.nrows()).map(|i| format!("t{i}")).collect(),
+        };
         self.x = spec.x;
         self.source = Source::Spec(Box::new(SpecSource {
             weights: spec.weights,
             heads: spec.heads,
+            settings,
             gate,
             diff_transformer,
         }));
@@ -717,5 +643,14 @@ impl Explorer {
         self.head = 0;
         self.invalidate_sentence();
         Ok(())
+    }
+
+    /// The settings the loaded spec or the trained model brought, which the page compares the
+    /// current settings against; `None` for the untrained model.
+    pub fn reference_settings(&self) -> Option<Settings> {
+        match &self.source {
+            Source::Spec(spec) => Some(spec.settings),
+            Source::Sentence => self.trained_settings(),
+        }
     }
 }

@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 use super::{Pooling, TokenTable, Trained};
 use crate::engine::bilstm::{BiLstm, LstmWeights};
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
-use crate::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
-use crate::engine::{EngineError, Mechanism, Weights};
+use crate::engine::shift_diff::{Gate, ShiftDiffParams};
+use crate::engine::{EngineError, Mechanism, MechanismKind, Weights};
+use crate::names::{name_of, parse, Named};
 use crate::text::fnv1a_64;
 
 /// The first eight bytes of every weights file.
@@ -270,18 +271,9 @@ pub fn quantize_rows(m: &Array2<f32>) -> (Vec<i8>, Vec<f32>) {
 fn names(m: &Mechanism) -> (&'static str, &'static str, &'static str) {
     match m {
         Mechanism::ShiftDiff(p) => (
-            match p.difference {
-                Difference::Single => "single",
-                Difference::Symmetric => "symmetric",
-            },
-            match p.fill {
-                ShiftFill::Circular => "circular",
-                ShiftFill::Zero => "zero",
-            },
-            match p.renormalize {
-                Renormalize::None => "none",
-                Renormalize::Softmax => "softmax",
-            },
+            name_of(p.difference),
+            name_of(p.fill),
+            name_of(p.renormalize),
         ),
         _ => ("", "", ""),
     }
@@ -331,6 +323,8 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         Mechanism::Cosine { tau } => w.vector("tau", &[*tau]),
         Mechanism::Local { window: r } => window = Some(*r),
         Mechanism::Standard | Mechanism::InputDiff => {}
+        // No trained model has these yet; `decode` refuses their names with a message.
+        Mechanism::DiffTransformerV2 | Mechanism::Hierarchical { .. } => {}
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
@@ -496,17 +490,10 @@ impl BlobReader<'_> {
     }
 }
 
-fn parse_name<T: Copy>(
-    field: &str,
-    value: Option<&str>,
-    options: &[(&str, T)],
-) -> Result<T, ModelError> {
+/// The value a header field names (`crate::names`), or an error naming the field.
+fn header_name<T: Named>(field: &str, value: Option<&str>) -> Result<T, ModelError> {
     let value = value.ok_or_else(|| ModelError::Header(format!("{field} is missing")))?;
-    options
-        .iter()
-        .find(|(n, _)| *n == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| ModelError::Header(format!("{field}: unknown value {value:?}")))
+    parse::<T>(field, value).map_err(|e| ModelError::Header(e.to_string()))
 }
 
 /// Reads a weights file into its parts (unchecked: [`check`] follows).
@@ -581,41 +568,25 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
             weights.d_model()
         )));
     }
-    let mechanism = match header.mechanism.as_str() {
-        "standard" => Mechanism::Standard,
-        "input_diff" => Mechanism::InputDiff,
-        "shift_diff" => Mechanism::ShiftDiff(ShiftDiffParams {
+    let kind = parse::<MechanismKind>("mechanism", &header.mechanism)
+        .map_err(|e| ModelError::Header(e.to_string()))?;
+    let mechanism = match kind {
+        MechanismKind::Standard => Mechanism::Standard,
+        MechanismKind::InputDiff => Mechanism::InputDiff,
+        MechanismKind::ShiftDiff => Mechanism::ShiftDiff(ShiftDiffParams {
             shift: header
                 .shift
                 .ok_or_else(|| ModelError::Header("shift is missing".to_string()))?,
-            difference: parse_name(
-                "difference",
-                header.difference.as_deref(),
-                &[
-                    ("single", Difference::Single),
-                    ("symmetric", Difference::Symmetric),
-                ],
-            )?,
-            fill: parse_name(
-                "fill",
-                header.fill.as_deref(),
-                &[("circular", ShiftFill::Circular), ("zero", ShiftFill::Zero)],
-            )?,
-            renormalize: parse_name(
-                "renormalize",
-                header.renormalize.as_deref(),
-                &[
-                    ("none", Renormalize::None),
-                    ("softmax", Renormalize::Softmax),
-                ],
-            )?,
+            difference: header_name("difference", header.difference.as_deref())?,
+            fill: header_name("fill", header.fill.as_deref())?,
+            renormalize: header_name("renormalize", header.renormalize.as_deref())?,
             gate: Gate {
                 alpha: r.vector("gate.alpha")?,
                 beta: r.vector("gate.beta")?,
                 gamma: r.vector("gate.gamma")?,
             },
         }),
-        "diff_transformer" => Mechanism::DiffTransformer(DiffTransformerParams {
+        MechanismKind::DiffTransformer => Mechanism::DiffTransformer(DiffTransformerParams {
             depth: header
                 .depth
                 .ok_or_else(|| ModelError::Header("depth is missing".to_string()))?,
@@ -624,19 +595,26 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
             lambda_q2: r.vector("lambda_q2")?,
             lambda_k2: r.vector("lambda_k2")?,
             subln: r.vector("subln")?,
+            lambda_init: None,
+            subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
         }),
-        "cosine" => Mechanism::Cosine {
+        MechanismKind::Cosine => Mechanism::Cosine {
             tau: *r
                 .vector("tau")?
                 .first()
                 .ok_or_else(|| ModelError::Invalid("tau is empty".to_string()))?,
         },
-        "local" => Mechanism::Local {
+        MechanismKind::Local => Mechanism::Local {
             window: header
                 .window
                 .ok_or_else(|| ModelError::Header("window is missing".to_string()))?,
         },
-        other => return Err(ModelError::Header(format!("unknown mechanism {other:?}"))),
+        MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
+            return Err(ModelError::Header(format!(
+                "no trained {} models exist yet",
+                kind.key()
+            )))
+        }
     };
     let encoder = if r.has("bilstm.forward.w_ih") {
         let dir = |d: &str| -> Result<LstmWeights, ModelError> {

@@ -7,10 +7,46 @@
 //! a 250-pixel plot colours 62,500 pixels, and a row of pixels that shows the same cells as the
 //! one above is copied, not coloured again.
 
+use std::ops::Range;
+
 use ndarray::ArrayView2;
 
 use super::layout::{cell_index, HeatmapLayout};
 use super::scale::{ColorLut, Scale};
+use crate::engine::Mask;
+
+/// The two greys of the hatching that marks a cell the mask forbids: in neither palette, and
+/// striped so it reads as "no value" rather than as a value of the scale (DESIGN.md §2: the
+/// views draw forbidden cells as masked in every map).
+pub const MASKED_RGB: [[u8; 3]; 2] = [[0xb4, 0xb4, 0xb4], [0xdc, 0xdc, 0xdc]];
+
+/// Which cells of a map a mask forbids: the mask, and where its keys sit (key `j` is at
+/// position `j + key_offset`; see [`Mask`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellMask {
+    /// The mask.
+    pub mask: Mask,
+    /// The position of key 0.
+    pub key_offset: usize,
+}
+
+impl CellMask {
+    /// The columns of row `row` (of `cols`) the mask allows: one contiguous range.
+    pub fn allowed(&self, row: usize, cols: usize) -> Range<usize> {
+        self.mask.allowed_keys(row, self.key_offset, cols)
+    }
+
+    /// Whether some cell of a `rows x cols` map is forbidden.
+    pub fn forbids_any(&self, rows: usize, cols: usize) -> bool {
+        (0..rows).any(|i| self.allowed(i, cols) != (0..cols))
+    }
+}
+
+/// The hatching's colour at pixel `(x, y)`: diagonal stripes `stripe_px` wide.
+pub fn masked_rgba(x: usize, y: usize, stripe_px: usize) -> [u8; 4] {
+    let [r, g, b] = MASKED_RGB[((x + y) / stripe_px.max(1)) % 2];
+    [r, g, b, 255]
+}
 
 /// Fills `out` with the colours of `map`, row-major (row = query, column = key), 4 bytes per
 /// cell (alpha 255): exactly `rows * cols * 4` bytes, the layout of the browser's `ImageData`.
@@ -56,14 +92,23 @@ pub fn cells_rgba(map: ArrayView2<f32>, scale: &Scale, out: &mut Vec<u8>) {
 /// });
 /// let map = array![[0.0_f32, 1.0], [1.0, 0.0]];
 /// let mut out = Vec::new();
-/// plot_rgba(map.view(), &Scale::unit(), &layout, &mut out);
+/// plot_rgba(map.view(), &Scale::unit(), &layout, None, &mut out);
 /// let (w, h) = (layout.plot.width as usize, layout.plot.height as usize);
 /// assert_eq!(out.len(), w * h * 4);
 /// let [r, g, b] = Scale::unit().color(1.0);
 /// // The last pixel of the first row lies in cell (0, 1).
 /// assert_eq!(out[(w - 1) * 4..w * 4], [r, g, b, 255]);
 /// ```
-pub fn plot_rgba(map: ArrayView2<f32>, scale: &Scale, layout: &HeatmapLayout, out: &mut Vec<u8>) {
+///
+/// With a `mask`, the pixels of forbidden cells are hatched ([`masked_rgba`]) instead of
+/// coloured, whatever the map holds there.
+pub fn plot_rgba(
+    map: ArrayView2<f32>,
+    scale: &Scale,
+    layout: &HeatmapLayout,
+    mask: Option<&CellMask>,
+    out: &mut Vec<u8>,
+) {
     let (rows, cols) = map.dim();
     let (width, height) = (layout.plot.width as usize, layout.plot.height as usize);
     out.clear();
@@ -76,19 +121,37 @@ pub fn plot_rgba(map: ArrayView2<f32>, scale: &Scale, layout: &HeatmapLayout, ou
         .map(|x| cell_index(x, cols, layout.plot.width))
         .collect();
     let line = width * 4;
+    let stripe_px = (layout.font_px / 3.0).round().max(2.0) as usize;
     let mut previous = None;
     for y in 0..height {
         let row = cell_index(y as u64, rows, layout.plot.height);
         let start = y * line;
-        if previous == Some(row) {
+        let allowed = mask.map_or(0..cols, |m| m.allowed(row, cols));
+        let pixels = if previous == Some(row) {
+            // The same cells as the line above: copy it, then redo only the hatching, whose
+            // stripes move with y.
             out.copy_within(start - line..start, start);
+            if allowed == (0..cols) {
+                continue;
+            }
+            let pixels = &mut out[start..start + line];
+            for (x, (pixel, &col)) in pixels.chunks_exact_mut(4).zip(&col_of).enumerate() {
+                if !allowed.contains(&col) {
+                    pixel.copy_from_slice(&masked_rgba(x, y, stripe_px));
+                }
+            }
             continue;
-        }
+        } else {
+            &mut out[start..start + line]
+        };
         previous = Some(row);
         let values = map.row(row);
-        let pixels = &mut out[start..start + line];
-        for (pixel, &col) in pixels.chunks_exact_mut(4).zip(&col_of) {
-            pixel.copy_from_slice(&lut.rgba(values[col]));
+        for (x, (pixel, &col)) in pixels.chunks_exact_mut(4).zip(&col_of).enumerate() {
+            if allowed.contains(&col) {
+                pixel.copy_from_slice(&lut.rgba(values[col]));
+            } else {
+                pixel.copy_from_slice(&masked_rgba(x, y, stripe_px));
+            }
         }
     }
 }
@@ -156,7 +219,7 @@ mod tests {
                 title_em: 1.0,
             });
             let mut out = Vec::new();
-            plot_rgba(map.view(), &scale, &layout, &mut out);
+            plot_rgba(map.view(), &scale, &layout, None, &mut out);
             let p = layout.plot;
             assert_eq!(out.len(), p.width as usize * p.height as usize * 4);
             for y in 0..p.height as usize {
@@ -189,8 +252,60 @@ mod tests {
             title_em: 0.0,
         });
         let mut out = vec![1, 2, 3];
-        plot_rgba(Array2::zeros((2, 0)).view(), &scale, &layout, &mut out);
+        plot_rgba(
+            Array2::zeros((2, 0)).view(),
+            &scale,
+            &layout,
+            None,
+            &mut out,
+        );
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn masked_cells_are_hatched_and_the_rest_coloured() {
+        use crate::render::LayoutSpec;
+        // A causal 3 x 3 map of ones on a 1-colour unit scale: every pixel of an allowed cell
+        // (j <= i) is the colour of 1, every pixel of a forbidden one a hatching grey.
+        let map = Array2::<f32>::ones((3, 3));
+        let layout = HeatmapLayout::new(&LayoutSpec {
+            width_px: 120,
+            height_px: 120,
+            font_px: 10.0,
+            rows: 3,
+            cols: 3,
+            row_label_em: 1.0,
+            col_label_em: 1.0,
+            tick_label_em: 1.0,
+            title_em: 0.0,
+        });
+        let mask = CellMask {
+            mask: Mask::causal(true),
+            key_offset: 0,
+        };
+        assert!(mask.forbids_any(3, 3));
+        let mut out = Vec::new();
+        plot_rgba(map.view(), &Scale::unit(), &layout, Some(&mask), &mut out);
+        let p = layout.plot;
+        let [r, g, b] = Scale::unit().color(1.0);
+        let greys: Vec<[u8; 4]> = MASKED_RGB.iter().map(|&[r, g, b]| [r, g, b, 255]).collect();
+        for y in 0..p.height as usize {
+            for x in 0..p.width as usize {
+                let (row, col) = layout
+                    .cell_at(
+                        f64::from(p.x) + x as f64 + 0.5,
+                        f64::from(p.y) + y as f64 + 0.5,
+                    )
+                    .unwrap();
+                let at = (y * p.width as usize + x) * 4;
+                let pixel: [u8; 4] = out[at..at + 4].try_into().unwrap();
+                if col <= row {
+                    assert_eq!(pixel, [r, g, b, 255], "cell ({row}, {col})");
+                } else {
+                    assert!(greys.contains(&pixel), "cell ({row}, {col}) is hatched");
+                }
+            }
+        }
     }
 
     #[test]

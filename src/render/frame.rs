@@ -12,6 +12,7 @@ use plotters::prelude::DrawingBackend;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{Color, FontDesc, FontFamily, FontStyle, FontTransform, RGBColor, TextStyle};
 
+use super::cells::{masked_rgba, CellMask};
 use super::label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 use super::layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
 use super::scale::Scale;
@@ -35,6 +36,16 @@ pub struct Frame<'a> {
     pub theme: &'a Theme,
     /// The label font size in device pixels (the page passes `12 * devicePixelRatio`).
     pub font_px: f32,
+    /// The cells the mask forbids, drawn hatched; with some in the map, a hatched swatch
+    /// below the colorbar says what they are, with `masked_label` beside it.
+    pub mask: Option<CellMask>,
+    /// The word for forbidden cells in the page's language (`"masked"`).
+    pub masked_label: &'a str,
+    /// The one value of a (nearly) constant map (see [`crate::render::constant_value`]): the
+    /// colorbar then shows that value with `constant_label` instead of a gradient.
+    pub constant: Option<f32>,
+    /// The word for a constant map in the page's language (`"constant"`).
+    pub constant_label: &'a str,
 }
 
 impl Frame<'_> {
@@ -47,6 +58,7 @@ impl Frame<'_> {
     /// let frame = Frame {
     ///     title: "A", row_labels: &tokens, col_labels: &tokens,
     ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
+    ///     mask: None, masked_label: "", constant: None, constant_label: "",
     /// };
     /// let layout = frame.layout(420, 420);
     /// assert_eq!((layout.rows, layout.cols), (3, 3));
@@ -87,6 +99,23 @@ impl Frame<'_> {
             .flat_map(|n| self.scale.tick_labels(n))
             .map(|(_, label)| text_width_em(&label))
             .fold(0.0_f32, f32::max);
+        // The masked legend's word sits where the tick labels do (a little further right).
+        let legend_em = match self.mask {
+            Some(m) if m.forbids_any(rows, cols) => {
+                text_width_em(&display_label(self.masked_label, MAX_LABEL_GRAPHEMES)) + 0.2
+            }
+            _ => 0.0,
+        };
+        // A constant map's colorbar shows "= value" and the word for constant instead.
+        let constant_em = match self.constant {
+            Some(v) => {
+                text_width_em(&format!("= {}", crate::render::scale::format_one(v))).max(
+                    text_width_em(&display_label(self.constant_label, MAX_LABEL_GRAPHEMES)),
+                ) + 0.2
+            }
+            None => 0.0,
+        };
+        let tick_label_em = tick_label_em.max(legend_em).max(constant_em);
         HeatmapLayout::new(&LayoutSpec {
             width_px,
             height_px,
@@ -147,6 +176,7 @@ impl LabelWidths {
 /// let frame = Frame {
 ///     title: "D = A - shift(A)", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::diverging(0.5), theme: &Theme::dark(), font_px: 24.0,
+///     mask: None, masked_label: "", constant: None, constant_label: "",
 /// };
 /// let mut svg = String::new();
 /// let layout = {
@@ -252,13 +282,107 @@ pub fn draw_frame_at<DB: DrawingBackend>(
         )?;
     }
 
-    draw_colorbar(
+    match frame.constant {
+        Some(value) => draw_constant_bar(
+            area,
+            frame,
+            value,
+            &layout,
+            text(label_size, HPos::Left, VPos::Center),
+        )?,
+        None => draw_colorbar(
+            area,
+            frame.scale,
+            &layout,
+            theme,
+            text(label_size, HPos::Left, VPos::Center),
+        )?,
+    }
+    if frame.mask.is_some_and(|m| m.forbids_any(rows, cols)) {
+        draw_masked_legend(
+            area,
+            &layout,
+            frame.masked_label,
+            text(label_size, HPos::Left, VPos::Center),
+        )?;
+    }
+    Ok(())
+}
+
+/// For a constant map: the colorbar's place holds one swatch of the map's colour, its value and
+/// the word for "constant", so rounding noise is not stretched over the palette.
+fn draw_constant_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+    value: f32,
+    layout: &HeatmapLayout,
+    style: TextStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let bar = layout.colorbar;
+    if bar.height == 0 || bar.width == 0 {
+        return Ok(());
+    }
+    let side = bar.width as i32;
+    let (x0, y0) = (bar.x, bar.y);
+    let swatch = [(x0, y0), (x0 + side, y0 + side)];
+    area.draw(&Rectangle::new(
+        swatch,
+        frame.scale.plotters_color(value).filled(),
+    ))?;
+    outline(
         area,
-        frame.scale,
-        &layout,
-        theme,
-        text(label_size, HPos::Left, VPos::Center),
-    )
+        PixelRect {
+            x: x0,
+            y: y0,
+            width: side as u32,
+            height: side as u32,
+        },
+        layout.border_px,
+        &frame.theme.grid,
+    )?;
+    let x = x0 + side + layout.gap_px;
+    let line = (layout.font_px * 1.3).round() as i32;
+    let shown = crate::render::scale::format_one(value);
+    area.draw_text(&format!("= {shown}"), &style, (x, y0 + side / 2))?;
+    if !frame.constant_label.is_empty() {
+        area.draw_text(
+            &display_label(frame.constant_label, MAX_LABEL_GRAPHEMES),
+            &style,
+            (x, y0 + side / 2 + line),
+        )?;
+    }
+    Ok(())
+}
+
+/// A hatched swatch just below the colorbar, with the word for forbidden cells beside it.
+fn draw_masked_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    layout: &HeatmapLayout,
+    label: &str,
+    style: TextStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let bar = layout.colorbar;
+    let side = bar.width.max(4) as i32;
+    let (x0, y0) = (bar.x, bar.bottom() + layout.gap_px + layout.border_px);
+    let stripe_px = (layout.font_px / 3.0).round().max(2.0) as usize;
+    for dy in 0..side {
+        for dx in 0..side {
+            let [r, g, b, _] = masked_rgba(dx as usize, dy as usize, stripe_px);
+            let at = (x0 + dx, y0 + dy);
+            area.draw(&Rectangle::new(
+                [at, (at.0 + 1, at.1 + 1)],
+                RGBColor(r, g, b).filled(),
+            ))?;
+        }
+    }
+    if !label.is_empty() {
+        area.draw_text(
+            &display_label(label, MAX_LABEL_GRAPHEMES),
+            &style,
+            (x0 + side + layout.gap_px, y0 + side / 2),
+        )?;
+    }
+    Ok(())
 }
 
 /// The gradient as horizontal bands (high values at the top), its border, tick marks and tick

@@ -7,7 +7,7 @@
 //! * the cells ([`plot_rgba`]): the pixels of [`HeatmapLayout::plot`], each the colour of the
 //!   cell under it, which the page puts onto its canvas as one image. Drawing a rectangle per
 //!   cell with plotters costs 305 ms for 512 x 512 in the browser, against 13 ms for an image
-//!   (`../shared/TOOLCHAIN.md`); sampling at the plot's resolution makes the cost that of the
+//!   (docs/TOOLCHAIN.md); sampling at the plot's resolution makes the cost that of the
 //!   plot's pixels, not of the L x L cells. [`cells_rgba`] (one pixel per cell) remains for
 //!   callers that scale the image themselves.
 //!
@@ -24,15 +24,17 @@ mod colormap;
 mod frame;
 mod label;
 mod layout;
+mod row;
 mod scale;
 mod svg;
 mod theme;
 
-pub use cells::{cells_rgba, plot_rgba};
+pub use cells::{cells_rgba, masked_rgba, plot_rgba, CellMask, MASKED_RGB};
 pub use colormap::{Palette, Rgb};
 pub use frame::{draw_frame, draw_frame_at, Frame, LabelWidths};
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
-pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
+pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
+pub use scale::{constant_value, ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
 pub use svg::{heatmap_svg, panel_svg, Panel};
 pub use theme::Theme;

@@ -7,10 +7,11 @@
 use ndarray::ArrayView2;
 use plotters::coord::Shift;
 use plotters::drawing::{DrawingArea, DrawingAreaErrorKind, IntoDrawingArea};
-use plotters::element::Rectangle;
+use plotters::element::{PathElement, Rectangle};
 use plotters::prelude::{DrawingBackend, SVGBackend};
 use plotters::style::{Color, RGBColor};
 
+use super::cells::MASKED_RGB;
 use super::frame::{draw_frame_for_shape, Frame};
 use super::layout::HeatmapLayout;
 
@@ -39,6 +40,7 @@ pub struct Panel<'a> {
 /// let frame = Frame {
 ///     title: "A", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
+///     mask: None, masked_label: "", constant: None, constant_label: "",
 /// };
 /// let svg = heatmap_svg(attn.view(), &frame, 300, 300);
 /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -65,6 +67,7 @@ pub fn heatmap_svg(map: ArrayView2<f32>, frame: &Frame, width_px: u32, height_px
 /// let (seq, div, theme) = (Scale::unit(), Scale::diverging(0.5), Theme::light());
 /// let frame = |title, scale| Frame {
 ///     title, row_labels: &tokens, col_labels: &tokens, scale, theme: &theme, font_px: 12.0,
+///     mask: None, masked_label: "", constant: None, constant_label: "",
 /// };
 /// let svg = panel_svg(
 ///     &[
@@ -99,14 +102,26 @@ fn draw_heatmap<DB: DrawingBackend>(
 ) -> Result<HeatmapLayout, DrawingAreaErrorKind<DB::ErrorType>> {
     let layout = draw_frame_for_shape(area, frame, map.dim(), SVG_TEXT_SCALE)?;
     let lut = frame.scale.lut();
+    let cols = map.ncols();
+    let [light, dark] = [MASKED_RGB[1], MASKED_RGB[0]].map(|[r, g, b]| RGBColor(r, g, b));
     for ((row, col), &v) in map.indexed_iter() {
         let cell = layout.cell_rect(row, col);
         if cell.width == 0 || cell.height == 0 {
             continue;
         }
-        let [r, g, b, _] = lut.rgba(v);
         let corners = [(cell.x, cell.y), (cell.right(), cell.bottom())];
-        area.draw(&Rectangle::new(corners, RGBColor(r, g, b).filled()))?;
+        let allowed = frame
+            .mask
+            .is_none_or(|m| m.allowed(row, cols).contains(&col));
+        if allowed {
+            let [r, g, b, _] = lut.rgba(v);
+            area.draw(&Rectangle::new(corners, RGBColor(r, g, b).filled()))?;
+        } else {
+            // Forbidden by the mask: the hatching's light grey crossed by one dark diagonal.
+            area.draw(&Rectangle::new(corners, light.filled()))?;
+            let diagonal = vec![(cell.x, cell.bottom()), (cell.right(), cell.y)];
+            area.draw(&PathElement::new(diagonal, dark.stroke_width(1)))?;
+        }
     }
     Ok(layout)
 }

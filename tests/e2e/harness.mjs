@@ -39,7 +39,7 @@ export const SCREENSHOT_DIR = path.join(ROOT, 'test-results', 'screenshots');
 /** Debian's Chromium; playwright-core downloads no browser of its own. */
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-/** Flags headless Chromium wants as root on these machines (see shared/TOOLCHAIN.md).
+/** Flags headless Chromium wants as root on these machines (see docs/TOOLCHAIN.md).
  * playwright adds `--headless` itself and gives every launch a fresh temporary
  * user-data-dir (it refuses a `--user-data-dir` flag in `launch()`). */
 export const CHROMIUM_ARGS = [

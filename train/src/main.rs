@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use diffattn::explorer::MechanismKind;
+use diffattn::engine::MechanismKind;
 use diffattn_train::data::Lang;
 use diffattn_train::run::{
     describe, experiment_command, prepare, train_command, ExperimentOptions, TrainOptions,
@@ -150,8 +150,8 @@ fn run(args: &[String]) -> Result<(), String> {
                     mechanisms = v
                         .split(',')
                         .map(|k| {
-                            MechanismKind::from_key(k)
-                                .ok_or_else(|| format!("unknown mechanism {k:?}"))
+                            diffattn::names::parse::<MechanismKind>("--mechanisms", k)
+                                .map_err(|e| e.to_string())
                         })
                         .collect::<Result<_, _>>()?;
                 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use diffattn::explorer::MechanismKind;
+use diffattn::engine::MechanismKind;
 use diffattn::model::{Model, Quantization};
 use serde_json::json;
 

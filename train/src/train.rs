@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use candle_core::{Result, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
-use diffattn::explorer::MechanismKind;
+use diffattn::engine::MechanismKind;
 use rand_core::Rng;
 
 use crate::data::{batches, rng, Encoded, Lang};

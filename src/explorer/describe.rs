@@ -1,0 +1,243 @@
+//! What the page says about the maps, computed here so that the page never branches on which
+//! mechanism is shown: the numbers behind one cell, the parameter readout, the settings that
+//! moved away from the trained (or the loaded spec's) ones, and a window of one map.
+
+use ndarray::{s, Array2};
+
+use super::Explorer;
+use crate::engine::shift_diff::Gate;
+use crate::engine::{MechanismKind, Parameter, StageId};
+
+/// What the page learns after the text changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokensInfo {
+    /// The tokens drawn (at most [`crate::text::MAX_TOKENS`]).
+    pub tokens: Vec<String>,
+    /// How many tokens the text had before truncation.
+    pub total: usize,
+    /// Whether only the first tokens are drawn.
+    pub truncated: bool,
+}
+
+/// The numbers behind one cell, for the tooltip: every stage's value at `(row, col)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellInfo {
+    /// The query token (the row).
+    pub query: String,
+    /// The key token (the column).
+    pub key: String,
+    /// `(stage, value)` for every stage the mechanism shows.
+    pub values: Vec<(StageId, f32)>,
+    /// The gate's scalars of the shown head (for mechanisms with a gate).
+    pub gate: Option<(f32, f32, f32)>,
+    /// Row sums of the first and the final map for this query row.
+    pub row_sums: Vec<(StageId, f32)>,
+    /// The Differential Transformer's lambda.
+    pub lambda: Option<f32>,
+    /// Whether the mask forbids this cell.
+    pub masked: bool,
+}
+
+/// The largest and the smallest cell of one map, for the guided walk's sentences ("the
+/// darkest cell of D is row *cat*, key *sat*").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extremes {
+    /// `(row, col, value)` of the largest value (the first such cell, reading row by row).
+    pub max: (usize, usize, f32),
+    /// `(row, col, value)` of the smallest value.
+    pub min: (usize, usize, f32),
+}
+
+/// One line of the row view: a stage's values along one query row (or `G ⊙ D`, the part of
+/// `D` the gate lets through, in place of `G`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowLine {
+    /// What a learner reads: `A`, `shift(A)`, `G ⊙ D`, `A′`.
+    pub label: &'static str,
+    /// The stage drawn, or `None` for `G ⊙ D`.
+    pub stage: Option<StageId>,
+    /// One value per key.
+    pub values: Vec<f32>,
+}
+
+impl Explorer {
+    /// The largest and smallest cells of the shown head's map of `stage`, among the cells the
+    /// mask allows; `None` when the stage is not drawn or every cell is masked.
+    pub fn extremes(&self, stage: StageId) -> Option<Extremes> {
+        let map = self.map(stage)?;
+        let (mask, offset) = self.mask();
+        let mut found: Option<Extremes> = None;
+        for ((i, j), &v) in map.indexed_iter() {
+            if !mask.allows(i, j + offset) || !v.is_finite() {
+                continue;
+            }
+            let e = found.get_or_insert(Extremes {
+                max: (i, j, v),
+                min: (i, j, v),
+            });
+            if v > e.max.2 {
+                e.max = (i, j, v);
+            }
+            if v < e.min.2 {
+                e.min = (i, j, v);
+            }
+        }
+        found
+    }
+
+    /// The row view of query `row` of the shown head: every stage but the gate as a line over
+    /// the keys, and `G ⊙ D` where the mechanism has both (in `G`'s place, after `D`);
+    /// `None` outside the map or before [`compute`](Self::compute).
+    pub fn row_lines(&self, row: usize) -> Option<Vec<RowLine>> {
+        let stages = self.stages();
+        let row_of = |s: StageId| -> Option<Vec<f32>> {
+            let map = self.map(s)?;
+            (row < map.nrows()).then(|| map.row(row).to_vec())
+        };
+        let mut lines = Vec::new();
+        for &stage in &stages {
+            if stage == StageId::G {
+                let (Some(g), Some(d)) = (row_of(StageId::G), row_of(StageId::D)) else {
+                    continue;
+                };
+                let values = g.iter().zip(&d).map(|(g, d)| g * d).collect();
+                lines.push(RowLine {
+                    label: "G ⊙ D",
+                    stage: None,
+                    values,
+                });
+                continue;
+            }
+            lines.push(RowLine {
+                label: stage.label(),
+                stage: Some(stage),
+                values: row_of(stage)?,
+            });
+        }
+        Some(lines)
+    }
+
+    /// The numbers behind one cell of the shown head; `None` outside the map or before
+    /// [`compute`](Self::compute).
+    pub fn cell(&self, row: usize, col: usize) -> Option<CellInfo> {
+        let keys = self.key_labels();
+        let (query, key) = (self.labels().get(row)?.clone(), keys.get(col)?.clone());
+        let stages = self.stages();
+        let values: Vec<(StageId, f32)> = stages
+            .iter()
+            .filter_map(|&s| Some((s, *self.map(s)?.get((row, col))?)))
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        let mut summed = vec![stages[0]];
+        if self.final_stage() != stages[0] {
+            summed.push(self.final_stage());
+        }
+        let row_sums = summed
+            .into_iter()
+            .filter_map(|s| Some((s, self.map(s)?.row(row).sum())))
+            .collect();
+        let gate = self.kind().takes(Parameter::Gate).then(|| {
+            let g: Gate = self.gate();
+            let h = self.head().min(g.alpha.len().saturating_sub(1));
+            (g.alpha[h], g.beta[h], g.gamma[h])
+        });
+        let (mask, offset) = self.mask();
+        Some(CellInfo {
+            query,
+            key,
+            values,
+            gate,
+            row_sums,
+            lambda: self.lambda(),
+            masked: !mask.allows(row, col + offset),
+        })
+    }
+
+    /// The parameter the maps depend on beyond heads and mask, as a learner reads it
+    /// (`λ = 0.5100`, `τ = 10.0`, `w = 2`, negative numbers with a true minus sign); `None`
+    /// when there is none or nothing is computed.
+    pub fn parameter_readout(&self) -> Option<String> {
+        let m = &self.settings().maps;
+        match m.mechanism {
+            MechanismKind::DiffTransformer => {
+                self.lambda().map(|l| format!("λ = {}", number(l, 4)))
+            }
+            MechanismKind::Cosine => Some(format!("τ = {}", number(m.tau, 1))),
+            MechanismKind::Local => Some(format!("w = {}", m.window)),
+            _ => None,
+        }
+    }
+
+    /// The controls whose values differ from the ones the trained model (or the loaded spec)
+    /// came with, by their names (`heads`, `causal`, then the mechanism's parameters as in
+    /// [`Parameter`]); empty when nothing moved, for the untrained model, or when another
+    /// mechanism than the reference's is shown.
+    pub fn moved_away(&self) -> Vec<&'static str> {
+        let Some(reference) = self.reference_settings() else {
+            return Vec::new();
+        };
+        let (now, was) = (self.settings(), &reference);
+        if now.maps.mechanism != was.maps.mechanism {
+            return Vec::new();
+        }
+        let mut moved = Vec::new();
+        if now.maps.heads != was.maps.heads {
+            moved.push("heads");
+        }
+        if now.maps.causal != was.maps.causal {
+            moved.push("causal");
+        }
+        for &p in now.maps.mechanism.parameters() {
+            let differs = match p {
+                Parameter::Shift => now.shift.shift != was.shift.shift,
+                Parameter::Difference => now.shift.difference != was.shift.difference,
+                Parameter::Fill => now.shift.fill != was.shift.fill,
+                Parameter::Renormalize => now.shift.renormalize != was.shift.renormalize,
+                Parameter::Gate => !self.gate_is_learned(),
+                Parameter::Tau => (now.maps.tau - was.maps.tau).abs() > 1e-6,
+                Parameter::Window => now.maps.window != was.maps.window,
+                // The page has no segment control (hierarchical is in the stages format only).
+                Parameter::Segment => false,
+            };
+            if differs {
+                moved.push(crate::names::name_of(p));
+            }
+        }
+        moved
+    }
+
+    /// The cells `rows × cols` of the shown head's map of `stage` starting at `(row, col)`,
+    /// clipped to the map: what the screen-reader table shows, without copying the whole map.
+    pub fn map_window(
+        &self,
+        stage: StageId,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Option<Array2<f32>> {
+        let map = self.map(stage)?;
+        let (r0, c0) = (row.min(map.nrows()), col.min(map.ncols()));
+        let (r1, c1) = (
+            r0.saturating_add(rows).min(map.nrows()),
+            c0.saturating_add(cols).min(map.ncols()),
+        );
+        Some(map.slice(s![r0..r1, c0..c1]).to_owned())
+    }
+}
+
+/// `x` with `digits` decimals as the page prints numbers: a true minus sign (U+2212), and no
+/// "−0.0".
+fn number(x: f32, digits: usize) -> String {
+    let text = format!("{x:.digits$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        return text.trim_start_matches('-').to_string();
+    }
+    text.replace('-', "\u{2212}")
+}

@@ -1,0 +1,637 @@
+// The explorer as one self-contained component: `new ExplorerView(root, options)` owns its
+// engine handle, its state, its DOM (built inside `root`, a shadow root), its canvases and its
+// controls. Nothing lives at module level, so several explorers share a page without
+// noticing each other; the page (www/app.js) is one of them plus chrome, and the custom
+// element (pkg/diffattn-explorer.js) wraps this class in a few lines.
+//
+// The flow is one way. A control, an attribute or a property changes `state` and asks the
+// scheduler for a render; one animation frame later `#renderNow` sends the engine one patch
+// with what really changed (`Explorer.update`), reads back what the engine made of it
+// (`settings()`, `view()`), draws the maps of the current view (explore, the guided walk's
+// steps, or the compare view), and repaints the light layers (highlight, tooltip, readout,
+// row view, table). Hovering only repaints the overlay.
+
+import { Controls } from './controls.js';
+import { buildExplorerDom } from './template.js';
+import { Engine, EngineRestarted, EngineStopped } from './engine.js';
+import { FrameScheduler } from './scheduler.js';
+import { Maps } from './maps.js';
+import { Messages, messageOf } from './messages.js';
+import { ScreenReaderTable, TABLE_CAP } from './table.js';
+import { cellContent, placeTooltip } from './readout.js';
+import { STRINGS, PRESETS, translate } from './i18n.js';
+import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
+import { ModelLoader } from './loader.js';
+import { Exporter } from './exporter.js';
+import { SpecFiles } from './spec-files.js';
+import { Walk } from './walk.js';
+import { RowView } from './row-view.js';
+import { CompareView } from './compare.js';
+import { bestGrid, roomBelow } from './layout.js';
+import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
+
+/** What the explorer shows until told otherwise, beyond the engine's own defaults. */
+export const PAGE_DEFAULTS = Object.freeze({
+  all_heads: false,
+  all_heads_stage: '',
+  shared_scale: false,
+  row: 0,
+  view: 'explore',
+  step: '',
+  present: false,
+  weights: 'trained',
+  lang: 'en',
+  theme: 'auto',
+});
+
+/** The controls shown while presenting, unless the `controls` option names others. */
+const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'views', 'present', 'text']);
+
+/** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
+const NARROW_PX = 760;
+
+export class ExplorerView {
+  /** The engine wrapper (`call(fn)` on the wasm handle). */
+  engine;
+  /** Everything a person can set, under the names of state.js. */
+  state;
+  /** The engine's `view()` after the last render (what it draws and says). */
+  view = null;
+  /** `{ compute_ms, draw_ms, frame_ms, renders }` of the last render. */
+  timings = { compute_ms: 0, draw_ms: 0, frame_ms: 0, renders: 0 };
+  /** The row and key labels of the maps drawn. */
+  labels = { rows: [], keys: [] };
+  /** What the engine said about the sentence: `{ tokens, total, truncated }`. */
+  sentence = { tokens: [], total: 0, truncated: false };
+  el;
+  runtime;
+  messages;
+  /** Which model draws (loader.js). */
+  loader;
+  /** The spec file drawn, if any (spec-files.js). */
+  specs;
+  /** The guided walk (walk.js). */
+  walk;
+  weightsStore;
+  #controls;
+  #maps;
+  #table;
+  #scheduler;
+  #exporter;
+  #rowView;
+  #compare;
+  /** The engine values the handle holds now; only what differs is sent. */
+  #applied = {};
+  #sent = { text: null, theme: null, words: null, shared: null };
+  #options;
+  #layoutKey = '';
+  #lastCellKey = '';
+  #highlight = null;
+  #lastStep = null;
+  #darkQuery;
+  #onDark = () => {
+    this.#highlight = null;
+    this.#applyTheme();
+    this.#scheduler.schedule('render');
+  };
+  #keyTarget;
+  #onKey = (event) => this.#key(event);
+  #onFullscreen = () => {
+    if (!document.fullscreenElement && this.state.present) this.setFromPerson({ present: false });
+  };
+
+  /**
+   * `root` is where the explorer builds its DOM (a shadow root). `options`: `runtime` (from
+   * runtime.js), `weights` (a WeightsStore), `state` (initial values, any keys of state.js),
+   * `controls` and `maps` (Sets of names to show, or null for all), `fit` (size the maps to
+   * the window, as the page does), `dropTarget` (where spec files may be dropped; default
+   * the explorer itself), `globalKeys` (P and the walk's arrow keys work anywhere on the page,
+   * for the page's one explorer), `onChange(state)` (after a person changed something),
+   * `showTimings`.
+   */
+  constructor(root, options) {
+    this.#options = options;
+    this.runtime = options.runtime;
+    this.weightsStore = options.weights;
+    this.root = root;
+    this.el = buildExplorerDom(root);
+    const t = (key, params) => this.t(key, params);
+    this.messages = new Messages(this.el.messages, t);
+    const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
+    const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
+    this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
+    // The walk shares one colour scale unless told otherwise.
+    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
+    this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
+      onRestart: () => this.#restarted(),
+      onStop: (cause) => this.report(new EngineStopped(cause)),
+    });
+    this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
+      hold: () => this.loader?.pending ?? this.#compare?.pending ?? null,
+    });
+    this.#controls = new Controls(this.el, this.runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
+    this.#maps = new Maps(this.el.maps, this.engine, {
+      hintId: 'maps-hint',
+      onInteraction: (what) => this.#interacted(what),
+      onResize: () => this.#scheduler.schedule('render'),
+      onShowHead: (index) => this.setFromPerson({ head: index + 1, all_heads: false }),
+      onRowLabel: (row) => this.setFromPerson({ row: row + 1 }),
+    });
+    this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#tableContent());
+    this.loader = new ModelLoader(this, options.weights);
+    this.#exporter = new Exporter(this);
+    this.specs = new SpecFiles(this, options.dropTarget ?? this.el.explorer);
+    this.walk = new Walk(this);
+    this.#rowView = new RowView(this);
+    this.#compare = new CompareView(this, this.el.compare);
+    this.#darkQuery = globalThis.matchMedia?.('(prefers-color-scheme: dark)');
+    this.#darkQuery?.addEventListener('change', this.#onDark);
+    document.addEventListener('fullscreenchange', this.#onFullscreen);
+    // The page's explorer hears keys anywhere on the page; an embedded one only inside itself.
+    this.#keyTarget = options.globalKeys ? document : this.el.explorer;
+    this.#keyTarget.addEventListener('keydown', this.#onKey);
+    this.el.timing.hidden = !options.showTimings;
+    this.#applyTheme();
+    this.applyLanguage();
+    if (this.state.present) this.#present(true);
+    this.#controls.sync(this.state, null);
+    this.#controls.setExportEnabled(false);
+  }
+
+  /** The string `key` in the explorer's language. */
+  t(key, params) {
+    return translate(this.state.lang, key, params);
+  }
+
+  /** A mechanism's name in the explorer's language (its own name when there is no string). */
+  mechName(mechanism) {
+    const key = `mech_${mechanism}`;
+    return key in STRINGS.en ? this.t(key) : String(mechanism ?? '');
+  }
+
+  /** Loads the trained model when asked (the settings of `keep` stay as given), then draws. */
+  async start({ keep = new Set() } = {}) {
+    this.el.loading.hidden = true;
+    if (this.engine.state !== 'ready') return;
+    this.loader.refreshInfo();
+    if (this.state.weights === 'trained') await this.loader.loadTrained(this.state.mechanism, keep);
+    this.#scheduler.schedule('render');
+    await this.settled();
+  }
+
+  /** Resolves once every pending change is drawn (and any weights in flight are in). */
+  async settled() {
+    for (;;) {
+      await this.loader.pending?.catch(() => {});
+      await this.#compare.pending?.catch(() => {});
+      await this.#scheduler.settled();
+      if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending) return;
+    }
+  }
+
+  /** A copy of the state. */
+  getState() {
+    return { ...this.state };
+  }
+
+  /** Changes any keys of the state from outside (an attribute, a property); no change event. */
+  set(partial) {
+    this.#change(partial);
+    this.changed({ notify: false });
+  }
+
+  /** Changes keys of the state as a person did (a control, the walk, the row view). */
+  setFromPerson(partial) {
+    this.#change(partial);
+    this.changed();
+  }
+
+  #change(partial) {
+    const before = this.state;
+    this.state = { ...before, ...partial };
+    const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
+    if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
+    if (moved('lang')) this.applyLanguage();
+    if (moved('theme')) this.#applyTheme();
+    if (moved('present')) this.#present(this.state.present);
+    if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.state.shared_scale = true;
+    if (moved('view') && before.view === 'compare') this.#compare.clear();
+    if (moved('text') || moved('mechanism')) this.messages.clearTransient();
+    if (moved('weights')) this.loader.choose(this.state.weights);
+    else if (moved('mechanism') && this.state.weights === 'trained' && !this.specs.active) this.loader.loadTrained(this.state.mechanism);
+    if (partial.text !== undefined && this.specs.active) this.specs.leave({ restore: false });
+    this.#controls.sync(this.state, this.view);
+  }
+
+  /** Limits the controls shown (a Set of names of controls.js, or null for all). */
+  setControls(allowed) {
+    this.#options.controls = allowed;
+    this.#scheduler.schedule('render');
+  }
+
+  /** Limits the maps drawn (a Set of stage names, canonical, or null for all). */
+  setMaps(allowed) {
+    this.#options.maps = allowed;
+    this.changed({ notify: false });
+  }
+
+  /** After a change of `state`: redraw next frame, and tell the host if a person did it. */
+  changed({ notify = true } = {}) {
+    this.#scheduler.schedule('render');
+    if (notify) this.#options.onChange?.(this.getState());
+  }
+
+  /** What a control asked for. */
+  #fromControl(kind, payload) {
+    switch (kind) {
+      case 'set':
+        this.setFromPerson(payload);
+        return;
+      case 'text':
+      case 'preset':
+        this.setFromPerson({ text: payload });
+        return;
+      case 'weights':
+        this.setFromPerson({ weights: payload });
+        return;
+      case 'spec_file':
+        this.specs.open(payload);
+        return;
+      case 'spec_back':
+        this.specs.leave({ restore: true });
+        return;
+      case 'back_to_trained':
+        if (this.state.weights === 'trained') this.loader.loadTrained(this.state.mechanism);
+        return;
+      case 'export':
+        this.#exporter.run(payload).catch((err) => this.report(err));
+        return;
+      case 'present':
+        this.setFromPerson({ present: !this.state.present });
+        return;
+      default:
+    }
+  }
+
+  /** Keys for the whole explorer: P presents, the arrow keys step through the walk. */
+  #key(event) {
+    const target = event.composedPath()[0];
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (target?.matches?.('input, textarea, select, canvas, [contenteditable]')) return;
+    if (event.key === 'p' || event.key === 'P') {
+      event.preventDefault();
+      this.setFromPerson({ present: !this.state.present });
+    } else if (this.state.view === 'walk' && (event.key === 'ArrowRight' || event.key === 'ArrowLeft')) {
+      event.preventDefault();
+      this.walk.move(event.key === 'ArrowRight' ? 1 : -1);
+    }
+  }
+
+  /** Presenting: the explorer full screen (where the browser allows it), large type. */
+  #present(on) {
+    this.el.explorer.classList.toggle('presenting', on);
+    const host = this.root.host ?? this.el.explorer;
+    if (on && !document.fullscreenElement) host.requestFullscreen?.().catch(() => {});
+    if (!on && document.fullscreenElement === host) document.exitFullscreen?.().catch(() => {});
+  }
+
+  /** Shows an error: a restarted or stopped engine, or a message naming what was wrong. */
+  report(err) {
+    if (err instanceof EngineRestarted) {
+      this.messages.show('crash', this.t('engine_crashed', { msg: messageOf(err.cause) }));
+    } else if (err instanceof EngineStopped) {
+      this.messages.show('crash', this.t('engine_dead', { msg: messageOf(err.cause) }), {
+        action: { label: this.t('reload'), run: () => location.reload() },
+      });
+    } else {
+      this.messages.show('engine', messageOf(err));
+    }
+  }
+
+  /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
+  #restarted() {
+    this.#applied = {};
+    this.#sent = { text: null, theme: null, words: null, shared: null };
+    this.specs.drop();
+    this.loader.refreshInfo();
+    if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
+    this.#maps.selected = null;
+    this.#maps.hover = null;
+  }
+
+  /** The handle now holds these engine values (after a model or a spec set them). */
+  adoptEngineSettings(keep = new Set()) {
+    const settings = this.engine.call((ex) => ex.settings());
+    for (const key of ENGINE_KEYS) {
+      if (!keep.has(key)) this.state[key] = settings[key];
+    }
+    this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
+    this.#maps.selected = null;
+    this.#maps.hover = null;
+    this.#controls.sync(this.state, this.view);
+  }
+
+  /** The handle's text changed behind the explorer's back (a spec was left): send it again. */
+  forgetText() {
+    this.#sent.text = null;
+  }
+
+  #frame(work) {
+    if (this.engine.state !== 'ready') return;
+    try {
+      if (work.render) this.#renderNow();
+      else this.#paintInteraction();
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** Sends what changed to the engine; a refused value goes back to what the engine has. */
+  #applyEngine() {
+    const theme = this.resolvedTheme();
+    const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label')];
+    this.engine.call((ex) => {
+      if (theme !== this.#sent.theme) ex.set_theme((this.#sent.theme = theme));
+      if (words.join('\n') !== this.#sent.words) {
+        ex.set_labels(...words);
+        this.#sent.words = words.join('\n');
+      }
+      if (!!this.state.shared_scale !== this.#sent.shared) ex.set_shared_scale((this.#sent.shared = !!this.state.shared_scale));
+      if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
+        this.sentence = ex.set_text(this.state.text);
+        this.#sent.text = this.state.text;
+        this.#layoutKey = '';
+      }
+    });
+    const patch = patchOf(this.state, this.#applied);
+    if (Object.keys(patch).length) {
+      try {
+        this.engine.call((ex) => ex.update(patch));
+        this.messages.clear('settings');
+      } catch (err) {
+        if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
+        this.messages.show('settings', messageOf(err));
+      }
+    }
+    // What the engine made of it (a new mechanism snaps the heads, a refused value stays).
+    const settings = this.engine.call((ex) => ex.settings());
+    for (const key of ENGINE_KEYS) this.state[key] = settings[key];
+    this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
+  }
+
+  /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
+  shownStages() {
+    const all = this.view.stages;
+    const allowed = this.#options.maps;
+    const some = allowed ? all.filter((s) => allowed.has(s.id)) : all;
+    const stages = some.length ? some : all;
+    return this.state.view === 'walk' ? this.walk.shownStages(stages) : stages;
+  }
+
+  #renderNow() {
+    const started = performance.now();
+    this.#applyEngine();
+    const empty = this.isEmpty();
+    this.view = this.engine.call((ex) => ex.view());
+    const mode = this.state.view;
+    this.el.emptyHint.hidden = !empty;
+    this.el.maps.hidden = empty || mode === 'compare';
+    this.el.compare.hidden = empty || mode !== 'compare';
+    this.el.walk.hidden = mode !== 'walk' || empty;
+    this.#controls.setExportEnabled(!empty);
+    this.#controls.fillStages(this.view.stages, this.state.all_heads_stage || this.view.final_stage);
+    paintVisibility(this, this.#controls, this.#allowedControls());
+    if (empty) {
+      this.#layoutKey = '';
+      this.#maps.clear();
+      this.#compare.clear();
+      this.#afterRender(started);
+      return;
+    }
+    this.labels = this.engine.call((ex) => ex.labels());
+    if (mode === 'compare') {
+      this.#compare.render(this.#maps.fontPx());
+      this.#afterRender(started);
+      return;
+    }
+    const stages = this.shownStages();
+    const allHeads = this.state.all_heads && mode === 'explore';
+    const output = mode === 'walk' && this.walk.atOutput();
+    const allStage = this.state.all_heads_stage || this.view.final_stage;
+    const count = allHeads ? this.state.heads : stages.length + (output ? 1 : 0);
+    const layoutKey = `${mode}:${allHeads ? `all:${count}:${allStage}` : stages.map((s) => s.id).join(',')}:${output}`;
+    if (layoutKey !== this.#layoutKey) {
+      this.#maps.build(count);
+      this.#layoutKey = layoutKey;
+      this.el.maps.classList.toggle('all-heads', allHeads);
+      this.#exporter.fillTargets(allHeads ? [] : stages);
+    }
+    this.#fit(count);
+    this.#maps.allHeads = allHeads;
+    this.#maps.fit(this.view.tokens, this.view.keys);
+    this.#maps.size();
+    // The font follows the maps' size, so it is measured after sizing them.
+    const font = this.#maps.fontPx();
+    const canvases = this.#maps.canvases();
+    const result = this.engine.call((ex) =>
+      allHeads
+        ? ex.render_all_heads(canvases, font, allStage)
+        : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
+    );
+    if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
+    this.timings.compute_ms = result?.compute_ms ?? 0;
+    this.timings.draw_ms = result?.draw_ms ?? 0;
+    this.messages.clear('engine');
+    const final = this.view.stages.find((s) => s.id === allStage);
+    paintFigureText(this, this.#maps.figures, stages, { allHeads, final, output });
+    if (mode === 'walk') this.#walked(stages);
+    this.#afterRender(started);
+  }
+
+  /** The walk's text, and the slide of A's rows on entering shift(A). */
+  #walked(stages) {
+    this.walk.paint();
+    const step = this.walk.position();
+    const id = step.steps[step.index];
+    if (id === this.#lastStep) return;
+    this.#lastStep = id;
+    const i = stages.findIndex((s) => s.id === id);
+    if (stages[i]?.id !== 'shifted' || i < 1) return;
+    const first = this.engine.call((ex) => ex.cell_rect(0, 0, 0));
+    const last = this.engine.call((ex) => ex.cell_rect(0, this.view.tokens - 1, this.view.keys - 1));
+    if (!first || !last) return;
+    const plot = { x: first.x, y: first.y, width: last.x + last.width - first.x, height: last.y + last.height - first.y };
+    this.walk.slide(this.#maps.figures[0], this.#maps.figures[i], { plot, cellWidth: first.width, shift: this.state.shift, circular: this.state.fill === 'circular' });
+  }
+
+  /** Sizes the maps' grid to the window (the page, presenting) or to the width alone. */
+  #fit(count) {
+    const maps = this.el.maps;
+    const width = maps.clientWidth;
+    const narrow = this.el.explorer.clientWidth < NARROW_PX;
+    const fit = (this.#options.fit || this.state.present) && !narrow;
+    const top = maps.getBoundingClientRect().top + (fit && !this.state.present ? globalThis.scrollY : 0);
+    const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: this.state.present ? 8 : 16 }) : Infinity;
+    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220 });
+    maps.style.setProperty('--cols', String(cols));
+    maps.style.setProperty('--map-w', `${mapWidth}px`);
+  }
+
+  #afterRender(started) {
+    this.timings.renders += 1;
+    paintStatus(this);
+    this.#controls.sync(this.state, this.view);
+    this.loader.paint();
+    this.#paintInteraction();
+    this.#table.schedule();
+    this.timings.frame_ms = performance.now() - started;
+  }
+
+  /** The controls to show: the `controls` option, or the presenter's while presenting. */
+  #allowedControls() {
+    if (this.state.present && !this.#options.controls) return new Set(PRESENT_CONTROLS);
+    return this.#options.controls ?? null;
+  }
+
+  /** Whether nothing is drawn (an empty box, and no spec). */
+  isEmpty() {
+    return this.specs.active ? this.specs.active.tokens.length === 0 : this.state.text.trim() === '' || this.sentence.tokens.length === 0;
+  }
+
+  /** The index of the map the table describes. */
+  activeMap() {
+    return this.#maps.active;
+  }
+
+  #interacted(what) {
+    if (what === 'active') {
+      const cell = this.#maps.selected;
+      if (cell && cell.row + 1 !== this.state.row) this.setFromPerson({ row: cell.row + 1 });
+      this.#table.schedule();
+    }
+    this.#scheduler.schedule('overlay');
+  }
+
+  /** The row view's pointer moved to key `key` (from 0, or null). */
+  rowHovered(key) {
+    const row = this.state.row - 1;
+    this.#maps.hover = key === null ? null : { index: this.#maps.figures.length - 1, row, col: key, fromRow: true };
+    this.#scheduler.schedule('overlay');
+  }
+
+  /** Repaints the highlight (after a slide ends). */
+  repaintOverlay() {
+    this.#lastCellKey = '';
+    this.#scheduler.schedule('overlay');
+  }
+
+  /** The highlight's colours from the stylesheet. */
+  highlightColors() {
+    if (!this.#highlight) {
+      const style = getComputedStyle(this.el.maps);
+      this.#highlight = {
+        outer: style.getPropertyValue('--highlight').trim() || '#000',
+        inner: style.getPropertyValue('--highlight-inner').trim() || '#fff',
+        surface: style.getPropertyValue('--surface').trim() || '#fff',
+      };
+    }
+    return this.#highlight;
+  }
+
+  /** Overlay highlight, tooltip, readout and row view for the current cell. Never renders maps. */
+  #paintInteraction() {
+    if (this.engine.state !== 'ready') return;
+    if (this.state.view === 'compare') {
+      this.#compare.paint();
+      return;
+    }
+    this.#maps.resolveHover();
+    const cell = this.isEmpty() ? null : this.#maps.currentCell();
+    if (!this.walk.animating) this.#maps.paint(cell, this.highlightColors());
+    this.#rowView.paint(cell && cell.row + 1 === this.state.row ? cell.col : null);
+    const key = cell ? `${cell.row},${cell.col},${this.timings.renders},${this.state.lang}` : `none,${this.state.lang},${this.isEmpty()},${this.state.all_heads}`;
+    if (key !== this.#lastCellKey) {
+      this.#lastCellKey = key;
+      const info = cell ? this.engine.call((ex) => ex.cell(cell.row, cell.col)) : null;
+      if (!info) {
+        this.el.readout.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: this.t(this.state.all_heads ? 'all_heads_hint' : 'readout_hint') }));
+        this.el.tooltip.hidden = true;
+        return;
+      }
+      const context = { renormalize: this.state.renormalize, lambda: info.lambda };
+      this.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
+      this.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
+    }
+    if (cell && !cell.fromRow) placeTooltip(this.el.tooltip, this.#maps.anchor(cell));
+    else this.el.tooltip.hidden = true;
+  }
+
+  /** What the screen-reader table shows: the active map's top-left window. */
+  #tableContent() {
+    if (this.engine.state !== 'ready' || this.isEmpty() || !this.view || this.state.view === 'compare') return null;
+    const stages = this.shownStages();
+    const active = this.#maps.active;
+    const stage = this.state.all_heads || active < 0 ? stages[stages.length - 1] : stages[Math.min(active, stages.length - 1)];
+    try {
+      const w = this.engine.call((ex) => ex.window(stage.id, 0, 0, TABLE_CAP, TABLE_CAP));
+      if (!w) return null;
+      const { tokens: rows, keys: cols } = this.view;
+      const capped = rows > w.rows || cols > w.cols ? this.t('table_capped', { r: w.rows, c: w.cols, rows, cols }) : '';
+      return {
+        key: `${stage.id},${this.timings.renders},${this.state.lang}`,
+        caption: this.t('table_caption', { name: stage.label, h: this.state.head, total: this.state.heads }),
+        capped,
+        window: w,
+        rowLabels: this.labels.rows,
+        keyLabels: this.labels.keys,
+        corner: this.t('table_corner'),
+      };
+    } catch (err) {
+      this.report(err);
+      return null;
+    }
+  }
+
+  /** The theme the maps are drawn in: the state's, or the system's for `auto`. */
+  resolvedTheme() {
+    if (this.state.theme === 'light' || this.state.theme === 'dark') return this.state.theme;
+    return this.#darkQuery?.matches ? 'dark' : 'light';
+  }
+
+  #applyTheme() {
+    this.el.explorer.dataset.theme = this.resolvedTheme();
+    this.#highlight = null;
+  }
+
+  /** Translates every string of the explorer into `state.lang`. */
+  applyLanguage() {
+    translateAll(this);
+    this.#controls.fill();
+    this.#controls.sync(this.state, this.view);
+    this.messages.relabel();
+    this.specs?.relabel();
+    this.loader?.paint();
+    this.#lastCellKey = '';
+    this.#table.invalidate();
+    this.#layoutKey = '';
+    this.#scheduler.schedule('render');
+  }
+
+  /** The maps' canvases and what they show, for exports. */
+  drawn() {
+    return { canvases: this.#maps.canvases(), stages: this.shownStages(), background: this.highlightColors().surface, font: this.#maps.fontPx() };
+  }
+
+  /** Frees the engine handle and stops listening; the explorer is unusable afterwards. */
+  destroy() {
+    this.#darkQuery?.removeEventListener('change', this.#onDark);
+    document.removeEventListener('fullscreenchange', this.#onFullscreen);
+    this.#keyTarget.removeEventListener('keydown', this.#onKey);
+    this.walk.stop();
+    this.#maps.destroy();
+    this.#compare.clear();
+    this.#table.destroy();
+    this.specs.destroy();
+    this.engine.stop();
+  }
+}
