@@ -1,14 +1,15 @@
-//! The retrieval models' forward pass on the engine (docs/LESSON.md, "The models"): a frozen
-//! token table plus sinusoidal positions, a stack of causal attention layers with residual
-//! connections, and a linear read-out over the numbers 0 to 99 at the last token.
+//! The retrieval models' forward pass on the engine (docs/LESSON.md, "The models"): a token
+//! table, a stack of causal attention layers with residual connections, and a linear read-out
+//! over the numbers 0 to 99 at the last token.
 //!
 //! ```text
-//! x₀ = table[tokens] + positions                         (L x d)
-//! x_{l+1} = x_l + engine::run(x_l, W_l, H, causal, mechanism_l).output     l = 0, 1, ...
-//! logits = R · x_last[L−1] + b                           (100: the numbers 0 to 99)
+//! x₀ = table[tokens]                                        (L x d), no positional code
+//! x_{l+1} = x_l + engine::run(x_l, W_l, H_l, causal, mechanism_l).output     l = 0, 1, ...
+//! logits = R · x_last[L−1] + b                              (100: the numbers 0 to 99)
 //! ```
 //!
-//! Nothing else: no norm, no feed-forward block, so each layer is exactly the engine's layer the
+//! Nothing else: no positions (the causal mask and a local first layer carry the order the
+//! task needs), no norm, no feed-forward block, so each layer is exactly the engine's layer the
 //! page draws, and what a layer adds to a token is what its maps mix in. The candle trainer
 //! (`train/src/retrieval/net.rs`) computes the same numbers in batches;
 //! `train/tests/retrieval_matches_candle.rs` holds the two within 1e-5.
@@ -19,24 +20,23 @@ use super::task::ANSWERS;
 use crate::engine::numeric::saturate_all;
 use crate::engine::{run, EngineError, Mechanism, Stages, Weights};
 use crate::model::TokenTable;
-use crate::text::sinusoidal_positions;
 
 /// One attention layer: its four projections and its mechanism with every trained parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
     /// `W_q, W_k, W_v, W_o`.
     pub weights: Weights,
-    /// The mechanism (gate, lambda and depth, ...).
+    /// The mechanism (gate, lambda and depth, window, ...).
     pub mechanism: Mechanism,
+    /// Its heads (diff heads for the Differential Transformer).
+    pub heads: usize,
 }
 
 /// A trained retrieval model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetrievalModel {
-    /// The token table (frozen in training: it is never what the model learned).
+    /// The token table.
     pub table: TokenTable,
-    /// Heads per layer (diff heads for the Differential Transformer).
-    pub heads: usize,
     /// The layers, first first.
     pub layers: Vec<Layer>,
     /// The read-out, `(100, d)`: row `n` scores the answer `n`.
@@ -97,7 +97,6 @@ impl RetrievalModel {
     /// or a parameter of the wrong length is an error here rather than at the first sentence.
     pub fn new(
         table: TokenTable,
-        heads: usize,
         layers: Vec<Layer>,
         readout: Array2<f32>,
         readout_bias: Array1<f32>,
@@ -124,7 +123,6 @@ impl RetrievalModel {
         }
         let model = RetrievalModel {
             table,
-            heads,
             layers,
             readout,
             readout_bias,
@@ -148,11 +146,11 @@ impl RetrievalModel {
         self.table.id(token) != 0
     }
 
-    /// `x₀`: the tokens' rows of the table plus sinusoidal positions, `(tokens, d)`.
+    /// `x₀`: the tokens' rows of the table, `(tokens, d)`.
     pub fn embed<S: AsRef<str>>(&self, tokens: &[S]) -> Array2<f32> {
-        let mut x = sinusoidal_positions(tokens.len(), self.d_model());
+        let mut x = Array2::<f32>::zeros((tokens.len(), self.d_model()));
         for (mut row, id) in x.rows_mut().into_iter().zip(self.token_ids(tokens)) {
-            row += &self.table.vectors.row(id);
+            row.assign(&self.table.vectors.row(id));
         }
         x
     }
@@ -176,7 +174,7 @@ impl RetrievalModel {
         let mut x = self.embed(tokens);
         let mut stages = Vec::with_capacity(self.layers.len());
         for (layer, mechanism) in self.layers.iter().zip(mechanisms) {
-            let s = run(x.view(), &layer.weights, self.heads, true, mechanism)?;
+            let s = run(x.view(), &layer.weights, layer.heads, true, mechanism)?;
             x += s.output();
             saturate_all(&mut x);
             stages.push(s);
@@ -233,10 +231,10 @@ mod tests {
         readout[[3, 1]] = 1.0;
         RetrievalModel::new(
             table,
-            1,
             vec![Layer {
                 weights,
                 mechanism: Mechanism::Standard,
+                heads: 1,
             }],
             readout,
             Array1::zeros(ANSWERS),
@@ -246,13 +244,14 @@ mod tests {
 
     #[test]
     fn the_read_out_sees_the_last_token_through_the_residual_stream() {
-        // Tokens "?" "?": the last is at position 1, whose sinusoids for d = 2 are
-        // (sin 1, cos 1) = (0.841, 0.540); plus the row of "?" (1, 2): x = (1.841, 2.540).
-        // Logit 7 = 1.841, logit 3 = 2.540, the other 98 are 0: the answer is 3.
+        // Tokens "<unk>" "?": the last is the row of "?", x = (1, 2) (no positions are added).
+        // Logit 7 = 1, logit 3 = 2, the other 98 are 0: the answer is 3, with probability
+        // e² / (e² + e + 98).
         let m = zero_layer_model();
-        let r = m.forward(&["?", "?"]).unwrap();
-        assert!((r.logits[7] - (1.0 + 1f32.sin())).abs() < 1e-6);
-        assert!((r.logits[3] - (2.0 + 1f32.cos())).abs() < 1e-6);
+        let r = m.forward(&["anna", "?"]).unwrap();
+        assert_eq!((r.logits[7], r.logits[3]), (1.0, 2.0));
+        let e = std::f32::consts::E;
+        assert!((r.probability() - e * e / (e * e + e + 98.0)).abs() < 1e-6);
         assert_eq!(r.answer, 3);
         let sum: f32 = r.probabilities.iter().sum();
         assert!((sum - 1.0).abs() < 1e-5);
@@ -267,7 +266,6 @@ mod tests {
         assert!(m.forward::<&str>(&[]).is_err());
         let wrong = RetrievalModel::new(
             m.table.clone(),
-            1,
             m.layers.clone(),
             Array2::zeros((99, 2)),
             Array1::zeros(ANSWERS),
@@ -275,16 +273,16 @@ mod tests {
         assert!(matches!(wrong, Err(RetrievalError::Shape(_))));
         let no_layers = RetrievalModel::new(
             m.table.clone(),
-            1,
             vec![],
             m.readout.clone(),
             m.readout_bias.clone(),
         );
         assert!(no_layers.is_err());
+        let mut layers = m.layers.clone();
+        layers[0].heads = 3;
         let bad_heads = RetrievalModel::new(
             m.table.clone(),
-            3,
-            m.layers.clone(),
+            layers,
             m.readout.clone(),
             m.readout_bias.clone(),
         );

@@ -98,11 +98,6 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut steps: Option<usize> = None;
     let mut lr: Option<f64> = None;
     let mut max_facts: Option<usize> = None;
-    let mut identity_std = 1.0f32;
-    let mut position_dims = 0usize;
-    let mut binding_window: Option<usize> = None;
-    let mut binding_heads = 4usize;
-    let mut d_model = 64usize;
     let mut lengths: Option<(usize, usize)> = None;
     let mut retrieval_kinds: Option<Vec<diffattn_train::retrieval::net::Kind>> = None;
     let mut i = 1;
@@ -122,11 +117,6 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             "--steps" => steps = Some(parse(value(args, &mut i, flag)?, flag)?),
             "--lr" => lr = Some(parse(value(args, &mut i, flag)?, flag)?),
-            "--binding-heads" => binding_heads = parse(value(args, &mut i, flag)?, flag)?,
-            "--d-model" => d_model = parse(value(args, &mut i, flag)?, flag)?,
-            "--binding-window" => binding_window = Some(parse(value(args, &mut i, flag)?, flag)?),
-            "--position-dims" => position_dims = parse(value(args, &mut i, flag)?, flag)?,
-            "--identity-std" => identity_std = parse(value(args, &mut i, flag)?, flag)?,
             "--max-facts" => max_facts = Some(parse(value(args, &mut i, flag)?, flag)?),
             "--lengths" => {
                 let v = value(args, &mut i, flag)?;
@@ -234,7 +224,7 @@ fn run(args: &[String]) -> Result<(), String> {
             if let Some((lo, hi)) = lengths {
                 b.lengths = vec![(lo, hi, 1.0)];
             }
-            diffattn_train::retrieval::experiment::try_command(&data, &kinds, seed, &b, workers, identity_std, position_dims, binding_window, binding_heads, d_model)
+            diffattn_train::retrieval::experiment::try_command(&data, &kinds, seed, &b, workers)
         }
         "retrieval-bench" => {
             for kind in diffattn_train::retrieval::net::Kind::ALL {

@@ -340,12 +340,7 @@ impl<'a> Generator<'a> {
             vec![(self.pick(&pool.nouns).into(), self.pick(&pool.names).into())];
         while keys.len() < facts {
             let (noun, name) = keys[0].clone();
-            let mode = match std::env::var("DBG_MODE").ok().as_deref() {
-                Some("noun") => 0,
-                Some("name") => 1,
-                _ => self.below(3),
-            };
-            let key = match mode {
+            let key = match self.below(3) {
                 0 => (noun, self.pick(&pool.names).to_string()),
                 1 => (self.pick(&pool.nouns).to_string(), name),
                 _ => (

@@ -67,11 +67,6 @@ pub fn try_command(
     seed: u64,
     budget: &Budget,
     workers: usize,
-    identity_std: f32,
-    position_dims: usize,
-    binding_window: Option<usize>,
-    binding_heads: usize,
-    d_model: usize,
 ) -> Result<(), String> {
     let data = TaskData::load(dir)?;
     eprintln!(
@@ -92,19 +87,13 @@ pub fn try_command(
     let encoder = Encoder::new(&data.vocab);
     let results = crate::run::parallel(kinds, workers, |&kind| -> Result<String, String> {
         let mut log = |l: String| eprintln!("{l}");
-        let mut config = Config::new(kind, data.vocab.len());
-        config.identity_std = identity_std;
-        config.position_dims = position_dims;
-        config.binding_window = binding_window;
-        config.binding_heads = binding_heads;
-        config.positions = std::env::var("DBG_NOPOS").is_err();
-        config.d_model = d_model;
+        let config = Config::new(kind, data.vocab.len());
         let o = super::fit::train(config, &data, &validation, seed, budget, &mut log)
             .map_err(|e| e.to_string())?;
         let train_keys = super::fit::predict(&o.net, &encoder, &seen).map_err(|e| e.to_string())?;
         {
             let mut g = super::data::Generator::new(&data.train, 99);
-            let e = if std::env::var("DBG_SINGLE").is_ok() { g.example(21, 2) } else { g.example(40, 3) };
+            let e = g.example(40, 3);
             let layout = diffattn::retrieval::Layout::read(&e.tokens).expect("layout");
             let rows = vec![encoder.ids(&e.tokens)];
             let f = o.net.forward(&ids_tensor(&rows, o.net.device()).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
@@ -123,20 +112,6 @@ pub fn try_command(
                 }
             }
             eprintln!("{out}");
-        }
-        if std::env::var("DBG_SINGLE").is_ok() {
-            let mut g = super::data::Generator::new(&data.train, 1234);
-            let ex: Vec<super::data::Example> = (0..400).map(|_| g.example(21, 2)).collect();
-            let p = super::fit::predict(&o.net, &encoder, &ex).map_err(|e| e.to_string())?;
-            let (mut first, mut second, mut right, mut other) = (0, 0, 0, 0);
-            for (e, (n, _)) in ex.iter().zip(&p) {
-                let a: u8 = e.tokens[5].parse().unwrap();
-                let b: u8 = e.tokens[12].parse().unwrap();
-                if *n == e.answer { right += 1; }
-                if *n == a { first += 1 } else if *n == b { second += 1 } else { other += 1 }
-            }
-            eprintln!("minimal: right {right}, first {first}, second {second}, other {other}");
-            for e in ex.iter().take(3) { eprintln!("{} -> {}", e.text, e.answer); }
         }
         let by_facts_seen: Vec<String> = (1..=6)
             .map(|k| {

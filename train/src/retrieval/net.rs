@@ -1,24 +1,33 @@
 //! The retrieval models in candle: the forward pass of `diffattn::retrieval::forward`, batched
 //! over contexts of one length, differentiable (docs/LESSON.md, "The models").
 //!
-//! tokens → frozen seeded table + sinusoidal positions → `layers` causal attention layers of one
-//! mechanism, each added to the residual stream → read-out over the numbers 0 to 99 at the last
-//! token. Causal masks hold in every map (DESIGN.md §2): shift-difference attention masks its
-//! shifted map again, so `D` and `A′` are zero above the diagonal.
+//! ```text
+//! x₀ = identity[token] + class[token]                     frozen seeded identity, learned classes
+//! x₁ = x₀ + local(x₀)          the binding layer: causal local attention of radius 4, one head,
+//!                              zero queries and keys (each token averages itself and the four
+//!                              tokens before it), learned values and output: the same in every model
+//! x₂ = x₁ + mechanism(x₁)      the retrieving layer: standard, Differential Transformer or
+//!                              shift-difference attention over the whole causal context
+//! logits = R · x₂[question's ?] + b                       the numbers 0 to 99
+//! ```
+//!
+//! No positional code: the causal mask and the local first layer carry all the order the task
+//! needs, and a model without positions reads a 512-token context as it reads a 64-token one.
+//! Causal masks hold in every map (DESIGN.md §2): shift-difference attention masks its shifted
+//! map again, so `D` and `A′` are zero above the diagonal.
 
-use candle_core::{Device, Result, Tensor, Var, D};
-use candle_core::{CpuStorage, CustomOp1, Layout, Shape};
+use candle_core::{CpuStorage, CustomOp1, Device, Layout, Result, Shape, Tensor, Var, D};
 use candle_nn::ops::sigmoid;
 use diffattn::engine::diff_transformer::{lambda_init, DiffTransformerParams, RMS_NORM_EPS};
 use diffattn::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
-use diffattn::engine::{Mechanism, Weights};
+use diffattn::engine::{Mechanism, MechanismKind, Weights};
 use diffattn::model::TokenTable;
 use diffattn::retrieval::task::ANSWERS;
 use diffattn::retrieval::{Layer, RetrievalModel};
-use diffattn::text::{seeded_normal, sinusoidal_positions, MAX_TOKENS};
+use diffattn::text::seeded_normal;
 use ndarray::{Array1, Array2};
 
-/// The mechanisms the retrieval lesson trains (the names of the stages format).
+/// The mechanisms the retrieval lesson trains in its retrieving layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// Scaled dot-product attention (DESIGN.md §1).
@@ -33,13 +42,18 @@ impl Kind {
     /// Every kind, in report order.
     pub const ALL: [Kind; 3] = [Kind::Standard, Kind::DiffTransformer, Kind::ShiftDiff];
 
-    /// The name in files and on the command line.
-    pub fn key(self) -> &'static str {
+    /// The engine's kind.
+    pub fn mechanism(self) -> MechanismKind {
         match self {
-            Kind::Standard => "standard",
-            Kind::DiffTransformer => "diff_transformer",
-            Kind::ShiftDiff => "shift_diff",
+            Kind::Standard => MechanismKind::Standard,
+            Kind::DiffTransformer => MechanismKind::DiffTransformer,
+            Kind::ShiftDiff => MechanismKind::ShiftDiff,
         }
+    }
+
+    /// The name in files and on the command line (the engine's).
+    pub fn key(self) -> &'static str {
+        self.mechanism().key()
     }
 
     /// The kind called `key`.
@@ -49,26 +63,23 @@ impl Kind {
 
     /// The kind of an engine mechanism, if the lesson trains it.
     pub fn of(m: &Mechanism) -> Option<Kind> {
-        match m {
-            Mechanism::Standard => Some(Kind::Standard),
-            Mechanism::DiffTransformer(_) => Some(Kind::DiffTransformer),
-            Mechanism::ShiftDiff(_) => Some(Kind::ShiftDiff),
-            _ => None,
-        }
+        Kind::ALL.into_iter().find(|k| k.mechanism() == m.kind())
     }
 }
+
+/// The radius of the binding layer: a fact's number sees its noun four tokens back
+/// (`the NOUN of NAME is N`), the question's `?` its noun three back.
+pub const BINDING_WINDOW: usize = 4;
 
 /// The shape of a retrieval model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// The mechanism of every layer.
+    /// The mechanism of the retrieving layer.
     pub kind: Kind,
     /// The width `d`.
     pub d_model: usize,
-    /// Heads per layer (diff heads for the Differential Transformer).
+    /// Heads of the retrieving layer (diff heads for the Differential Transformer).
     pub heads: usize,
-    /// Attention layers.
-    pub layers: usize,
     /// Vocabulary rows, `<unk>` included.
     pub vocab: usize,
     /// The shift `k` of shift-difference attention (circular, single difference, no
@@ -76,47 +87,20 @@ pub struct Config {
     pub shift: i64,
     /// Token classes, each with a learned vector (`data::class_names`).
     pub classes: usize,
-    /// Whether each layer and the read-out see the residual stream through an RMSNorm with a
-    /// learned weight (pre-norm, as the Differential Transformer's paper and most language
-    /// models do), rather than as it is.
-    pub norm: bool,
-    /// The standard deviation of the tokens' own (frozen) vectors.
-    pub identity_std: f32,
-    /// Whether sinusoidal positions are added at all. Without them the model knows order only
-    /// through the causal mask and the local first layer, and reads a context of any length
-    /// the same way.
-    pub positions: bool,
-    /// Channels `0..position_dims` carry the sinusoidal positions (computed for that width) and
-    /// no token identity; the identities fill the rest. 0: positions over every channel,
-    /// added to the identities as in the sentiment models.
-    pub position_dims: usize,
-    /// When set, the first layer is local attention of this radius with
-    /// [`Config::binding_heads`] heads in every model (it ties each number to the name and noun
-    /// just before it), and only the later layers use the mechanism.
-    pub binding_window: Option<usize>,
-    /// Heads of the local first layer.
-    pub binding_heads: usize,
 }
 
 impl Config {
-    /// The shipped shape: `d = 64`, two layers; four heads of 16 channels (two diff heads of
-    /// 2 × 16 for the Differential Transformer, the paper's pairing: the same query and key
-    /// widths and parameter count); shift 1.
+    /// The shipped shape: `d = 64`; the retrieving layer with four heads of 16 channels (two
+    /// diff heads of 2 × 16 for the Differential Transformer: the paper's pairing, the same
+    /// query and key widths and parameter count); shift 1.
     pub fn new(kind: Kind, vocab: usize) -> Config {
         Config {
             kind,
             d_model: 64,
             heads: if kind == Kind::DiffTransformer { 2 } else { 4 },
-            layers: 2,
             vocab,
             shift: 1,
             classes: super::data::class_names().len(),
-            norm: false,
-            identity_std: 1.0,
-            position_dims: 0,
-            positions: true,
-            binding_window: None,
-            binding_heads: 4,
         }
     }
 }
@@ -130,8 +114,7 @@ pub struct LayerVars {
     gate: Option<[Var; 3]>,
     lambdas: Option<[Var; 4]>,
     subln: Option<Var>,
-    norm: Option<Var>,
-    /// Local attention of this radius (the binding layer), else the model's mechanism.
+    /// The binding layer: local attention of this radius with fixed zero queries and keys.
     window: Option<usize>,
     heads: usize,
 }
@@ -140,18 +123,16 @@ pub struct LayerVars {
 pub struct Net {
     /// Its configuration.
     pub config: Config,
-    /// The tokens' own vectors: seeded, never trained.
+    /// The tokens' own vectors (identities): seeded, never trained.
     pub table: Array2<f32>,
-    embedding: Var,
+    embedding: Tensor,
     /// The two classes of each vocabulary entry.
     token_class: Vec<[u32; 2]>,
     /// The learned vector of each class, `(classes, d)`.
     class_vectors: Var,
-    positions: Tensor,
-    layers: Vec<LayerVars>,
+    layers: [LayerVars; 2],
     readout: Var,
     readout_bias: Var,
-    final_norm: Option<Var>,
     device: Device,
 }
 
@@ -159,9 +140,7 @@ pub struct Net {
 pub struct Forward {
     /// Each layer's final maps, heads first: `(heads, batch, L, L)`: `A`, `A′` or `A1 − λ·A2`.
     pub maps: Vec<Tensor>,
-    /// Each layer's output `(batch, L, d)` (before the residual add).
-    pub outputs: Vec<Tensor>,
-    /// The logits over the numbers at the last token, `(batch, 100)`.
+    /// The logits over the numbers at the positions read, `(read, 100)`.
     pub logits: Tensor,
 }
 
@@ -190,14 +169,14 @@ fn to_vec(t: &Tensor) -> Result<Vec<f32>> {
     t.flatten_all()?.to_vec1::<f32>()
 }
 
-/// The seed of the frozen token table of a model trained from `seed`.
+/// The seed of the identities of a model trained from `seed`.
 pub fn table_seed(seed: u64) -> u64 {
     seed.wrapping_mul(1_000).wrapping_add(7)
 }
 
 impl Net {
-    /// A fresh model; every draw is ChaCha8 keyed by `seed`. The token table is
-    /// `seeded_normal(vocab, d, table_seed(seed), 1)` and stays fixed: no row is ever trained,
+    /// A fresh model; every draw is ChaCha8 keyed by `seed`. The identities are
+    /// `seeded_normal(vocab, d, table_seed(seed), 1)` and stay fixed: no row is ever trained,
     /// so a name that no training fact used is no different from one that many did.
     pub fn new(config: Config, token_class: Vec<[u32; 2]>, seed: u64) -> Result<Net> {
         let device = Device::Cpu;
@@ -211,82 +190,62 @@ impl Net {
             )
         };
         let w = 1.0 / (d as f32).sqrt();
+        let zero = || var_from(&Array2::zeros((d, d)), &device);
+        let binding = LayerVars {
+            w_q: zero()?,
+            w_k: zero()?,
+            w_v: draw(d, d, w)?,
+            w_o: draw(d, d, w)?,
+            gate: None,
+            lambdas: None,
+            subln: None,
+            window: Some(BINDING_WINDOW),
+            heads: 1,
+        };
         let h = config.heads;
-        let mut layers = Vec::new();
-        for depth in 0..config.layers {
-            // Small queries and keys: every map starts near uniform, so the gradient reaches
-            // every key (with 1/sqrt(d) the second layer's scores start with a spread of about
-            // 5 and each query all but locks onto one random key).
-            let qk: f32 = std::env::var("DBG_QK").ok().and_then(|v| v.parse().ok()).unwrap_or(0.02);
-            let (w_q, w_k, w_v, w_o) = (draw(d, d, qk)?, draw(d, d, qk)?, draw(d, d, w)?, draw(d, d, w)?);
-            if depth == 0 && std::env::var("DBG_ZERO0").is_ok() {
-                w_q.set(&w_q.as_tensor().zeros_like()?)?;
-                w_k.set(&w_k.as_tensor().zeros_like()?)?;
+        let mut retrieving = LayerVars {
+            w_q: draw(d, d, w)?,
+            w_k: draw(d, d, w)?,
+            w_v: draw(d, d, w)?,
+            w_o: draw(d, d, w)?,
+            gate: None,
+            lambdas: None,
+            subln: None,
+            window: None,
+            heads: h,
+        };
+        match config.kind {
+            Kind::DiffTransformer => {
+                let d_h = d / h / 2;
+                retrieving.lambdas = Some([
+                    draw(1, d_h, 0.1)?,
+                    draw(1, d_h, 0.1)?,
+                    draw(1, d_h, 0.1)?,
+                    draw(1, d_h, 0.1)?,
+                ]);
+                retrieving.subln = Some(var_vec(&vec![1.0; 2 * d_h], &device)?);
             }
-            if depth > 0 && std::env::var("DBG_TIE").is_ok() {
-                w_k.set(&w_q.as_tensor().copy()?)?;
+            Kind::ShiftDiff => {
+                // sigmoid(0) = 1/2: the gate starts at A′ = A + D/2, as the sentiment models.
+                retrieving.gate = Some([
+                    var_vec(&vec![0.0; h], &device)?,
+                    var_vec(&vec![1.0; h], &device)?,
+                    var_vec(&vec![0.0; h], &device)?,
+                ]);
             }
-            let window = config.binding_window.filter(|_| depth == 0);
-            let mut layer = LayerVars {
-                w_q,
-                w_k,
-                w_v,
-                w_o,
-                gate: None,
-                lambdas: None,
-                subln: None,
-                norm: None,
-                window,
-                heads: if window.is_some() { config.binding_heads } else { h },
-            };
-            if config.norm {
-                layer.norm = Some(var_vec(&vec![1.0; d], &device)?);
-            }
-            if window.is_some() {
-                layers.push(layer);
-                continue;
-            }
-            match config.kind {
-                Kind::DiffTransformer => {
-                    let d_h = d / h / 2;
-                    layer.lambdas = Some([
-                        draw(1, d_h, 0.1)?,
-                        draw(1, d_h, 0.1)?,
-                        draw(1, d_h, 0.1)?,
-                        draw(1, d_h, 0.1)?,
-                    ]);
-                    layer.subln = Some(var_vec(&vec![1.0; 2 * d_h], &device)?);
-                }
-                Kind::ShiftDiff => {
-                    // sigmoid(0) = 1/2: the gate starts at A′ = A + D/2, as the sentiment models.
-                    layer.gate = Some([
-                        var_vec(&vec![0.0; h], &device)?,
-                        var_vec(&vec![1.0; h], &device)?,
-                        var_vec(&vec![0.0; h], &device)?,
-                    ]);
-                }
-                Kind::Standard => {}
-            }
-            layers.push(layer);
+            Kind::Standard => {}
         }
         let readout = draw(ANSWERS, d, w)?;
         let class_vectors = draw(config.classes, d, 1.0)?;
-        let mut table = seeded_normal(config.vocab, d, table_seed(seed), config.identity_std);
-        table.slice_mut(ndarray::s![.., ..config.position_dims]).fill(0.0);
-        let final_norm = if config.norm {
-            Some(var_vec(&vec![1.0; d], &device)?)
-        } else {
-            None
-        };
+        let table = seeded_normal(config.vocab, d, table_seed(seed), 1.0);
         Net::assemble(
             config,
             table,
             token_class,
             class_vectors,
-            layers,
+            [binding, retrieving],
             readout,
             var_vec(&[0.0; ANSWERS], &device)?,
-            final_norm,
         )
     }
 
@@ -295,52 +254,47 @@ impl Net {
         table: Array2<f32>,
         token_class: Vec<[u32; 2]>,
         class_vectors: Var,
-        layers: Vec<LayerVars>,
+        layers: [LayerVars; 2],
         readout: Var,
         readout_bias: Var,
-        final_norm: Option<Var>,
     ) -> Result<Net> {
         let device = Device::Cpu;
-        let mut pe = positions(MAX_TOKENS, config.d_model, config.position_dims);
-        if !config.positions {
-            pe.fill(0.0);
-        }
         let n_classes = class_vectors.dim(0)?;
         if token_class.len() != config.vocab
+            || table.nrows() != config.vocab
             || token_class.iter().flatten().any(|&c| c as usize >= n_classes)
         {
-            return Err(candle_core::Error::Msg("a class for every token".into()));
+            return Err(candle_core::Error::Msg(
+                "one identity and two classes for every token".into(),
+            ));
         }
         Ok(Net {
-            embedding: Var::from_tensor(&tensor_from(&table, &device)?)?,
-            positions: tensor_from(&pe, &device)?,
+            embedding: tensor_from(&table, &device)?,
             token_class,
             class_vectors,
             table,
             layers,
             readout,
             readout_bias,
-            final_norm,
             config,
             device,
         })
     }
 
-    /// Every trainable parameter (the table is not one).
+    /// Every trained parameter. The identities and the binding layer's zero queries and keys
+    /// are not among them.
     pub fn vars(&self) -> Vec<Var> {
         let mut v = vec![self.class_vectors.clone()];
-        if std::env::var("DBG_LEARN_TABLE").is_ok() {
-            v.push(self.embedding.clone());
-        }
         for l in &self.layers {
-            v.extend([l.w_q.clone(), l.w_k.clone(), l.w_v.clone(), l.w_o.clone()]);
+            if l.window.is_none() {
+                v.extend([l.w_q.clone(), l.w_k.clone()]);
+            }
+            v.extend([l.w_v.clone(), l.w_o.clone()]);
             v.extend(l.gate.iter().flatten().cloned());
             v.extend(l.lambdas.iter().flatten().cloned());
             v.extend(l.subln.iter().cloned());
-            v.extend(l.norm.iter().cloned());
         }
         v.extend([self.readout.clone(), self.readout_bias.clone()]);
-        v.extend(self.final_norm.iter().cloned());
         v
     }
 
@@ -381,44 +335,38 @@ impl Net {
             let c = Tensor::from_vec(c, b * l, &self.device)?;
             self.class_vectors.as_tensor().index_select(&c, 0)
         };
-        let mut x = ((self.embedding.as_tensor().index_select(&flat, 0)? + class(0)?)? + class(1)?)?
-            .reshape((b, l, d))?
-            .broadcast_add(&self.positions.narrow(0, 0, l)?)?;
-        // Additive mask for the scores and a 0/1 mask for the shifted maps.
-        let allowed: Vec<f32> = (0..l * l)
-            .map(|c| if c % l <= c / l { 1.0 } else { 0.0 })
-            .collect();
-        let allowed = Tensor::from_vec(allowed, (l, l), &self.device)?;
-        let additive = ((&allowed - 1.0)? * 1e30)?;
-        let band = |w: usize| -> Result<Tensor> {
-            let v: Vec<f32> = (0..l * l)
-                .map(|c| if c % l <= c / l && c / l - c % l <= w { 0.0 } else { -1e30 })
-                .collect();
-            Tensor::from_vec(v, (l, l), &self.device)
-        };
+        let mut x = ((self.embedding.index_select(&flat, 0)? + class(0)?)? + class(1)?)?
+            .reshape((b, l, d))?;
         let mut maps = Vec::with_capacity(self.layers.len());
-        let mut outputs = Vec::with_capacity(self.layers.len());
         for (depth, layer) in self.layers.iter().enumerate() {
-            let input = rms_norm(&x, layer.norm.as_ref())?;
-            let (m, out) = match layer.window {
-                Some(w) => self.attention(&input, layer, depth as u32, &band(w)?, &allowed)?,
-                None => self.attention(&input, layer, depth as u32, &additive, &allowed)?,
-            };
+            // Additive masks: causal, and within the window for the binding layer; a 0/1
+            // causal mask for the shifted maps.
+            let radius = layer.window.unwrap_or(l);
+            let additive: Vec<f32> = (0..l * l)
+                .map(|c| {
+                    let (i, j) = (c / l, c % l);
+                    if j <= i && i - j <= radius {
+                        0.0
+                    } else {
+                        -1e30
+                    }
+                })
+                .collect();
+            let additive = Tensor::from_vec(additive, (l, l), &self.device)?;
+            let allowed: Vec<f32> = (0..l * l)
+                .map(|c| if c % l <= c / l { 1.0 } else { 0.0 })
+                .collect();
+            let allowed = Tensor::from_vec(allowed, (l, l), &self.device)?;
+            let (m, out) = self.attention(&x, layer, depth as u32, &additive, &allowed)?;
             x = (x + &out)?;
             maps.push(m);
-            outputs.push(out);
         }
         let at = Tensor::from_slice(at, at.len(), &self.device)?;
         let read = x.reshape((b * l, d))?.index_select(&at, 0)?;
-        let last = rms_norm(&read, self.final_norm.as_ref())?;
-        let logits = last
+        let logits = read
             .matmul(&self.readout.as_tensor().t()?)?
             .broadcast_add(self.readout_bias.as_tensor())?;
-        Ok(Forward {
-            maps,
-            outputs,
-            logits,
-        })
+        Ok(Forward { maps, logits })
     }
 
     /// One causal layer over `x`, `(batch, L, d)`: its final maps and its output.
@@ -449,7 +397,7 @@ impl Net {
             let merged = o.permute((1, 2, 0, 3))?.contiguous()?.reshape((b, l, d))?;
             linear(&merged, &layer.w_o)
         };
-        let causal_softmax = |q: &Tensor, k: &Tensor| -> Result<Tensor> {
+        let masked_softmax = |q: &Tensor, k: &Tensor| -> Result<Tensor> {
             let d_h = q.dim(3)?;
             let s = (q.matmul(&k.transpose(2, 3)?.contiguous()?)? * (1.0 / (d_h as f64).sqrt()))?;
             s.broadcast_add(additive)?.apply_op1(SoftmaxRows)
@@ -465,7 +413,7 @@ impl Net {
                 let k = split(&linear(x, &layer.w_k)?, 2 * h)?;
                 let v = split(&linear(x, &layer.w_v)?, h)?;
                 // Query and key heads 2h and 2h + 1 form diff head h.
-                let a = causal_softmax(&q, &k)?.reshape((h, 2, b, l, l))?;
+                let a = masked_softmax(&q, &k)?.reshape((h, 2, b, l, l))?;
                 let a1 = a.narrow(1, 0, 1)?.squeeze(1)?;
                 let a2 = a.narrow(1, 1, 1)?.squeeze(1)?;
                 let [q1, k1, q2, k2] = layer.lambdas.as_ref().expect("diff_transformer lambdas");
@@ -483,7 +431,7 @@ impl Net {
                 let q = split(&linear(x, &layer.w_q)?, h)?;
                 let k = split(&linear(x, &layer.w_k)?, h)?;
                 let v = split(&linear(x, &layer.w_v)?, h)?;
-                let a = causal_softmax(&q, &k)?;
+                let a = masked_softmax(&q, &k)?;
                 let a = if kind == Kind::ShiftDiff {
                     let [alpha, beta, gamma] = layer.gate.as_ref().expect("shift_diff gate");
                     let per_head = |v: &Var| v.as_tensor().reshape((h, 1, 1, 1));
@@ -505,14 +453,21 @@ impl Net {
         }
     }
 
+    /// Every token's vector as the engine reads it: its identity plus its two classes'.
+    pub fn token_vectors(&self) -> Result<Array2<f32>> {
+        let classes = to_array(self.class_vectors.as_tensor())?;
+        let mut t = self.table.clone();
+        for (mut row, c) in t.rows_mut().into_iter().zip(&self.token_class) {
+            row += &classes.row(c[0] as usize);
+            row += &classes.row(c[1] as usize);
+        }
+        Ok(t)
+    }
+
     /// The library's model with these parameters and the vocabulary `vocab` (one token per
     /// table row).
     pub fn to_model(&self, vocab: &[String]) -> Result<RetrievalModel> {
-        if self.config.norm {
-            return Err(candle_core::Error::Msg("norms are not in the library yet".into()));
-        }
         let wrap = candle_core::Error::wrap;
-        let h = self.config.heads;
         let mut layers = Vec::new();
         for (depth, l) in self.layers.iter().enumerate() {
             let weights = Weights::new(
@@ -522,9 +477,10 @@ impl Net {
                 to_array(l.w_o.as_tensor())?,
             )
             .map_err(wrap)?;
-            let mechanism = match self.config.kind {
-                Kind::Standard => Mechanism::Standard,
-                Kind::ShiftDiff => {
+            let mechanism = match (l.window, self.config.kind) {
+                (Some(window), _) => Mechanism::Local { window },
+                (None, Kind::Standard) => Mechanism::Standard,
+                (None, Kind::ShiftDiff) => {
                     let [a, b, g] = l.gate.as_ref().expect("gate");
                     Mechanism::ShiftDiff(ShiftDiffParams {
                         shift: self.config.shift,
@@ -538,7 +494,7 @@ impl Net {
                         },
                     })
                 }
-                Kind::DiffTransformer => {
+                (None, Kind::DiffTransformer) => {
                     let [q1, k1, q2, k2] = l.lambdas.as_ref().expect("lambdas");
                     Mechanism::DiffTransformer(DiffTransformerParams {
                         depth: depth as u32,
@@ -547,16 +503,21 @@ impl Net {
                         lambda_q2: to_vec(q2.as_tensor())?,
                         lambda_k2: to_vec(k2.as_tensor())?,
                         subln: to_vec(l.subln.as_ref().expect("subln").as_tensor())?,
+                        lambda_init: None,
+                        subln_eps: RMS_NORM_EPS,
                     })
                 }
             };
-            layers.push(Layer { weights, mechanism });
+            layers.push(Layer {
+                weights,
+                mechanism,
+                heads: l.heads,
+            });
         }
         let table = TokenTable::new(vocab.to_vec(), self.token_vectors()?)
             .map_err(candle_core::Error::wrap)?;
         RetrievalModel::new(
             table,
-            h,
             layers,
             to_array(self.readout.as_tensor())?,
             Array1::from(to_vec(self.readout_bias.as_tensor())?),
@@ -564,28 +525,19 @@ impl Net {
         .map_err(candle_core::Error::wrap)
     }
 
-    /// Every token's vector as the engine reads it: its own seeded vector plus its class's.
-    pub fn token_vectors(&self) -> Result<Array2<f32>> {
-        let classes = to_array(self.class_vectors.as_tensor())?;
-        let mut t = self.table.clone();
-        for (mut row, c) in t.rows_mut().into_iter().zip(&self.token_class) {
-            row += &classes.row(c[0] as usize);
-            row += &classes.row(c[1] as usize);
-        }
-        Ok(t)
-    }
-
     /// A candle model holding the parameters of a library model (for the equivalence test):
-    /// its table as the tokens' vectors, one class whose vector is zero.
+    /// its table as the identities, one class whose vector is zero.
     pub fn from_model(model: &RetrievalModel) -> Result<Net> {
         let device = Device::Cpu;
         let fail = |m: &str| candle_core::Error::Msg(m.to_string());
-        let first = &model.layers[0].mechanism;
-        let kind = Kind::of(first).ok_or_else(|| fail("not a retrieval mechanism"))?;
+        let [first, second] = &model.layers[..] else {
+            return Err(fail("a binding layer and a retrieving layer"));
+        };
+        let kind = Kind::of(&second.mechanism).ok_or_else(|| fail("not a retrieval mechanism"))?;
         let mut config = Config::new(kind, model.table.tokens().len());
         config.d_model = model.d_model();
-        config.heads = model.heads;
-        config.layers = model.layers.len();
+        config.heads = second.heads;
+        config.classes = 1;
         let m = |a: &Array2<f32>| var_from(a, &device);
         let v = |a: &[f32]| var_vec(a, &device);
         let row = |a: &[f32]| {
@@ -594,9 +546,8 @@ impl Net {
                 &device,
             )
         };
-        let mut layers = Vec::new();
-        for (depth, l) in model.layers.iter().enumerate() {
-            let mut vars = LayerVars {
+        let vars = |l: &Layer, window: Option<usize>| -> Result<LayerVars> {
+            Ok(LayerVars {
                 w_q: m(&l.weights.w_q)?,
                 w_k: m(&l.weights.w_k)?,
                 w_v: m(&l.weights.w_v)?,
@@ -604,103 +555,74 @@ impl Net {
                 gate: None,
                 lambdas: None,
                 subln: None,
-                norm: None,
-                window: None,
-                heads: model.heads,
-            };
-            match &l.mechanism {
-                Mechanism::Standard if kind == Kind::Standard => {}
-                Mechanism::ShiftDiff(p) if kind == Kind::ShiftDiff => {
-                    if p.difference != Difference::Single
-                        || p.fill != ShiftFill::Circular
-                        || p.renormalize != Renormalize::None
-                    {
-                        return Err(fail("the trainer knows circular single difference"));
-                    }
-                    config.shift = p.shift;
-                    vars.gate = Some([v(&p.gate.alpha)?, v(&p.gate.beta)?, v(&p.gate.gamma)?]);
+                window,
+                heads: l.heads,
+            })
+        };
+        let Mechanism::Local { window } = first.mechanism else {
+            return Err(fail("the first layer is local attention"));
+        };
+        let binding = vars(first, Some(window))?;
+        let mut retrieving = vars(second, None)?;
+        match &second.mechanism {
+            Mechanism::Standard => {}
+            Mechanism::ShiftDiff(p) => {
+                if p.difference != Difference::Single
+                    || p.fill != ShiftFill::Circular
+                    || p.renormalize != Renormalize::None
+                {
+                    return Err(fail("the trainer knows circular single difference"));
                 }
-                Mechanism::DiffTransformer(p) if kind == Kind::DiffTransformer => {
-                    if p.depth != depth as u32 {
-                        return Err(fail("the trainer sets each layer's depth to its index"));
-                    }
-                    vars.lambdas = Some([
-                        row(&p.lambda_q1)?,
-                        row(&p.lambda_k1)?,
-                        row(&p.lambda_q2)?,
-                        row(&p.lambda_k2)?,
-                    ]);
-                    vars.subln = Some(v(&p.subln)?);
-                }
-                _ => return Err(fail("every layer must have the same mechanism")),
+                config.shift = p.shift;
+                retrieving.gate = Some([v(&p.gate.alpha)?, v(&p.gate.beta)?, v(&p.gate.gamma)?]);
             }
-            layers.push(vars);
+            Mechanism::DiffTransformer(p) => {
+                if p.depth != 1 || p.lambda_init.is_some() || p.subln_eps != RMS_NORM_EPS {
+                    return Err(fail("the trainer's retrieving layer has depth 1"));
+                }
+                retrieving.lambdas = Some([
+                    row(&p.lambda_q1)?,
+                    row(&p.lambda_k1)?,
+                    row(&p.lambda_q2)?,
+                    row(&p.lambda_k2)?,
+                ]);
+                retrieving.subln = Some(v(&p.subln)?);
+            }
+            _ => return Err(fail("not a retrieval mechanism")),
         }
-        config.classes = 1;
-        config.norm = false;
         Net::assemble(
             config,
             model.table.vectors.clone(),
             vec![[0, 0]; model.table.tokens().len()],
             var_from(&Array2::zeros((1, model.d_model())), &device)?,
-            layers,
+            [binding, retrieving],
             m(&model.readout)?,
             v(&model.readout_bias.to_vec())?,
-            None,
         )
     }
 
-    /// The trained scalars worth reporting: lambda per layer, or the gate's mean per layer.
+    /// The trained scalars worth reporting: the retrieving layer's lambda, or its gate.
     pub fn describe(&self) -> Result<String> {
-        let mut parts = Vec::new();
-        for (depth, l) in self.layers.iter().enumerate() {
-            if let Some([q1, k1, q2, k2]) = &l.lambdas {
-                let dot = |p: &Var, q: &Var| -> Result<f32> {
-                    (p.as_tensor() * q.as_tensor())?.sum_all()?.to_scalar::<f32>()
-                };
-                let lambda =
-                    dot(q1, k1)?.exp() - dot(q2, k2)?.exp() + lambda_init(depth as u32);
-                parts.push(format!("layer {depth}: lambda {lambda:.3}"));
-            }
-            if let Some([a, b, g]) = &l.gate {
-                let f = |v: &Var| -> Result<String> {
-                    Ok(to_vec(v.as_tensor())?
-                        .iter()
-                        .map(|x| format!("{x:.2}"))
-                        .collect::<Vec<_>>()
-                        .join(" "))
-                };
-                parts.push(format!(
-                    "layer {depth}: alpha [{}] beta [{}] gamma [{}]",
-                    f(a)?,
-                    f(b)?,
-                    f(g)?
-                ));
-            }
+        let l = &self.layers[1];
+        if let Some([q1, k1, q2, k2]) = &l.lambdas {
+            let dot = |p: &Var, q: &Var| -> Result<f32> {
+                (p.as_tensor() * q.as_tensor())?.sum_all()?.to_scalar::<f32>()
+            };
+            let lambda = dot(q1, k1)?.exp() - dot(q2, k2)?.exp() + lambda_init(1);
+            return Ok(format!("λ = {lambda:.3} (λ_init {:.3})", lambda_init(1)));
         }
-        Ok(parts.join("; "))
+        if let Some([a, b, g]) = &l.gate {
+            let f = |v: &Var| -> Result<String> {
+                Ok(to_vec(v.as_tensor())?
+                    .iter()
+                    .map(|x| format!("{x:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+            };
+            return Ok(format!("α [{}], β [{}], γ [{}]", f(a)?, f(b)?, f(g)?));
+        }
+        Ok("–".into())
     }
-}
-
-/// The position codes of `len` tokens in width `d`: sinusoids over every channel, or over
-/// the first `position_dims` channels (as if the width were `position_dims`) and zero beyond.
-pub fn positions(len: usize, d: usize, position_dims: usize) -> Array2<f32> {
-    if position_dims == 0 {
-        return sinusoidal_positions(len, d);
-    }
-    let mut pe = Array2::<f32>::zeros((len, d));
-    pe.slice_mut(ndarray::s![.., ..position_dims])
-        .assign(&sinusoidal_positions(len, position_dims));
-    pe
-}
-
-/// `x / sqrt(mean(x²) + eps) · weight` over the last dimension, or `x` without a weight.
-fn rms_norm(x: &Tensor, weight: Option<&Var>) -> Result<Tensor> {
-    let Some(w) = weight else {
-        return Ok(x.clone());
-    };
-    let rms = (x.sqr()?.mean_keepdim(D::Minus1)? + f64::from(RMS_NORM_EPS))?.sqrt()?;
-    x.broadcast_div(&rms)?.broadcast_mul(w.as_tensor())
 }
 
 /// A softmax over the last dimension with its gradient. candle_nn's `softmax_last_dim` is
