@@ -103,7 +103,9 @@ impl RetrievalModel {
     ) -> Result<RetrievalModel, RetrievalError> {
         let d = table.vectors.ncols();
         if layers.is_empty() {
-            return Err(RetrievalError::Shape("a retrieval model needs a layer".into()));
+            return Err(RetrievalError::Shape(
+                "a retrieval model needs a layer".into(),
+            ));
         }
         for (l, layer) in layers.iter().enumerate() {
             if layer.weights.d_model() != d {
@@ -191,7 +193,10 @@ impl RetrievalModel {
         let answer = probabilities
             .iter()
             .enumerate()
-            .fold((0, f32::MIN), |best, (n, &p)| if p > best.1 { (n, p) } else { best })
+            .fold(
+                (0, f32::MIN),
+                |best, (n, &p)| if p > best.1 { (n, p) } else { best },
+            )
             .0 as u8;
         Ok(Retrieval {
             stages,

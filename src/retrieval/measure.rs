@@ -118,7 +118,14 @@ impl Measure {
         let answer = layout.answer_tokens();
         let layers = maps
             .iter()
-            .map(|m| Shares::of(m.view(), layout.question.last, &answer, layout.context().end))
+            .map(|m| {
+                Shares::of(
+                    m.view(),
+                    layout.question.last,
+                    &answer,
+                    layout.context().end,
+                )
+            })
             .collect::<Option<Vec<_>>>()?;
         Some(Measure { layers })
     }

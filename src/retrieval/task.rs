@@ -107,13 +107,7 @@ impl Layout {
             return None;
         }
         let start = n - QUESTION_LEN;
-        let shape = [
-            (0, "what"),
-            (1, "is"),
-            (2, "the"),
-            (4, "of"),
-            (6, "?"),
-        ];
+        let shape = [(0, "what"), (1, "is"), (2, "the"), (4, "of"), (6, "?")];
         if !shape.iter().all(|&(o, w)| t(start + o) == w) {
             return None;
         }

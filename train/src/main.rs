@@ -21,6 +21,11 @@ USAGE
         (default docs/EXPERIMENT.md)
     diffattn-train baseline [--data DIR]
         bag-of-words logistic regression, test scores per language
+    diffattn-train train-retrieval [--retrieval M,M..] [--seed N] [--steps N] [--lengths LO-HI]
+        [--out DIR] one retrieval model per mechanism (standard, diff_transformer, shift_diff,
+        diff_transformer_v2), the same data and budget; writes DIR/<mechanism>.bin,
+        DIR/manifest.json, DIR/heldout.tsv (default DIR: weights/retrieval) and
+        docs/retrieval-results.md (docs/RETRIEVAL.md)
     diffattn-train data [--data DIR]
         counts of the splits and the vocabulary
     diffattn-train maps [--out DIR]
@@ -206,6 +211,40 @@ fn run(args: &[String]) -> Result<(), String> {
             )?;
             print!("{md}");
             Ok(())
+        }
+        "train-retrieval" => {
+            let kinds: Vec<diffattn_train::retrieval::net::Kind> = retrieval_kinds
+                .clone()
+                .unwrap_or_else(|| diffattn_train::retrieval::net::Kind::ALL.to_vec());
+            let mut b = diffattn_train::retrieval::fit::Budget::default();
+            if let Some(s) = steps {
+                b.steps = s;
+            }
+            if let Some(lr) = lr {
+                b.lr = lr;
+            }
+            if let Some(f) = max_facts {
+                b.max_facts = f;
+            }
+            if let Some((lo, hi)) = lengths {
+                b.lengths = vec![(lo, hi, 1.0)];
+            }
+            let out = out.unwrap_or_else(|| "weights/retrieval".into());
+            let report = PathBuf::from("docs/retrieval-results.md");
+            diffattn_train::retrieval::experiment::train_retrieval(
+                &diffattn_train::retrieval::experiment::TrainRetrieval {
+                    data: &data,
+                    out: &out,
+                    report: &report,
+                    kinds: &kinds,
+                    seed,
+                    budget: &b,
+                    per_cell: 20,
+                    command: format!("scripts/train-retrieval {}", args[1..].join(" "))
+                        .trim_end()
+                        .to_string(),
+                },
+            )
         }
         "retrieval-try" => {
             let kinds: Vec<diffattn_train::retrieval::net::Kind> = retrieval_kinds

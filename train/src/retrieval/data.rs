@@ -74,7 +74,10 @@ impl Filler {
         };
         let rest = tokenize(&self.text[first.start..]);
         rest.len() == self.tokens.len() - at
-            && rest.iter().zip(&self.tokens[at..]).all(|(a, b)| a.text == b.text)
+            && rest
+                .iter()
+                .zip(&self.tokens[at..])
+                .all(|(a, b)| a.text == b.text)
     }
 }
 
@@ -126,8 +129,14 @@ pub fn class_names() -> Vec<String> {
 
 /// The two classes of each vocabulary entry (indices into [`class_names`]): shared, own.
 pub fn token_classes(vocab: &[String], pools: [&Pool; 3]) -> Vec<[u32; 2]> {
-    let names: HashSet<&str> = pools.iter().flat_map(|p| p.names.iter().map(String::as_str)).collect();
-    let nouns: HashSet<&str> = pools.iter().flat_map(|p| p.nouns.iter().map(String::as_str)).collect();
+    let names: HashSet<&str> = pools
+        .iter()
+        .flat_map(|p| p.names.iter().map(String::as_str))
+        .collect();
+    let nouns: HashSet<&str> = pools
+        .iter()
+        .flat_map(|p| p.nouns.iter().map(String::as_str))
+        .collect();
     let classes = class_names();
     let index = |c: &str| classes.iter().position(|k| k == c).expect("a class") as u32;
     let none = index("-");
@@ -166,7 +175,10 @@ impl TaskData {
                 path.display()
             )
         })?;
-        let snippets = text.lines().filter_map(|l| l.split_once('\t')).map(|(_, t)| t);
+        let snippets = text
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(_, t)| t);
         Ok(TaskData::from_parts(snippets))
     }
 
@@ -400,8 +412,7 @@ impl<'a> Generator<'a> {
                     &format!("The {noun} of {} is {}.", capitalise(name), numbers[k]),
                 );
                 tokens.extend(
-                    ["the", noun, "of", name, "is", &numbers[k].to_string(), "."]
-                        .map(String::from),
+                    ["the", noun, "of", name, "is", &numbers[k].to_string(), "."].map(String::from),
                 );
                 next_fact += 1;
             }
@@ -502,7 +513,10 @@ mod tests {
             assert!(a.nouns.iter().all(|n| !b.nouns.contains(n)));
             assert!(a.own.iter().all(|f| b.own.iter().all(|g| g.text != f.text)));
         }
-        assert!(d.test.names.len() >= 50 && d.test.nouns.len() >= 20, "enough test keys");
+        assert!(
+            d.test.names.len() >= 50 && d.test.nouns.len() >= 20,
+            "enough test keys"
+        );
         assert!(d.test.own.len() >= 20);
     }
 
@@ -520,7 +534,10 @@ mod tests {
             let s = n.to_string();
             assert!(vocab.contains(s.as_str()));
             // "42." is the number and a full stop.
-            let t: Vec<String> = tokenize(&format!("{n}.")).into_iter().map(|t| t.text).collect();
+            let t: Vec<String> = tokenize(&format!("{n}."))
+                .into_iter()
+                .map(|t| t.text)
+                .collect();
             assert_eq!(t, [s, ".".to_string()]);
         }
     }
@@ -549,11 +566,15 @@ mod tests {
         let d = data();
         let a: Vec<String> = (0..5)
             .map(|_| ())
-            .scan(Generator::new(&d.train, 3), |g, _| Some(g.example(100, 4).text))
+            .scan(Generator::new(&d.train, 3), |g, _| {
+                Some(g.example(100, 4).text)
+            })
             .collect();
         let b: Vec<String> = (0..5)
             .map(|_| ())
-            .scan(Generator::new(&d.train, 3), |g, _| Some(g.example(100, 4).text))
+            .scan(Generator::new(&d.train, 3), |g, _| {
+                Some(g.example(100, 4).text)
+            })
             .collect();
         assert_eq!(a, b);
         assert_ne!(a[0], a[1]);

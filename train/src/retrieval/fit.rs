@@ -114,14 +114,17 @@ pub fn predict(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec
     for (len, idx) in by_len {
         let size = micro_batch(net, len).min(64);
         for chunk in idx.chunks(size) {
-            let rows: Vec<Vec<u32>> = chunk.iter().map(|&i| encoder.ids(&examples[i].tokens)).collect();
+            let rows: Vec<Vec<u32>> = chunk
+                .iter()
+                .map(|&i| encoder.ids(&examples[i].tokens))
+                .collect();
             let logits = net.forward(&ids_tensor(&rows, net.device())?)?.logits;
             let p = candle_nn::ops::softmax_last_dim(&logits)?.to_vec2::<f32>()?;
             for (&i, row) in chunk.iter().zip(p) {
-                let (n, &q) = row
-                    .iter()
-                    .enumerate()
-                    .fold((0, &f32::MIN), |b, (n, q)| if q > b.1 { (n, q) } else { b });
+                let (n, &q) =
+                    row.iter()
+                        .enumerate()
+                        .fold((0, &f32::MIN), |b, (n, q)| if q > b.1 { (n, q) } else { b });
                 out[i] = (n as u8, q);
             }
         }
@@ -132,7 +135,11 @@ pub fn predict(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec
 /// The fraction of `examples` answered right.
 pub fn accuracy(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<f64> {
     let p = predict(net, encoder, examples)?;
-    let right = examples.iter().zip(&p).filter(|(e, (n, _))| e.answer == *n).count();
+    let right = examples
+        .iter()
+        .zip(&p)
+        .filter(|(e, (n, _))| e.answer == *n)
+        .count();
     Ok(right as f64 / examples.len().max(1) as f64)
 }
 
@@ -169,7 +176,7 @@ fn draw_len(rng: &mut ChaCha8Rng, lengths: &[(usize, usize, f64)]) -> usize {
 /// 6 M values (24 MB).
 pub fn micro_batch(net: &Net, len: usize) -> usize {
     let maps = match net.config.kind {
-        Kind::DiffTransformer => 2 * net.config.heads,
+        Kind::DiffTransformer | Kind::DiffTransformerV2 => 2 * net.config.heads,
         _ => net.config.heads,
     };
     (6_000_000 / (maps * len * len).max(1)).max(1)
@@ -278,7 +285,8 @@ pub fn train(
         let lr = if step <= budget.warmup {
             budget.lr * step as f64 / budget.warmup.max(1) as f64
         } else {
-            let progress = (step - budget.warmup) as f64 / (budget.steps - budget.warmup).max(1) as f64;
+            let progress =
+                (step - budget.warmup) as f64 / (budget.steps - budget.warmup).max(1) as f64;
             budget.lr * (1.0 - 0.9 * progress)
         };
         opt.set_learning_rate(lr);
@@ -335,7 +343,10 @@ pub fn score(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec<S
     }
     for (len, idx) in by_len {
         for chunk in idx.chunks(micro_batch(net, len).min(64)) {
-            let rows: Vec<Vec<u32>> = chunk.iter().map(|&i| encoder.ids(&examples[i].tokens)).collect();
+            let rows: Vec<Vec<u32>> = chunk
+                .iter()
+                .map(|&i| encoder.ids(&examples[i].tokens))
+                .collect();
             let f = net.forward(&ids_tensor(&rows, net.device())?)?;
             let p = candle_nn::ops::softmax_last_dim(&f.logits)?.to_vec2::<f32>()?;
             // The question's row of every layer's maps: (heads, batch, keys).
@@ -343,12 +354,18 @@ pub fn score(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec<S
             let last_rows: Vec<(usize, Vec<f32>)> = f
                 .maps
                 .iter()
-                .map(|m| Ok((m.dim(0)?, m.narrow(2, len - 1, 1)?.flatten_all()?.to_vec1::<f32>()?)))
+                .map(|m| {
+                    Ok((
+                        m.dim(0)?,
+                        m.narrow(2, len - 1, 1)?.flatten_all()?.to_vec1::<f32>()?,
+                    ))
+                })
                 .collect::<Result<_>>()?;
             for (b, &i) in chunk.iter().enumerate() {
                 let e = &examples[i];
-                let layout = Layout::read(&e.tokens)
-                    .ok_or_else(|| candle_core::Error::Msg(format!("not a retrieval text: {}", e.text)))?;
+                let layout = Layout::read(&e.tokens).ok_or_else(|| {
+                    candle_core::Error::Msg(format!("not a retrieval text: {}", e.text))
+                })?;
                 let answer = layout.answer_tokens();
                 let layers = last_rows
                     .iter()
@@ -360,14 +377,18 @@ pub fn score(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec<S
                             m.row_mut(h)
                                 .assign(&ndarray::ArrayView1::from(&rows[at..at + len]));
                         }
-                        Shares::of_rows(m.view(), &answer, layout.context().end)
-                            .ok_or_else(|| candle_core::Error::Msg("maps do not cover the text".into()))
+                        Shares::of_rows(m.view(), &answer, layout.context().end).ok_or_else(|| {
+                            candle_core::Error::Msg("maps do not cover the text".into())
+                        })
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let (n, &q) = p[b]
                     .iter()
                     .enumerate()
-                    .fold((0, &f32::MIN), |best, (n, q)| if q > best.1 { (n, q) } else { best });
+                    .fold(
+                        (0, &f32::MIN),
+                        |best, (n, q)| if q > best.1 { (n, q) } else { best },
+                    );
                 out[i] = Some(Scored {
                     predicted: n as u8,
                     probability: q,
@@ -376,5 +397,8 @@ pub fn score(net: &Net, encoder: &Encoder, examples: &[Example]) -> Result<Vec<S
             }
         }
     }
-    Ok(out.into_iter().map(|s| s.expect("every example scored")).collect())
+    Ok(out
+        .into_iter()
+        .map(|s| s.expect("every example scored"))
+        .collect())
 }

@@ -10,3 +10,4 @@ pub mod data;
 pub mod experiment;
 pub mod fit;
 pub mod net;
+pub mod report;

@@ -21,9 +21,9 @@ use candle_nn::ops::sigmoid;
 use diffattn::engine::diff_transformer::{lambda_init, DiffTransformerParams, RMS_NORM_EPS};
 use diffattn::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
 use diffattn::engine::{Mechanism, MechanismKind, Weights};
-use diffattn::model::TokenTable;
+use diffattn::model::{RetrievalFile, TokenParts};
 use diffattn::retrieval::task::ANSWERS;
-use diffattn::retrieval::{Layer, RetrievalModel};
+use diffattn::retrieval::Layer;
 use diffattn::text::seeded_normal;
 use ndarray::{Array1, Array2};
 
@@ -36,11 +36,19 @@ pub enum Kind {
     DiffTransformer,
     /// The seed article's shift-difference gated attention (§2).
     ShiftDiff,
+    /// Differential Transformer V2 (§7.5): two query heads per key/value head, a λ per token
+    /// and head, `λ = σ(x·W_λᵀ)`, no per-head norm.
+    DiffTransformerV2,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 3] = [Kind::Standard, Kind::DiffTransformer, Kind::ShiftDiff];
+    pub const ALL: [Kind; 4] = [
+        Kind::Standard,
+        Kind::DiffTransformer,
+        Kind::ShiftDiff,
+        Kind::DiffTransformerV2,
+    ];
 
     /// The engine's kind.
     pub fn mechanism(self) -> MechanismKind {
@@ -48,6 +56,7 @@ impl Kind {
             Kind::Standard => MechanismKind::Standard,
             Kind::DiffTransformer => MechanismKind::DiffTransformer,
             Kind::ShiftDiff => MechanismKind::ShiftDiff,
+            Kind::DiffTransformerV2 => MechanismKind::DiffTransformerV2,
         }
     }
 
@@ -92,7 +101,9 @@ pub struct Config {
 impl Config {
     /// The shipped shape: `d = 64`; the retrieving layer with four heads of 16 channels (two
     /// diff heads of 2 × 16 for the Differential Transformer: the paper's pairing, the same
-    /// query and key widths and parameter count); shift 1.
+    /// query and key widths and parameter count; for V2 four diff heads, each two query heads
+    /// of 16 on one key/value head of 16, as V2 doubles the query heads and keeps the key and
+    /// value heads of the baseline); shift 1.
     pub fn new(kind: Kind, vocab: usize) -> Config {
         Config {
             kind,
@@ -114,6 +125,8 @@ pub struct LayerVars {
     gate: Option<[Var; 3]>,
     lambdas: Option<[Var; 4]>,
     subln: Option<Var>,
+    /// V2's `W_λ`, `(heads, d)`.
+    w_lambda: Option<Var>,
     /// The binding layer: local attention of this radius with fixed zero queries and keys.
     window: Option<usize>,
     heads: usize,
@@ -125,6 +138,8 @@ pub struct Net {
     pub config: Config,
     /// The tokens' own vectors (identities): seeded, never trained.
     pub table: Array2<f32>,
+    /// Their seed: `table = seeded_normal(vocab, d, identity_seed, 1)`.
+    pub identity_seed: u64,
     embedding: Tensor,
     /// The two classes of each vocabulary entry.
     token_class: Vec<[u32; 2]>,
@@ -185,7 +200,12 @@ impl Net {
         let mut draw = |rows: usize, cols: usize, std: f32| {
             n += 1;
             var_from(
-                &seeded_normal(rows, cols, seed.wrapping_mul(1_000).wrapping_add(100 + n), std),
+                &seeded_normal(
+                    rows,
+                    cols,
+                    seed.wrapping_mul(1_000).wrapping_add(100 + n),
+                    std,
+                ),
                 &device,
             )
         };
@@ -199,18 +219,25 @@ impl Net {
             gate: None,
             lambdas: None,
             subln: None,
+            w_lambda: None,
             window: Some(BINDING_WINDOW),
             heads: 1,
         };
         let h = config.heads;
+        let q_rows = if config.kind == Kind::DiffTransformerV2 {
+            2 * d
+        } else {
+            d
+        };
         let mut retrieving = LayerVars {
-            w_q: draw(d, d, w)?,
+            w_q: draw(q_rows, d, w)?,
             w_k: draw(d, d, w)?,
             w_v: draw(d, d, w)?,
             w_o: draw(d, d, w)?,
             gate: None,
             lambdas: None,
             subln: None,
+            w_lambda: None,
             window: None,
             heads: h,
         };
@@ -233,6 +260,10 @@ impl Net {
                     var_vec(&vec![0.0; h], &device)?,
                 ]);
             }
+            Kind::DiffTransformerV2 => {
+                // σ(x·W_λᵀ) starts near 1/2 for every token.
+                retrieving.w_lambda = Some(draw(h, d, 0.1 * w)?);
+            }
             Kind::Standard => {}
         }
         let readout = draw(ANSWERS, d, w)?;
@@ -241,6 +272,7 @@ impl Net {
         Net::assemble(
             config,
             table,
+            table_seed(seed),
             token_class,
             class_vectors,
             [binding, retrieving],
@@ -249,9 +281,11 @@ impl Net {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn assemble(
         config: Config,
         table: Array2<f32>,
+        identity_seed: u64,
         token_class: Vec<[u32; 2]>,
         class_vectors: Var,
         layers: [LayerVars; 2],
@@ -262,7 +296,10 @@ impl Net {
         let n_classes = class_vectors.dim(0)?;
         if token_class.len() != config.vocab
             || table.nrows() != config.vocab
-            || token_class.iter().flatten().any(|&c| c as usize >= n_classes)
+            || token_class
+                .iter()
+                .flatten()
+                .any(|&c| c as usize >= n_classes)
         {
             return Err(candle_core::Error::Msg(
                 "one identity and two classes for every token".into(),
@@ -273,6 +310,7 @@ impl Net {
             token_class,
             class_vectors,
             table,
+            identity_seed,
             layers,
             readout,
             readout_bias,
@@ -293,6 +331,7 @@ impl Net {
             v.extend(l.gate.iter().flatten().cloned());
             v.extend(l.lambdas.iter().flatten().cloned());
             v.extend(l.subln.iter().cloned());
+            v.extend(l.w_lambda.iter().cloned());
         }
         v.extend([self.readout.clone(), self.readout_bias.clone()]);
         v
@@ -331,7 +370,10 @@ impl Net {
         let flat = ids.flatten_all()?;
         let ids_cpu = flat.to_vec1::<u32>()?;
         let class = |k: usize| -> Result<Tensor> {
-            let c: Vec<u32> = ids_cpu.iter().map(|&i| self.token_class[i as usize][k]).collect();
+            let c: Vec<u32> = ids_cpu
+                .iter()
+                .map(|&i| self.token_class[i as usize][k])
+                .collect();
             let c = Tensor::from_vec(c, b * l, &self.device)?;
             self.class_vectors.as_tensor().index_select(&c, 0)
         };
@@ -381,15 +423,17 @@ impl Net {
         let (b, l, d) = x.dims3()?;
         let h = layer.heads;
         let linear = |t: &Tensor, w: &Var| -> Result<Tensor> {
+            let rows = w.as_tensor().dim(0)?;
             t.reshape((b * l, d))?
                 .matmul(&w.as_tensor().t()?)?
-                .reshape((b, l, d))
+                .reshape((b, l, rows))
         };
         // Heads first, `(heads, batch, L, width)`: the gradient of a per-head scalar (the gate)
         // then sums over the trailing dimensions, which candle does fast; over the batch and
         // the map's dimensions at once it reduces cell by cell.
         let split = |t: &Tensor, heads: usize| -> Result<Tensor> {
-            t.reshape((b, l, heads, d / heads))?
+            let width = t.dim(2)?;
+            t.reshape((b, l, heads, width / heads))?
                 .permute((2, 0, 1, 3))?
                 .contiguous()
         };
@@ -426,6 +470,34 @@ impl Net {
                 let subln = layer.subln.as_ref().expect("diff_transformer subln");
                 let o = (o.broadcast_div(&rms)?.broadcast_mul(subln.as_tensor())? * (1.0 - init))?;
                 Ok((diff, merge(&o)?))
+            }
+            Kind::DiffTransformerV2 => {
+                let q = split(&linear(x, &layer.w_q)?, 2 * h)?;
+                let k = split(&linear(x, &layer.w_k)?, h)?;
+                let v = split(&linear(x, &layer.w_v)?, h)?;
+                let d_h = k.dim(3)?;
+                // Query heads 2g and 2g + 1 share key head g: (h, 2·batch, L, d_h) both.
+                let q = q.reshape((h, 2 * b, l, d_h))?;
+                let k = k
+                    .unsqueeze(1)?
+                    .broadcast_as((h, 2, b, l, d_h))?
+                    .contiguous()?
+                    .reshape((h, 2 * b, l, d_h))?;
+                let a = masked_softmax(&q, &k)?.reshape((h, 2, b, l, l))?;
+                let a1 = a.narrow(1, 0, 1)?.squeeze(1)?;
+                let a2 = a.narrow(1, 1, 1)?.squeeze(1)?;
+                let w_lambda = layer
+                    .w_lambda
+                    .as_ref()
+                    .expect("diff_transformer_v2 w_lambda");
+                // λ[h, b, i] = σ(x_i·W_λ[h]), one per query row.
+                let lambda = sigmoid(&linear(x, w_lambda)?)?
+                    .permute((2, 0, 1))?
+                    .contiguous()?
+                    .unsqueeze(3)?;
+                let diff = (a1 - a2.broadcast_mul(&lambda)?)?;
+                let out = merge(&diff.matmul(&v)?)?;
+                Ok((diff, out))
             }
             kind => {
                 let q = split(&linear(x, &layer.w_q)?, h)?;
@@ -464,22 +536,36 @@ impl Net {
         Ok(t)
     }
 
-    /// The library's model with these parameters and the vocabulary `vocab` (one token per
-    /// table row).
-    pub fn to_model(&self, vocab: &[String]) -> Result<RetrievalModel> {
+    /// The library's model with these parameters, as its weights file holds it: the
+    /// vocabulary `vocab` (one token per table row), the class names `classes`, and `info`.
+    pub fn to_file(
+        &self,
+        vocab: &[String],
+        classes: &[String],
+        info: serde_json::Value,
+    ) -> Result<RetrievalFile> {
         let wrap = candle_core::Error::wrap;
         let mut layers = Vec::new();
         for (depth, l) in self.layers.iter().enumerate() {
-            let weights = Weights::new(
+            let w_lambda = l
+                .w_lambda
+                .as_ref()
+                .map(|w| to_array(w.as_tensor()))
+                .transpose()?;
+            let weights = Weights::real(
                 to_array(l.w_q.as_tensor())?,
                 to_array(l.w_k.as_tensor())?,
                 to_array(l.w_v.as_tensor())?,
                 to_array(l.w_o.as_tensor())?,
+                Default::default(),
+                w_lambda,
+                Default::default(),
             )
             .map_err(wrap)?;
             let mechanism = match (l.window, self.config.kind) {
                 (Some(window), _) => Mechanism::Local { window },
                 (None, Kind::Standard) => Mechanism::Standard,
+                (None, Kind::DiffTransformerV2) => Mechanism::DiffTransformerV2,
                 (None, Kind::ShiftDiff) => {
                     let [a, b, g] = l.gate.as_ref().expect("gate");
                     Mechanism::ShiftDiff(ShiftDiffParams {
@@ -514,21 +600,39 @@ impl Net {
                 heads: l.heads,
             });
         }
-        let table = TokenTable::new(vocab.to_vec(), self.token_vectors()?)
-            .map_err(candle_core::Error::wrap)?;
-        RetrievalModel::new(
-            table,
+        let tokens = TokenParts {
+            vocab: vocab.to_vec(),
+            identity_seed: self.identity_seed,
+            identity_std: 1.0,
+            classes: classes.to_vec(),
+            class_vectors: to_array(self.class_vectors.as_tensor())?,
+            token_class: self
+                .token_class
+                .iter()
+                .map(|c| c.map(|k| u8::try_from(k).expect("fewer than 128 classes")))
+                .collect(),
+        };
+        let file = RetrievalFile::new(
+            tokens,
             layers,
             to_array(self.readout.as_tensor())?,
             Array1::from(to_vec(self.readout_bias.as_tensor())?),
+            info,
         )
-        .map_err(candle_core::Error::wrap)
+        .map_err(candle_core::Error::wrap)?;
+        if file.model.table.vectors != self.token_vectors()? {
+            return Err(candle_core::Error::Msg(
+                "the file's table differs from the trainer's token vectors".into(),
+            ));
+        }
+        Ok(file)
     }
 
-    /// A candle model holding the parameters of a library model (for the equivalence test):
-    /// its table as the identities, one class whose vector is zero.
-    pub fn from_model(model: &RetrievalModel) -> Result<Net> {
+    /// A candle model holding the parameters of a weights file (for the equivalence test): the
+    /// same identities (from the file's seed), classes and layers.
+    pub fn from_file(file: &RetrievalFile) -> Result<Net> {
         let device = Device::Cpu;
+        let model = &file.model;
         let fail = |m: &str| candle_core::Error::Msg(m.to_string());
         let [first, second] = &model.layers[..] else {
             return Err(fail("a binding layer and a retrieving layer"));
@@ -537,7 +641,7 @@ impl Net {
         let mut config = Config::new(kind, model.table.tokens().len());
         config.d_model = model.d_model();
         config.heads = second.heads;
-        config.classes = 1;
+        config.classes = file.tokens.class_vectors.nrows();
         let m = |a: &Array2<f32>| var_from(a, &device);
         let v = |a: &[f32]| var_vec(a, &device);
         let row = |a: &[f32]| {
@@ -555,6 +659,7 @@ impl Net {
                 gate: None,
                 lambdas: None,
                 subln: None,
+                w_lambda: l.weights.w_lambda.as_ref().map(m).transpose()?,
                 window,
                 heads: l.heads,
             })
@@ -565,7 +670,7 @@ impl Net {
         let binding = vars(first, Some(window))?;
         let mut retrieving = vars(second, None)?;
         match &second.mechanism {
-            Mechanism::Standard => {}
+            Mechanism::Standard | Mechanism::DiffTransformerV2 => {}
             Mechanism::ShiftDiff(p) => {
                 if p.difference != Difference::Single
                     || p.fill != ShiftFill::Circular
@@ -590,11 +695,19 @@ impl Net {
             }
             _ => return Err(fail("not a retrieval mechanism")),
         }
+        if file.tokens.identity_std != 1.0 {
+            return Err(fail("the trainer's identities have standard deviation 1"));
+        }
         Net::assemble(
             config,
-            model.table.vectors.clone(),
-            vec![[0, 0]; model.table.tokens().len()],
-            var_from(&Array2::zeros((1, model.d_model())), &device)?,
+            file.tokens.identities(),
+            file.tokens.identity_seed,
+            file.tokens
+                .token_class
+                .iter()
+                .map(|c| c.map(u32::from))
+                .collect(),
+            m(&file.tokens.class_vectors)?,
             [binding, retrieving],
             m(&model.readout)?,
             v(&model.readout_bias.to_vec())?,
@@ -606,7 +719,9 @@ impl Net {
         let l = &self.layers[1];
         if let Some([q1, k1, q2, k2]) = &l.lambdas {
             let dot = |p: &Var, q: &Var| -> Result<f32> {
-                (p.as_tensor() * q.as_tensor())?.sum_all()?.to_scalar::<f32>()
+                (p.as_tensor() * q.as_tensor())?
+                    .sum_all()?
+                    .to_scalar::<f32>()
             };
             let lambda = dot(q1, k1)?.exp() - dot(q2, k2)?.exp() + lambda_init(1);
             return Ok(format!("λ = {lambda:.3} (λ_init {:.3})", lambda_init(1)));
@@ -662,10 +777,10 @@ impl CustomOp1 for SoftmaxRows {
     }
 
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> Result<Option<Tensor>> {
-        Ok(Some(
-            res.contiguous()?
-                .apply_op2_no_bwd(&grad_res.contiguous()?, &SoftmaxRowsGrad)?,
-        ))
+        Ok(Some(res.contiguous()?.apply_op2_no_bwd(
+            &grad_res.contiguous()?,
+            &SoftmaxRowsGrad,
+        )?))
     }
 }
 
@@ -688,9 +803,10 @@ impl candle_core::CustomOp2 for SoftmaxRowsGrad {
         let (CpuStorage::F32(y), CpuStorage::F32(dy)) = (y, dy) else {
             candle_core::bail!("softmax-rows-grad: f32 only")
         };
-        let (Some((ys, ye)), Some((ds, de))) =
-            (y_layout.contiguous_offsets(), dy_layout.contiguous_offsets())
-        else {
+        let (Some((ys, ye)), Some((ds, de))) = (
+            y_layout.contiguous_offsets(),
+            dy_layout.contiguous_offsets(),
+        ) else {
             candle_core::bail!("softmax-rows-grad: contiguous inputs only")
         };
         let (y, dy) = (&y[ys..ye], &dy[ds..de]);
@@ -771,7 +887,12 @@ mod tests {
             for (i, v) in net.vars().iter().enumerate() {
                 let g = grads.get(v.as_tensor());
                 let norm = g.map_or(0.0, |g| {
-                    g.sqr().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap()
+                    g.sqr()
+                        .unwrap()
+                        .sum_all()
+                        .unwrap()
+                        .to_scalar::<f32>()
+                        .unwrap()
                 });
                 assert!(norm > 0.0, "{}: parameter {i} has no gradient", kind.key());
             }

@@ -195,7 +195,11 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     let mut s = String::new();
-    let _ = writeln!(s, "{}", include_str!("lesson_head.md").trim_end());
+    let _ = writeln!(
+        s,
+        "# Retrieval: results\n\nGenerated, do not edit: the task, the models, the measure and what \
+         these numbers mean are in docs/RETRIEVAL.md."
+    );
     let _ = writeln!(
         s,
         "\n## Results\n\nWritten by `{}` (do not edit this section by hand: rerun it). Seeds {seeds}; \
@@ -207,7 +211,12 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         ctx.seconds,
         ctx.seconds / 60.0
     );
-    let _ = writeln!(s, "An example test context ({} tokens):\n\n> {}\n", test[0].tokens.len(), ctx.example);
+    let _ = writeln!(
+        s,
+        "An example test context ({} tokens):\n\n> {}\n",
+        test[0].tokens.len(),
+        ctx.example
+    );
 
     // Accuracy.
     let _ = writeln!(s, "### Accuracy on the held-out test set, percent\n");
@@ -224,7 +233,9 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     let _ = writeln!(s, "{head}\n{rule}");
     for &k in &kinds {
         let acc = |keep: &dyn Fn(&Example) -> bool| {
-            pct(over_seeds(runs, k, test, Which::Retrieving, keep, &|c| c.accuracy))
+            pct(over_seeds(runs, k, test, Which::Retrieving, keep, &|c| {
+                c.accuracy
+            }))
         };
         let mut row = format!("| {} | {} |", k.key(), acc(&|_| true));
         for f in 1..=MAX_FACTS {
@@ -252,7 +263,8 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         "| model | answer (retrieving layer) | noise (retrieving layer) | \\|noise\\| (retrieving layer) | answer (mean over layers) | noise (mean over layers) |\n| --- | --- | --- | --- | --- | --- |"
     );
     for &k in &kinds {
-        let sh = |w: Which, f: &dyn Fn(&Cell) -> f64| pm(over_seeds(runs, k, test, w, &|_| true, f), 3);
+        let sh =
+            |w: Which, f: &dyn Fn(&Cell) -> f64| pm(over_seeds(runs, k, test, w, &|_| true, f), 3);
         let _ = writeln!(
             s,
             "| {} (this project) | {} | {} | {} | {} | {} |",
@@ -283,8 +295,12 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         for &k in &kinds {
             let mut row = format!("| {} |", k.key());
             for (_, keep) in &cols {
-                let a = over_seeds(runs, k, test, Which::Retrieving, keep.as_ref(), &|c| c.shares.answer);
-                let n = over_seeds(runs, k, test, Which::Retrieving, keep.as_ref(), &|c| c.shares.noise);
+                let a = over_seeds(runs, k, test, Which::Retrieving, keep.as_ref(), &|c| {
+                    c.shares.answer
+                });
+                let n = over_seeds(runs, k, test, Which::Retrieving, keep.as_ref(), &|c| {
+                    c.shares.noise
+                });
                 let _ = write!(row, " {:.3} / {:.3} |", a.0, n.0);
             }
             let _ = writeln!(t, "{row}");
@@ -316,11 +332,15 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         .map(|&(lo, hi, name)| {
             (
                 format!("depth {name}"),
-                Box::new(move |e: &Example| (lo..hi).contains(&depth(e))) as Box<dyn Fn(&Example) -> bool>,
+                Box::new(move |e: &Example| (lo..hi).contains(&depth(e)))
+                    as Box<dyn Fn(&Example) -> bool>,
             )
         })
         .collect();
-    s += &by("Shares by depth of the answer in the context (as the paper's Table 3)", depth_cols);
+    s += &by(
+        "Shares by depth of the answer in the context (as the paper's Table 3)",
+        depth_cols,
+    );
 
     // Per layer.
     let _ = writeln!(
@@ -333,7 +353,9 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
             .find(|r| r.kind == k)
             .map_or(0, |r| r.scored.first().map_or(0, |s| s.layers.len()));
         for l in 0..layers {
-            let sh = |f: &dyn Fn(&Cell) -> f64| pm(over_seeds(runs, k, test, Which::Layer(l), &|_| true, f), 3);
+            let sh = |f: &dyn Fn(&Cell) -> f64| {
+                pm(over_seeds(runs, k, test, Which::Layer(l), &|_| true, f), 3)
+            };
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} |",
@@ -377,8 +399,11 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         let (da, sa, ka) = compare(&ans(a), &ans(b));
         let (dn, sn, kn) = compare(&noi(a), &noi(b));
         let (dc, sc, kc) = compare(&acc(a), &acc(b));
+        let one_seed = ctx.seeds.len() < 2;
         let word = |d: f64, known: bool, up: &str, down: &str| {
-            if !known {
+            if one_seed {
+                "one seed: no error bar".to_string()
+            } else if !known {
                 "no different beyond seed noise".to_string()
             } else if d > 0.0 {
                 up.to_string()
@@ -406,6 +431,5 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
             let _ = writeln!(s, "{}", verdict(k, Kind::Standard));
         }
     }
-    let _ = writeln!(s, "\n{}", include_str!("lesson_reading.md").trim_end());
     s
 }
