@@ -26,6 +26,9 @@ USAGE
         diff_transformer_v2), the same data and budget; writes DIR/<mechanism>.bin,
         DIR/manifest.json, DIR/heldout.tsv (default DIR: weights/retrieval) and
         docs/retrieval-results.md (docs/RETRIEVAL.md)
+    diffattn-train retrieval-report [--out DIR]
+        docs/retrieval-results.md again from the files in DIR (default weights/retrieval),
+        scored again on the test set and checked against the manifest; no training
     diffattn-train data [--data DIR]
         counts of the splits and the vocabulary
     diffattn-train maps [--out DIR]
@@ -246,6 +249,11 @@ fn run(args: &[String]) -> Result<(), String> {
                 },
             )
         }
+        "retrieval-report" => diffattn_train::retrieval::experiment::report_from_files(
+            &data,
+            &out.unwrap_or_else(|| "weights/retrieval".into()),
+            std::path::Path::new("docs/retrieval-results.md"),
+        ),
         "retrieval-try" => {
             let kinds: Vec<diffattn_train::retrieval::net::Kind> = retrieval_kinds
                 .clone()

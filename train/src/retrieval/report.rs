@@ -131,15 +131,25 @@ pub fn over_seeds(
         .filter(|r| r.kind == kind)
         .map(|r| f(&cell(r, test, which, keep)))
         .collect();
-    mean_std(&v)
+    let (mean, std) = mean_std(&v);
+    // One seed has no spread to report: NaN prints as no ± at all.
+    (mean, if v.len() < 2 { f64::NAN } else { std })
 }
 
 fn pm(m: (f64, f64), digits: usize) -> String {
-    format!("{:.*} ± {:.*}", digits, m.0, digits, m.1)
+    if m.1.is_nan() {
+        format!("{:.*}", digits, m.0)
+    } else {
+        format!("{:.*} ± {:.*}", digits, m.0, digits, m.1)
+    }
 }
 
 fn pct(m: (f64, f64)) -> String {
-    format!("{:.1} ± {:.1}", 100.0 * m.0, 100.0 * m.1)
+    if m.1.is_nan() {
+        format!("{:.1}", 100.0 * m.0)
+    } else {
+        format!("{:.1} ± {:.1}", 100.0 * m.0, 100.0 * m.1)
+    }
 }
 
 /// `a` against `b` for one statistic over seeds: difference of means, its standard error, and
@@ -163,6 +173,9 @@ fn values(
         .map(|r| f(&cell(r, test, which, &|_| true)))
         .collect()
 }
+
+/// A table column: its title and which test contexts it keeps.
+type Column = (String, Box<dyn Fn(&Example) -> bool>);
 
 /// What the report needs besides the runs.
 pub struct Context<'a> {
@@ -203,9 +216,15 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     let _ = writeln!(
         s,
         "\n## Results\n\nWritten by `{}` (do not edit this section by hand: rerun it). Seeds {seeds}; \
-         every figure is the mean ± sample standard deviation over the seeds. {} {} \
-         Wall time: {:.0} s ({:.1} min) on this machine's 2 cores shared with other work.\n",
+         {} {} {} \
+         Training time: {:.0} s ({:.1} min) in all, one thread, on this machine's 2 cores shared with other work.\n",
         ctx.command,
+        if ctx.seeds.len() < 2 {
+            "one seed, so no figure has an error bar: differences of a few points between \
+             mechanisms may be seed noise."
+        } else {
+            "every figure is the mean ± sample standard deviation over the seeds."
+        },
         ctx.data,
         ctx.budget,
         ctx.seconds,
@@ -282,7 +301,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     );
 
     // By facts, length, depth (retrieving layer).
-    let by = |title: &str, cols: Vec<(String, Box<dyn Fn(&Example) -> bool>)>| -> String {
+    let by = |title: &str, cols: Vec<Column>| -> String {
         let mut t = format!(
             "\n### {title}\n\nRetrieving layer; each cell is answer / noise.\n\n| mechanism |"
         );
@@ -307,7 +326,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         }
         t
     };
-    let facts_cols: Vec<(String, Box<dyn Fn(&Example) -> bool>)> = (1..=MAX_FACTS)
+    let facts_cols: Vec<Column> = (1..=MAX_FACTS)
         .map(|f| {
             (
                 format!("{f} fact{}", if f == 1 { "" } else { "s" }),
@@ -316,7 +335,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         })
         .collect();
     s += &by("Shares by number of facts", facts_cols);
-    let len_cols: Vec<(String, Box<dyn Fn(&Example) -> bool>)> = ctx
+    let len_cols: Vec<Column> = ctx
         .lengths
         .iter()
         .map(|&l| {
@@ -327,7 +346,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
         })
         .collect();
     s += &by("Shares by context length", len_cols);
-    let depth_cols: Vec<(String, Box<dyn Fn(&Example) -> bool>)> = DEPTHS
+    let depth_cols: Vec<Column> = DEPTHS
         .iter()
         .map(|&(lo, hi, name)| {
             (
