@@ -25,7 +25,7 @@ use crate::engine::{
 };
 use crate::model::{Model, Prediction};
 use crate::spec::{parse_spec, stages_json, SpecError, StagesJson};
-use crate::text::{tokenize_limited, Token, MAX_TOKENS};
+use crate::text::{tokenize_up_to, Token, PAGE_MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
 /// show that work is not repeated when nothing it depends on changed.
@@ -211,7 +211,7 @@ impl Explorer {
     /// The vectors depend only on the tokens, so a change that leaves them as they were (a
     /// space typed after a word, a letter's case changed) keeps every cache.
     pub fn set_text(&mut self, text: &str) -> TokensInfo {
-        let (tokens, total) = tokenize_limited(text);
+        let (tokens, total) = tokenize_up_to(text, PAGE_MAX_TOKENS);
         let same_tokens = !self.is_spec()
             && tokens.len() == self.labels.len()
             && tokens.iter().zip(&self.labels).all(|(t, l)| t.text == *l);
@@ -230,7 +230,7 @@ impl Explorer {
         TokensInfo {
             tokens: self.labels.clone(),
             total,
-            truncated: total > MAX_TOKENS,
+            truncated: total > PAGE_MAX_TOKENS,
         }
     }
 

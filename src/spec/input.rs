@@ -1,14 +1,17 @@
 //! Reading a spec: JSON text to validated engine values, with errors that name the field.
 
 use std::fmt;
+use std::io::Read;
 
 use ndarray::Array2;
 use serde::Deserialize;
 
+use super::read::{Finite, Matrix, Object, RowLimit, TokenRows, Vector, WidthRows};
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
 use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
 use crate::names::{parse, Named};
+use crate::text::limits::{grouped, map_cells, MAX_INPUT_BYTES, MAX_MAP_CELLS};
 
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,8 +67,39 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// Runs the engine on this spec.
+    /// The cells of one of its maps, `heads × queries × keys` (keys are the steps between
+    /// tokens for input-difference attention), or `None` if the product overflows.
+    pub fn map_cells(&self) -> Option<usize> {
+        let tokens = self.x.nrows();
+        let keys = tokens.saturating_sub(self.mechanism.kind().key_offset());
+        map_cells(self.heads, tokens, keys)
+    }
+
+    /// Checks the spec against [`MAX_MAP_CELLS`] before anything of that size is allocated.
+    pub fn check_limits(&self) -> Result<(), SpecError> {
+        let tokens = self.x.nrows();
+        let keys = tokens.saturating_sub(self.mechanism.kind().key_offset());
+        match self.map_cells() {
+            Some(cells) if cells <= MAX_MAP_CELLS => Ok(()),
+            cells => Err(SpecError::new(
+                "x",
+                format!(
+                    "{} tokens × {} keys × {} heads = {} cells per map, over the limit of {} \
+                     (diffattn::text::limits::MAX_MAP_CELLS, 128 MiB of f32 per map); use \
+                     fewer tokens or fewer heads",
+                    grouped(tokens),
+                    grouped(keys),
+                    grouped(self.heads),
+                    cells.map_or_else(|| "more than 2^64".to_string(), grouped),
+                    grouped(MAX_MAP_CELLS),
+                ),
+            )),
+        }
+    }
+
+    /// Runs the engine on this spec, after [`Spec::check_limits`].
     pub fn run(&self) -> Result<Stages, SpecError> {
+        self.check_limits()?;
         Ok(run(
             self.x.view(),
             &self.weights,
@@ -76,77 +110,189 @@ impl Spec {
     }
 }
 
-/// The spec as JSON has it, before validation. Numbers are read as f64 so that values beyond
-/// f32's range are caught and reported instead of silently becoming infinite.
+/// The spec as JSON has it, before validation. Numbers are read as f64 and checked finite in
+/// f32 as they are read ([`Finite`]); matrices are counted against the limits as they are read.
+/// It is read through [`Object`], so its field names here are exactly the known keys.
 #[derive(Deserialize)]
 struct RawSpec {
     mechanism: String,
     heads: i64,
     causal: bool,
-    x: Vec<Vec<f64>>,
-    w_q: Vec<Vec<f64>>,
-    w_k: Vec<Vec<f64>>,
-    w_v: Vec<Vec<f64>>,
-    w_o: Vec<Vec<f64>>,
+    x: Matrix<TokenRows>,
+    w_q: Matrix<WidthRows>,
+    w_k: Matrix<WidthRows>,
+    w_v: Matrix<WidthRows>,
+    w_o: Matrix<WidthRows>,
     shift: Option<i64>,
     difference: Option<String>,
     renormalize: Option<String>,
     shift_fill: Option<String>,
-    gate: Option<RawGate>,
+    gate: Option<Object<RawGate>>,
     depth: Option<i64>,
-    lambda_q1: Option<Vec<f64>>,
-    lambda_k1: Option<Vec<f64>>,
-    lambda_q2: Option<Vec<f64>>,
-    lambda_k2: Option<Vec<f64>>,
-    subln: Option<Vec<f64>>,
-    tau: Option<f64>,
+    lambda_q1: Option<Vector>,
+    lambda_k1: Option<Vector>,
+    lambda_q2: Option<Vector>,
+    lambda_k2: Option<Vector>,
+    subln: Option<Vector>,
+    tau: Option<Finite>,
     window: Option<i64>,
 }
 
 #[derive(Deserialize)]
 struct RawGate {
-    alpha: Vec<f64>,
-    beta: Vec<f64>,
-    gamma: Vec<f64>,
+    alpha: Vector,
+    beta: Vector,
+    gamma: Vector,
 }
 
-/// Parses and validates a spec (DESIGN.md §6).
+/// Parses and validates a spec (DESIGN.md §6) from JSON text.
 ///
 /// Every failure names its field: `mechanism: unknown variant ...`, `heads: 3 does not divide
 /// ...`, `x[2]: row has 3 values, expected 4`, `gate.alpha: expected 2 values ...`,
-/// `w_q[0][1]: 1e39 is not a finite f32`.
+/// `w_q[0][1]: 1e39 is not a finite f32`, `shiftfill: unknown field (did you mean
+/// "shift_fill"?)`, `x: more than 2,048 tokens`. A leading byte-order mark is skipped; anything
+/// but whitespace after the spec is an error, as is a spec that is not a JSON object.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let raw: RawSpec = serde_path_to_error::deserialize(de).map_err(|e| {
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    parse_from(serde_json::Deserializer::from_str(text))
+}
+
+/// [`parse_spec`] from bytes, which must be UTF-8 (RFC 8259): bytes that are not are an error
+/// naming the line and column.
+pub fn parse_spec_slice(bytes: &[u8]) -> Result<Spec, SpecError> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    parse_from(serde_json::Deserializer::from_slice(bytes))
+}
+
+/// [`parse_spec`] from a reader, which is read as it is parsed (the text is never held whole)
+/// and at most [`MAX_INPUT_BYTES`] far.
+pub fn parse_spec_reader<R: Read>(reader: R) -> Result<Spec, SpecError> {
+    let reader = SkipBom::new(Limited {
+        inner: reader,
+        left: MAX_INPUT_BYTES,
+    })
+    .map_err(|e| SpecError::new("spec", format!("cannot read it: {e}")))?;
+    parse_from(serde_json::Deserializer::from_reader(reader))
+}
+
+/// The UTF-8 byte-order mark, which some editors put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn parse_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Result<Spec, SpecError> {
+    let raw: Object<RawSpec> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
             "spec".to_string()
         } else {
             path
         };
-        let inner = e.into_inner();
-        let message = match inner.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                format!("not valid JSON: {inner}")
-            }
-            _ => inner.to_string(),
-        };
-        SpecError::new(field, message)
+        SpecError::new(field, json_message(e.into_inner()))
     })?;
-    validate(raw)
+    // Only whitespace may follow: two specs in one input used to run the first alone.
+    de.end().map_err(|e| {
+        let message = match e.classify() {
+            serde_json::error::Category::Io => json_message(e),
+            _ => format!("trailing data after the spec ({e}); give one spec per input"),
+        };
+        SpecError::new("spec", message)
+    })?;
+    validate(raw.0)
+}
+
+fn json_message(e: serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            format!("not valid JSON: {e}")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// A reader that fails once it has given `left` bytes and more follow: over-long input is
+/// refused, not read to its end.
+struct Limited<R> {
+    inner: R,
+    left: usize,
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // At the limit: one more byte tells the end of the input from more of it.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(format!(
+                    "the input is longer than {} bytes (diffattn::text::limits::MAX_INPUT_BYTES)",
+                    grouped(MAX_INPUT_BYTES)
+                ))),
+            };
+        }
+        let n = buf.len().min(self.left);
+        let read = self.inner.read(&mut buf[..n])?;
+        self.left -= read;
+        Ok(read)
+    }
+}
+
+/// A reader that drops a leading UTF-8 byte-order mark.
+struct SkipBom<R> {
+    /// The first bytes, when they were not a byte-order mark, still to be given.
+    head: Vec<u8>,
+    inner: R,
+}
+
+impl<R: Read> SkipBom<R> {
+    fn new(mut inner: R) -> std::io::Result<SkipBom<R>> {
+        let mut head = Vec::with_capacity(BOM.len());
+        while head.len() < BOM.len() {
+            let mut byte = [0u8; 1];
+            match inner.read(&mut byte) {
+                Ok(0) => break,
+                Ok(_) => head.push(byte[0]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            if !BOM.starts_with(&head) {
+                break;
+            }
+        }
+        if head == BOM {
+            head.clear();
+        }
+        head.reverse();
+        Ok(SkipBom { head, inner })
+    }
+}
+
+impl<R: Read> Read for SkipBom<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        match self.head.pop() {
+            Some(byte) => {
+                buf[0] = byte;
+                Ok(1)
+            }
+            None => self.inner.read(buf),
+        }
+    }
 }
 
 fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
     let heads = positive("heads", raw.heads)?;
-    let w_q = matrix("w_q", &raw.w_q)?;
+    let w_q = matrix("w_q", raw.w_q)?;
     let d = w_q.nrows();
     let weights = Weights::new(
         w_q,
-        matrix("w_k", &raw.w_k)?,
-        matrix("w_v", &raw.w_v)?,
-        matrix("w_o", &raw.w_o)?,
+        matrix("w_k", raw.w_k)?,
+        matrix("w_v", raw.w_v)?,
+        matrix("w_o", raw.w_o)?,
     )?;
-    let x = matrix("x", &raw.x)?;
+    let x = matrix("x", raw.x)?;
     weights.check_input(x.view())?;
 
     let kind: MechanismKind = name("mechanism", &raw.mechanism)?;
@@ -154,7 +300,7 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
         MechanismKind::Standard => Mechanism::Standard,
         MechanismKind::InputDiff => Mechanism::InputDiff,
         MechanismKind::Cosine => Mechanism::Cosine {
-            tau: finite("tau", required("tau", raw.tau)?)?,
+            tau: required("tau", raw.tau)?.0,
         },
         MechanismKind::Local => {
             let window = required("window", raw.window)?;
@@ -163,11 +309,11 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
             Mechanism::Local { window }
         }
         MechanismKind::ShiftDiff => {
-            let gate = required("gate", raw.gate)?;
+            let gate = required("gate", raw.gate)?.0;
             let gate = Gate {
-                alpha: vector("gate.alpha", &gate.alpha)?,
-                beta: vector("gate.beta", &gate.beta)?,
-                gamma: vector("gate.gamma", &gate.gamma)?,
+                alpha: gate.alpha.0,
+                beta: gate.beta.0,
+                gamma: gate.gamma.0,
             };
             Mechanism::ShiftDiff(ShiftDiffParams {
                 shift: required("shift", raw.shift)?,
@@ -190,11 +336,11 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
             })?;
             Mechanism::DiffTransformer(DiffTransformerParams {
                 depth,
-                lambda_q1: vector("lambda_q1", &required("lambda_q1", raw.lambda_q1)?)?,
-                lambda_k1: vector("lambda_k1", &required("lambda_k1", raw.lambda_k1)?)?,
-                lambda_q2: vector("lambda_q2", &required("lambda_q2", raw.lambda_q2)?)?,
-                lambda_k2: vector("lambda_k2", &required("lambda_k2", raw.lambda_k2)?)?,
-                subln: vector("subln", &required("subln", raw.subln)?)?,
+                lambda_q1: required("lambda_q1", raw.lambda_q1)?.0,
+                lambda_k1: required("lambda_k1", raw.lambda_k1)?.0,
+                lambda_q2: required("lambda_q2", raw.lambda_q2)?.0,
+                lambda_k2: required("lambda_k2", raw.lambda_k2)?.0,
+                subln: required("subln", raw.subln)?.0,
             })
         }
     };
@@ -213,13 +359,15 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
         }
     }
 
-    Ok(Spec {
+    let spec = Spec {
         mechanism,
         heads,
         causal: raw.causal,
         x,
         weights,
-    })
+    };
+    spec.check_limits()?;
+    Ok(spec)
 }
 
 /// The value a name stands for (`crate::names`), or an error naming the field.
@@ -245,46 +393,8 @@ fn positive(field: &str, value: i64) -> Result<usize, SpecError> {
         .ok_or_else(|| SpecError::new(field, format!("must be a positive integer, found {value}")))
 }
 
-fn finite(field: &str, value: f64) -> Result<f32, SpecError> {
-    let v = value as f32;
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        Err(SpecError::new(
-            field,
-            format!("{value} is not a finite f32 (|v| must be below 3.4e38)"),
-        ))
-    }
-}
-
-fn vector(field: &str, values: &[f64]) -> Result<Vec<f32>, SpecError> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| finite(&format!("{field}[{i}]"), v))
-        .collect()
-}
-
-fn matrix(field: &str, rows: &[Vec<f64>]) -> Result<Array2<f32>, SpecError> {
-    let width = rows.first().map_or(0, Vec::len);
-    if rows.is_empty() || width == 0 {
-        return Err(SpecError::new(
-            field,
-            "must be a non-empty matrix (a list of non-empty rows)",
-        ));
-    }
-    let mut data = Vec::with_capacity(rows.len() * width);
-    for (i, row) in rows.iter().enumerate() {
-        if row.len() != width {
-            return Err(SpecError::new(
-                format!("{field}[{i}]"),
-                format!("row has {} values, expected {width} like row 0", row.len()),
-            ));
-        }
-        for (j, &v) in row.iter().enumerate() {
-            data.push(finite(&format!("{field}[{i}][{j}]"), v)?);
-        }
-    }
-    Array2::from_shape_vec((rows.len(), width), data)
+/// The matrix as an array. The reader made it rectangular and non-empty.
+fn matrix<L: RowLimit>(field: &str, m: Matrix<L>) -> Result<Array2<f32>, SpecError> {
+    Array2::from_shape_vec((m.rows, m.cols), m.data)
         .map_err(|e| SpecError::new(field, e.to_string()))
 }

@@ -7,8 +7,9 @@
 
 mod input;
 mod output;
+mod read;
 
-pub use input::{parse_spec, Spec, SpecError};
+pub use input::{parse_spec, parse_spec_reader, parse_spec_slice, Spec, SpecError};
 pub use output::{stages_json, HeadStagesJson, StagesJson};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
