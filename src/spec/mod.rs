@@ -10,7 +10,7 @@ mod output;
 mod read;
 
 pub use input::{parse_spec, parse_spec_reader, parse_spec_slice, Spec, SpecError};
-pub use output::{stages_json, HeadStagesJson, StagesJson};
+pub use output::{stage_maps, stages_json, write_stages, HeadStagesJson, StagesJson, StagesView};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///
@@ -25,6 +25,6 @@ pub use output::{stages_json, HeadStagesJson, StagesJson};
 pub fn run_spec_json(text: &str) -> Result<String, SpecError> {
     let spec = parse_spec(text)?;
     let stages = spec.run()?;
-    serde_json::to_string_pretty(&stages_json(&stages))
+    serde_json::to_string_pretty(&StagesView::new(&stages))
         .map_err(|e| SpecError::new("output", e.to_string()))
 }
