@@ -1,28 +1,55 @@
 //! The `diffattn` command line: runs the engine on a JSON spec and prints every stage as JSON
 //! (DESIGN.md §6), the same format the page exports; and classifies a sentence with the
-//! trained sentiment models (docs/MODEL.md), whose weights are built into this binary.
+//! trained sentiment models (docs/MODEL.md), whose weights are built into this binary or read
+//! from a file.
+//!
+//! Arguments are read as the OS gives them, so a file name or a text that is not UTF-8 works;
+//! every failure is a message on standard error and an exit status (2 for input that cannot be
+//! used, 1 for output that cannot be written), never a panic. Each command is a module of its
+//! own in `src/bin/diffattn/`.
 
-use std::io::{IsTerminal, Read, Write};
+use std::ffi::OsString;
 use std::process::ExitCode;
+
+// The commands' modules live in src/bin/diffattn/. A file directly in src/bin/ would be a
+// binary of its own, hence the paths.
+#[path = "diffattn/args.rs"]
+mod args;
+#[path = "diffattn/predict.rs"]
+mod predict;
+#[path = "diffattn/stages.rs"]
+mod stages;
+#[path = "diffattn/streams.rs"]
+mod streams;
+
+use streams::{say, write_stdout, Failure};
 
 const HELP: &str = r#"diffattn: every stage of differential attention, from a JSON spec.
 
 USAGE
-    diffattn stages [--pretty] [FILE] < spec.json > stages.json
+    diffattn stages [--pretty] [--maps LIST] [FILE] < spec.json > stages.json
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
+    diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
-prints the stages as JSON. A bad spec exits with status 2 and a message naming the field.
+prints the stages as JSON, written as they are produced. A bad spec exits with status 2 and a
+message naming the field. --maps a,d,fused prints only those maps of each head (names as in
+the output below; the page's A, shift, D and G work too); the output is always printed.
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
 negative with the trained model of mechanism M (default shift_diff; also standard,
-diff_transformer, input_diff, cosine, local) and prints JSON:
-    {"tokens": [...], "unknown": [tokens read as <unk>], "label": "positive"|"negative",
-     "probability": P(label), "positive": P(positive), "mechanism": M, "lang": "en"|"zh"}
+diff_transformer, input_diff, cosine, local), or with the weights file FILE in the format of
+docs/MODEL.md, and prints JSON:
+    {"tokens": [...], "total_tokens": N, "unknown": [tokens read as <unk>],
+     "label": "positive"|"negative", "probability": P(label), "positive": P(positive),
+     "mechanism": M, "lang": "en"|"zh"}
 One model reads both languages (English words and Chinese characters share its vocabulary);
 --lang only names the language in the output, and `auto` (the default) picks zh when most
-tokens are CJK characters. The weights are built into the binary from weights/.
+tokens are CJK characters. The built-in weights come from weights/. A text of more tokens
+than the limit is cut, and standard error says so (total_tokens counts them all). A text
+that is not UTF-8 is decoded with U+FFFD for each invalid sequence, and standard error says
+how many.
 
 SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
@@ -37,6 +64,18 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
                       subln ([d/H])
     cosine:           tau
     local:            window (radius, integer >= 0)
+A spec is one JSON object in UTF-8 (a leading byte-order mark is fine); an unknown field,
+an array in place of an object, and anything after the spec are errors. Every number must be
+finite in f32.
+
+LIMITS (diffattn::text::limits; derived from a 1 GiB budget in docs/RELIABILITY.md)
+    2,048 tokens (MAX_TOKENS): the rows of x, the tokens predict classifies
+    33,554,432 cells per map (MAX_MAP_CELLS): heads x tokens x keys, e.g. 8 heads at 2,048
+                tokens or 16 heads at 1,448
+    d at most 2,048 (MAX_D_MODEL): the width of x and of every weight
+    1 GiB (MAX_INPUT_BYTES) of spec or weights file; 16 MiB (MAX_TEXT_BYTES) of text
+A spec over a limit exits with status 2 before the engine runs, naming the field and the
+limit.
 
 OUTPUT
     heads   one object per head: "a" (L x L; L x (L-1) for input_diff);
@@ -44,6 +83,10 @@ OUTPUT
             diff_transformer has "a1", "a2", "diff" instead
     lambda  diff_transformer only
     output  L x d
+
+EXIT STATUS
+    0 done; 1 the output could not be written (standard error says why; a closed pipe, as
+    with `| head`, says nothing); 2 the arguments, spec, text or weights file cannot be used.
 
 EXAMPLE
     echo '{"mechanism": "shift_diff", "heads": 1, "causal": false,
@@ -55,226 +98,36 @@ EXAMPLE
 "#;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None | Some("-h" | "--help" | "help") => {
-            print!("{HELP}");
-            ExitCode::SUCCESS
-        }
-        Some("-V" | "--version") => {
-            println!("diffattn {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
-        Some("stages") => stages(&args[1..]),
-        Some("predict") => predict(&args[1..]),
-        Some(other) => fail(
-            2,
-            &format!("unknown command {other:?}; try `diffattn --help`"),
-        ),
-    }
-}
-
-fn stages(args: &[String]) -> ExitCode {
-    let mut pretty = false;
-    let mut file: Option<&str> = None;
-    for arg in args {
-        match arg.as_str() {
-            "--pretty" => pretty = true,
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            flag if flag.starts_with("--") => {
-                return fail(
-                    2,
-                    &format!("unknown option {flag:?}; try `diffattn --help`"),
-                )
-            }
-            path if file.is_none() => file = Some(path),
-            extra => return fail(2, &format!("unexpected argument {extra:?}")),
-        }
-    }
-    let text = match read_input(file) {
-        Ok(text) => text,
-        Err(message) => return fail(2, &message),
-    };
-    let spec = match diffattn::spec::parse_spec(&text).and_then(|s| s.run()) {
-        Ok(stages) => diffattn::spec::stages_json(&stages),
-        Err(e) => return fail(2, &format!("bad spec: {e}")),
-    };
-    let json = if pretty {
-        serde_json::to_string_pretty(&spec)
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let command = if args.is_empty() {
+        None
     } else {
-        serde_json::to_string(&spec)
+        Some(args.remove(0))
     };
-    let json = match json {
-        Ok(json) => json,
-        Err(e) => return fail(1, &format!("cannot write JSON: {e}")),
+    let result = match command.as_ref().map(|c| c.to_str()) {
+        None | Some(Some("-h" | "--help" | "help")) => help(),
+        Some(Some("-V" | "--version")) => write_stdout("the version", |out| {
+            writeln!(out, "diffattn {}", env!("CARGO_PKG_VERSION"))
+        }),
+        Some(Some("stages")) => stages::run(args),
+        Some(Some("predict")) => predict::run(args),
+        Some(_) => Err(Failure::input(format!(
+            "unknown command {:?}; try `diffattn --help`",
+            command.unwrap_or_default().to_string_lossy()
+        ))),
     };
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`diffattn stages | head`) is not an error worth a message.
-    if writeln!(out, "{json}").and_then(|()| out.flush()).is_err() {
-        return ExitCode::from(1);
-    }
-    ExitCode::SUCCESS
-}
-
-/// The shipped weights, built into the binary (never into the wasm library).
-const WEIGHTS: [(&str, &[u8]); 6] = [
-    ("shift_diff", include_bytes!("../../weights/shift_diff.bin")),
-    ("standard", include_bytes!("../../weights/standard.bin")),
-    (
-        "diff_transformer",
-        include_bytes!("../../weights/diff_transformer.bin"),
-    ),
-    ("input_diff", include_bytes!("../../weights/input_diff.bin")),
-    ("cosine", include_bytes!("../../weights/cosine.bin")),
-    ("local", include_bytes!("../../weights/local.bin")),
-];
-
-fn predict(args: &[String]) -> ExitCode {
-    let mut mechanism = "shift_diff".to_string();
-    let mut lang = "auto".to_string();
-    let mut pretty = false;
-    let mut words: Vec<&str> = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        match arg {
-            "--mechanism" | "--lang" => {
-                let Some(value) = args.get(i + 1) else {
-                    return fail(2, &format!("{arg} needs a value"));
-                };
-                if arg == "--mechanism" {
-                    mechanism = value.clone();
-                } else {
-                    lang = value.clone();
-                }
-                i += 1;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            if let Some(message) = &failure.message {
+                say(message);
             }
-            "--pretty" => pretty = true,
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
-            "--" => {
-                words.extend(args[i + 1..].iter().map(String::as_str));
-                break;
-            }
-            flag if flag.starts_with("--") => {
-                return fail(
-                    2,
-                    &format!("unknown option {flag:?}; try `diffattn --help`"),
-                )
-            }
-            text => words.push(text),
+            ExitCode::from(failure.code)
         }
-        i += 1;
-    }
-    let Some(&(_, bytes)) = WEIGHTS.iter().find(|(name, _)| *name == mechanism) else {
-        let names: Vec<&str> = WEIGHTS.iter().map(|(n, _)| *n).collect();
-        return fail(
-            2,
-            &format!(
-                "unknown mechanism {mechanism:?}; choose one of {}",
-                names.join(", ")
-            ),
-        );
-    };
-    if !["en", "zh", "auto"].contains(&lang.as_str()) {
-        return fail(
-            2,
-            &format!("unknown language {lang:?}; choose en, zh or auto"),
-        );
-    }
-    let text = if words.is_empty() || words == ["-"] {
-        match read_input(None) {
-            Ok(text) => text,
-            Err(message) => return fail(2, &message.replace("a spec", "a sentence")),
-        }
-    } else {
-        words.join(" ")
-    };
-    let (tokens, _) = diffattn::text::tokenize_limited(&text);
-    if tokens.is_empty() {
-        return fail(2, "nothing to classify: the text has no tokens");
-    }
-    let model = match diffattn::model::Model::from_bytes(bytes) {
-        Ok(model) => model,
-        Err(e) => return fail(1, &format!("built-in weights for {mechanism}: {e}")),
-    };
-    let prediction = match model.classify(&tokens) {
-        Ok(p) => p,
-        Err(e) => return fail(1, &e.to_string()),
-    };
-    let ids = model.token_ids(&tokens).unwrap_or_default();
-    let unknown: Vec<&str> = tokens
-        .iter()
-        .zip(&ids)
-        .filter(|(_, &id)| id == 0)
-        .map(|(t, _)| t.text.as_str())
-        .collect();
-    if lang == "auto" {
-        let cjk = tokens
-            .iter()
-            .filter(|t| t.text.chars().next().is_some_and(is_cjk))
-            .count();
-        lang = if 2 * cjk > tokens.len() { "zh" } else { "en" }.to_string();
-    }
-    let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
-    let json = serde_json::json!({
-        "tokens": texts,
-        "unknown": unknown,
-        "label": prediction.label.as_str(),
-        "probability": prediction.probability,
-        "positive": prediction.positive,
-        "mechanism": mechanism,
-        "lang": lang,
-    });
-    let json = if pretty {
-        serde_json::to_string_pretty(&json)
-    } else {
-        serde_json::to_string(&json)
-    };
-    match json {
-        Ok(json) => {
-            let mut out = std::io::stdout().lock();
-            if writeln!(out, "{json}").and_then(|()| out.flush()).is_err() {
-                return ExitCode::from(1);
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(1, &format!("cannot write JSON: {e}")),
     }
 }
 
-/// Han ideographs (CJK Unified Ideographs and extension A, compatibility ideographs).
-fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
-}
-
-fn read_input(file: Option<&str>) -> Result<String, String> {
-    match file {
-        None | Some("-") => {
-            let stdin = std::io::stdin();
-            if stdin.is_terminal() {
-                return Err(
-                    "expected a spec on standard input (diffattn stages < spec.json); see --help"
-                        .to_string(),
-                );
-            }
-            let mut text = String::new();
-            stdin
-                .lock()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(text)
-        }
-        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}")),
-    }
-}
-
-fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("diffattn: {message}");
-    ExitCode::from(code)
+/// Prints the help text.
+fn help() -> Result<(), Failure> {
+    write_stdout("the help", |out| out.write_all(HELP.as_bytes()))
 }

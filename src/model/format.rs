@@ -86,7 +86,11 @@ pub enum ModelError {
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ModelError::NotWeights => write!(f, "not a diffattn weights file (no {MAGIC:?} magic)"),
+            ModelError::NotWeights => write!(
+                f,
+                "not a diffattn weights file (it does not start with {:?})",
+                String::from_utf8_lossy(MAGIC)
+            ),
             ModelError::Truncated {
                 what,
                 needed,

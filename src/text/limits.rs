@@ -100,8 +100,25 @@ pub fn max_tokens_for_heads(heads: usize) -> usize {
     low
 }
 
+// The derivation of the module documentation, checked when the crate compiles: 768 MiB over
+// six maps of 4-byte cells is 2^25 cells, which is 2,048² × 8 heads; the linear part at the
+// widest model and the longest sentence is 160 MiB and fits beside the maps; the page's cap is
+// within the library's.
+const _: () = {
+    assert!(MAX_MAP_CELLS == 1 << 25);
+    assert!(MAX_MAP_CELLS == MAX_TOKENS * MAX_TOKENS * 8);
+    let linear_bytes = (4 * MAX_D_MODEL * MAX_D_MODEL + 6 * MAX_TOKENS * MAX_D_MODEL) * 4;
+    assert!(linear_bytes == 160 << 20);
+    assert!(linear_bytes + MAX_RESIDENT_MAPS * MAX_MAP_CELLS * 4 <= MEMORY_BUDGET_BYTES);
+    assert!(PAGE_MAX_TOKENS <= MAX_TOKENS);
+};
+
 /// `1234567` as `"1,234,567"`, for messages about limits.
-pub(crate) fn grouped(n: usize) -> String {
+///
+/// ```
+/// assert_eq!(diffattn::text::limits::grouped(33_554_432), "33,554,432");
+/// ```
+pub fn grouped(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -116,18 +133,6 @@ pub(crate) fn grouped(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_derivation_holds() {
-        // 768 MiB over six maps of 4-byte cells is 2^25 cells, which is 2,048² × 8 heads.
-        assert_eq!(MAX_MAP_CELLS, 1 << 25);
-        assert_eq!(MAX_MAP_CELLS, MAX_TOKENS * MAX_TOKENS * 8);
-        // The linear part at the widest model and the longest sentence fits its quarter.
-        let linear_bytes = (4 * MAX_D_MODEL * MAX_D_MODEL + 6 * MAX_TOKENS * MAX_D_MODEL) * 4;
-        assert_eq!(linear_bytes, 160 << 20);
-        assert!(linear_bytes + MAX_RESIDENT_MAPS * MAX_MAP_CELLS * 4 <= MEMORY_BUDGET_BYTES);
-        assert!(PAGE_MAX_TOKENS <= MAX_TOKENS);
-    }
 
     #[test]
     fn numbers_are_grouped_by_thousands() {
