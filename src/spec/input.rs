@@ -11,7 +11,9 @@ use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
 use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
 use crate::names::{parse, Named};
-use crate::text::limits::{grouped, map_cells, MAX_INPUT_BYTES, MAX_MAP_CELLS};
+use crate::text::limits::{
+    grouped, map_cells, MAX_D_MODEL, MAX_INPUT_BYTES, MAX_MAP_CELLS, MAX_TOKENS,
+};
 
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,9 +77,32 @@ impl Spec {
         map_cells(self.heads, tokens, keys)
     }
 
-    /// Checks the spec against [`MAX_MAP_CELLS`] before anything of that size is allocated.
+    /// Checks the spec against [`MAX_TOKENS`], [`MAX_D_MODEL`] and [`MAX_MAP_CELLS`] before
+    /// anything of that size is allocated. Parsing checks them as it reads; a spec built in code
+    /// is checked here when it runs.
     pub fn check_limits(&self) -> Result<(), SpecError> {
         let tokens = self.x.nrows();
+        if tokens > MAX_TOKENS {
+            return Err(SpecError::new(
+                "x",
+                format!(
+                    "{} tokens, more than the limit of {} (diffattn::text::limits::MAX_TOKENS)",
+                    grouped(tokens),
+                    grouped(MAX_TOKENS)
+                ),
+            ));
+        }
+        let d = self.weights.d_model();
+        if d > MAX_D_MODEL {
+            return Err(SpecError::new(
+                "w_q",
+                format!(
+                    "d_model {}, more than the limit of {} (diffattn::text::limits::MAX_D_MODEL)",
+                    grouped(d),
+                    grouped(MAX_D_MODEL)
+                ),
+            ));
+        }
         let keys = tokens.saturating_sub(self.mechanism.kind().key_offset());
         match self.map_cells() {
             Some(cells) if cells <= MAX_MAP_CELLS => Ok(()),
@@ -397,4 +422,34 @@ fn positive(field: &str, value: i64) -> Result<usize, SpecError> {
 fn matrix<L: RowLimit>(field: &str, m: Matrix<L>) -> Result<Array2<f32>, SpecError> {
     Array2::from_shape_vec((m.rows, m.cols), m.data)
         .map_err(|e| SpecError::new(field, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn the_limited_reader_gives_up_to_its_limit_and_fails_past_it() {
+        let limited = |text: &'static [u8], left| Limited { inner: text, left };
+        assert_eq!(read_all(limited(b"1234", 4)).unwrap(), b"1234");
+        let e = read_all(limited(b"12345", 4)).unwrap_err();
+        assert!(e.to_string().contains("MAX_INPUT_BYTES"), "{e}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_nothing_else() {
+        let skip = |text: &'static [u8]| read_all(SkipBom::new(text).unwrap()).unwrap();
+        assert_eq!(skip(b"\xEF\xBB\xBF{}"), b"{}");
+        assert_eq!(skip(b"{}"), b"{}");
+        // A prefix of the mark followed by something else is kept as it is.
+        assert_eq!(skip(b"\xEF\xBB{"), b"\xEF\xBB{");
+        assert_eq!(skip(b"\xEF"), b"\xEF");
+        assert_eq!(skip(b""), b"");
+    }
 }
