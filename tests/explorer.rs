@@ -336,5 +336,6 @@ fn the_parameter_readout_follows_the_mechanism() {
         .unwrap();
     e.compute().unwrap();
     let readout = e.parameter_readout().unwrap();
-    assert!(readout.starts_with("λ = "), "{readout}");
+    let lambda = e.lambda().unwrap();
+    assert_eq!(readout, format!("λ = {lambda:.4}").replace('-', "\u{2212}"));
 }

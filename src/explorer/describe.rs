@@ -78,12 +78,15 @@ impl Explorer {
     }
 
     /// The parameter the maps depend on beyond heads and mask, as a learner reads it
-    /// (`λ = 0.51`, `τ = 10.0`, `w = 2`); `None` when there is none or nothing is computed.
+    /// (`λ = 0.5100`, `τ = 10.0`, `w = 2`, negative numbers with a true minus sign); `None`
+    /// when there is none or nothing is computed.
     pub fn parameter_readout(&self) -> Option<String> {
         let m = &self.settings().maps;
         match m.mechanism {
-            MechanismKind::DiffTransformer => self.lambda().map(|l| format!("λ = {l:.3}")),
-            MechanismKind::Cosine => Some(format!("τ = {:.1}", m.tau)),
+            MechanismKind::DiffTransformer => {
+                self.lambda().map(|l| format!("λ = {}", number(l, 4)))
+            }
+            MechanismKind::Cosine => Some(format!("τ = {}", number(m.tau, 1))),
             MechanismKind::Local => Some(format!("w = {}", m.window)),
             _ => None,
         }
@@ -143,4 +146,18 @@ impl Explorer {
         );
         Some(map.slice(s![r0..r1, c0..c1]).to_owned())
     }
+}
+
+/// `x` with `digits` decimals as the page prints numbers: a true minus sign (U+2212), and no
+/// "−0.0".
+fn number(x: f32, digits: usize) -> String {
+    let text = format!("{x:.digits$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        return text.trim_start_matches('-').to_string();
+    }
+    text.replace('-', "\u{2212}")
 }

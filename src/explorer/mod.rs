@@ -15,7 +15,7 @@ mod settings;
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 pub use describe::{CellInfo, TokensInfo};
-pub use settings::{Learned, MapSettings, Settings, ShiftSettings};
+pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffMaps};
@@ -338,6 +338,32 @@ impl Explorer {
         if next != before {
             self.settings.shift = next;
             self.clear_shift();
+        }
+        Ok(())
+    }
+
+    /// Applies a change to any of the controls: the map settings, then the shift settings,
+    /// then the head shown, each clearing only what depends on it. Every value is checked
+    /// before anything changes, so an error (naming the control) leaves every setting as it
+    /// was; the head is checked against the head count the change leaves.
+    pub fn update(&mut self, patch: &SettingsPatch) -> Result<(), EngineError> {
+        let mut shift = self.settings.shift;
+        patch.apply_shift(&mut shift);
+        shift.check()?;
+        let before = (self.settings, self.head, self.gate_override);
+        self.update_maps(|m| patch.apply_maps(m))?;
+        self.update_shift(|s| patch.apply_shift(s))?;
+        if let Some(head) = patch.head {
+            if let Err(e) = self.set_head(head) {
+                let (settings, head, gate_override) = before;
+                // Put the maps' settings back; the caches they cleared are recomputed.
+                self.update_maps(|m| *m = settings.maps)?;
+                self.settings.shift = settings.shift;
+                self.head = head;
+                self.gate_override = gate_override;
+                self.clear_shift();
+                return Err(e);
+            }
         }
         Ok(())
     }
