@@ -64,6 +64,8 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
                       subln ([d/H])
     cosine:           tau
     local:            window (radius, integer >= 0)
+    tokens      optional: one label per row of x, for the axes
+    stages      optional and ignored: the answer a page export carries; it is recomputed
 A spec is one JSON object in UTF-8 (a leading byte-order mark is fine); an unknown field,
 an array in place of an object, and anything after the spec are errors. Every number must be
 finite in f32.

@@ -30,4 +30,4 @@ pub use mechanism::{
     Projection, Stages,
 };
 pub use projection::{Projected, Weights};
-pub use stage::{ScaleKind, StageId};
+pub use stage::{ScaleGroup, ScaleKind, StageId};

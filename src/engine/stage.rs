@@ -24,6 +24,19 @@ pub enum StageId {
     Diff,
 }
 
+/// Which stages may share one colour scale when the page shows them side by side: attention
+/// maps (`A`, `shift(A)`, `A′`, `A1`, `A2`, `A1 − λA2`) with each other, differences (`D`) with
+/// each other, and the gate on its own fixed scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScaleGroup {
+    /// Attention weights, before or after a shift, a gate or a difference of two maps.
+    Attention,
+    /// The difference `D`.
+    Difference,
+    /// The gate `G`, always within 0 to 1.
+    Gate,
+}
+
 /// What kind of values a stage holds, which decides how it is coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScaleKind {
@@ -61,6 +74,15 @@ impl StageId {
             StageId::A1 => "A1",
             StageId::A2 => "A2",
             StageId::Diff => "A1 − λ·A2",
+        }
+    }
+
+    /// The stages this one shares a colour scale with, when scales are shared.
+    pub fn scale_group(self) -> ScaleGroup {
+        match self {
+            StageId::G => ScaleGroup::Gate,
+            StageId::D => ScaleGroup::Difference,
+            _ => ScaleGroup::Attention,
         }
     }
 

@@ -38,7 +38,51 @@ pub struct CellInfo {
     pub masked: bool,
 }
 
+/// One line of the row view: a stage's values along one query row (or `G ⊙ D`, the part of
+/// `D` the gate lets through, in place of `G`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowLine {
+    /// What a learner reads: `A`, `shift(A)`, `G ⊙ D`, `A′`.
+    pub label: &'static str,
+    /// The stage drawn, or `None` for `G ⊙ D`.
+    pub stage: Option<StageId>,
+    /// One value per key.
+    pub values: Vec<f32>,
+}
+
 impl Explorer {
+    /// The row view of query `row` of the shown head: every stage but the gate as a line over
+    /// the keys, and `G ⊙ D` where the mechanism has both (in `G`'s place, after `D`);
+    /// `None` outside the map or before [`compute`](Self::compute).
+    pub fn row_lines(&self, row: usize) -> Option<Vec<RowLine>> {
+        let stages = self.stages();
+        let row_of = |s: StageId| -> Option<Vec<f32>> {
+            let map = self.map(s)?;
+            (row < map.nrows()).then(|| map.row(row).to_vec())
+        };
+        let mut lines = Vec::new();
+        for &stage in &stages {
+            if stage == StageId::G {
+                let (Some(g), Some(d)) = (row_of(StageId::G), row_of(StageId::D)) else {
+                    continue;
+                };
+                let values = g.iter().zip(&d).map(|(g, d)| g * d).collect();
+                lines.push(RowLine {
+                    label: "G ⊙ D",
+                    stage: None,
+                    values,
+                });
+                continue;
+            }
+            lines.push(RowLine {
+                label: stage.label(),
+                stage: Some(stage),
+                values: row_of(stage)?,
+            });
+        }
+        Some(lines)
+    }
+
     /// The numbers behind one cell of the shown head; `None` outside the map or before
     /// [`compute`](Self::compute).
     pub fn cell(&self, row: usize, col: usize) -> Option<CellInfo> {

@@ -14,7 +14,7 @@ mod settings;
 
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
-pub use describe::{CellInfo, TokensInfo};
+pub use describe::{CellInfo, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
@@ -24,7 +24,7 @@ use crate::engine::{
     Projection, StageId, Weights,
 };
 use crate::model::{Model, Prediction};
-use crate::spec::{parse_spec, stages_json, SpecError, StagesJson};
+use crate::spec::{parse_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
 use crate::text::{tokenize_up_to, Token, PAGE_MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
@@ -542,7 +542,59 @@ impl Explorer {
         Ok(prediction)
     }
 
-    /// Every stage and the layer output, in the CLI's JSON format, for "export JSON".
+    /// The layer output `(tokens, d)` under the current settings (what the final map mixes the
+    /// values into); `None` for an empty sentence.
+    pub fn layer_output(&mut self) -> Result<Option<Array2<f32>>, EngineError> {
+        self.compute()?;
+        let (Some(projection), Some(base)) = (&self.projection, &self.base) else {
+            return Ok(None);
+        };
+        output(
+            &self.mechanism()?,
+            projection,
+            base,
+            self.shift.as_ref(),
+            self.weights(),
+        )
+        .map(Some)
+    }
+
+    /// How many of the sentence's tokens the trained model's vocabulary does not know (they
+    /// read as `<unk>`); `None` for the untrained model or a loaded spec.
+    pub fn unknown_tokens(&self) -> Option<usize> {
+        if self.is_spec() {
+            return None;
+        }
+        let ids = self.model.token_ids(&self.tokens)?;
+        Some(ids.iter().filter(|&&id| id == 0).count())
+    }
+
+    /// What is drawn as a spec (the vectors, the weights, every setting and learned
+    /// parameter, the token labels) with the stages computed from it: the page's "export
+    /// JSON", a file that opens again as a spec and draws the same maps.
+    pub fn export_spec(&self) -> Result<SpecJson, EngineError> {
+        if self.is_empty() {
+            return Err(EngineError::EmptySequence);
+        }
+        let spec = Spec {
+            mechanism: self.mechanism()?,
+            heads: self.settings.maps.heads,
+            causal: self.settings.maps.causal,
+            x: self.x.clone(),
+            weights: self.weights().clone(),
+            tokens: Some(self.labels.clone()),
+        };
+        let stages = crate::engine::run(
+            spec.x.view(),
+            &spec.weights,
+            spec.heads,
+            spec.causal,
+            &spec.mechanism,
+        )?;
+        Ok(spec_json(&spec, Some(&stages)))
+    }
+
+    /// Every stage and the layer output, in the CLI's JSON format.
     pub fn stages_json(&self) -> Result<StagesJson, EngineError> {
         if self.is_empty() {
             return Err(EngineError::EmptySequence);
@@ -570,7 +622,10 @@ impl Explorer {
             Mechanism::DiffTransformer(p) => (None, Some(p.clone())),
             _ => (None, None),
         };
-        self.labels = (0..spec.x.nrows()).map(|i| format!("t{i}")).collect();
+        self.labels = match &spec.tokens {
+            Some(tokens) => tokens.clone(),
+            None => (0..spec.x.nrows()).map(|i| format!("t{i}")).collect(),
+        };
         self.x = spec.x;
         self.source = Source::Spec(Box::new(SpecSource {
             weights: spec.weights,

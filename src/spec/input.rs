@@ -6,7 +6,7 @@ use std::io::Read;
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::read::{Finite, Matrix, Object, RowLimit, TokenRows, Vector, WidthRows};
+use super::read::{Finite, Labels, Matrix, Object, RowLimit, TokenRows, Vector, WidthRows};
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
 use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
@@ -66,6 +66,8 @@ pub struct Spec {
     pub x: Array2<f32>,
     /// The projections.
     pub weights: Weights,
+    /// Labels of the tokens (the rows of `x`), if the spec names them.
+    pub tokens: Option<Vec<String>>,
 }
 
 impl Spec {
@@ -161,6 +163,12 @@ struct RawSpec {
     subln: Option<Vector>,
     tau: Option<Finite>,
     window: Option<i64>,
+    /// Labels of the rows of `x`, for the axes.
+    tokens: Option<Labels>,
+    /// The stages computed from this spec (an exported file carries them, for reading); they
+    /// are recomputed, never read.
+    #[allow(dead_code)]
+    stages: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -384,12 +392,26 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
         }
     }
 
+    let tokens = raw.tokens.map(|labels| labels.0);
+    if let Some(tokens) = &tokens {
+        if tokens.len() != x.nrows() {
+            return Err(SpecError::new(
+                "tokens",
+                format!(
+                    "{} labels for {} rows of x; give one per row",
+                    tokens.len(),
+                    x.nrows()
+                ),
+            ));
+        }
+    }
     let spec = Spec {
         mechanism,
         heads,
         causal: raw.causal,
         x,
         weights,
+        tokens,
     };
     spec.check_limits()?;
     Ok(spec)

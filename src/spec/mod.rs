@@ -10,7 +10,10 @@ mod output;
 mod read;
 
 pub use input::{parse_spec, parse_spec_reader, parse_spec_slice, Spec, SpecError};
-pub use output::{stage_maps, stages_json, write_stages, HeadStagesJson, StagesJson, StagesView};
+pub use output::{
+    spec_json, stage_maps, stages_json, write_stages, GateJson, HeadStagesJson, SpecJson,
+    StagesJson, StagesView,
+};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///

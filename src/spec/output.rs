@@ -10,8 +10,9 @@ use ndarray::{Array2, Array3, ArrayView1, ArrayView2, Axis};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+use super::input::Spec;
 use super::SpecError;
-use crate::engine::{StageId, Stages};
+use crate::engine::{Mechanism, StageId, Stages};
 use crate::names::name_of;
 
 /// The maps of one head. Which fields are present depends on the mechanism (DESIGN.md §6).
@@ -264,4 +265,137 @@ pub fn write_stages<W: Write>(
     }
     writer.write_all(b"\n")?;
     writer.flush()
+}
+
+/// The gate of a shift-difference spec: `{ alpha, beta, gamma }`, one value per head.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateJson {
+    /// Weights of `A`.
+    pub alpha: Vec<f32>,
+    /// Weights of `D`.
+    pub beta: Vec<f32>,
+    /// Biases.
+    pub gamma: Vec<f32>,
+}
+
+/// A spec as JSON (DESIGN.md §6), with the token labels and, optionally, the stages computed
+/// from it: what the page's "export JSON" writes, so the file opens again as a spec (the
+/// loader recomputes the stages and never reads them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpecJson {
+    /// The mechanism's name.
+    pub mechanism: &'static str,
+    /// Heads (diff heads for the Differential Transformer).
+    pub heads: usize,
+    /// The causal mask.
+    pub causal: bool,
+    /// The vectors entering the layer.
+    pub x: Vec<Vec<f32>>,
+    /// `W_q`, `[out][in]`.
+    pub w_q: Vec<Vec<f32>>,
+    /// `W_k`.
+    pub w_k: Vec<Vec<f32>>,
+    /// `W_v`.
+    pub w_v: Vec<Vec<f32>>,
+    /// `W_o`.
+    pub w_o: Vec<Vec<f32>>,
+    /// Shift-difference: the shift.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift: Option<i64>,
+    /// Shift-difference: the difference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difference: Option<&'static str>,
+    /// Shift-difference: the renormalisation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renormalize: Option<&'static str>,
+    /// Shift-difference: the fill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift_fill: Option<&'static str>,
+    /// Shift-difference: the gate per head.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateJson>,
+    /// Differential Transformer: the depth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// Differential Transformer: `λq1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_q1: Option<Vec<f32>>,
+    /// Differential Transformer: `λk1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_k1: Option<Vec<f32>>,
+    /// Differential Transformer: `λq2`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_q2: Option<Vec<f32>>,
+    /// Differential Transformer: `λk2`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_k2: Option<Vec<f32>>,
+    /// Differential Transformer: the RMSNorm weight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subln: Option<Vec<f32>>,
+    /// Cosine: the temperature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tau: Option<f32>,
+    /// Local: the radius.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
+    /// The row labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Vec<String>>,
+    /// The stages computed from this spec, for reading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<StagesJson>,
+}
+
+/// A spec as JSON, with `stages` when given.
+pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
+    let mut out = SpecJson {
+        mechanism: name_of(spec.mechanism.kind()),
+        heads: spec.heads,
+        causal: spec.causal,
+        x: matrix(&spec.x),
+        w_q: matrix(&spec.weights.w_q),
+        w_k: matrix(&spec.weights.w_k),
+        w_v: matrix(&spec.weights.w_v),
+        w_o: matrix(&spec.weights.w_o),
+        shift: None,
+        difference: None,
+        renormalize: None,
+        shift_fill: None,
+        gate: None,
+        depth: None,
+        lambda_q1: None,
+        lambda_k1: None,
+        lambda_q2: None,
+        lambda_k2: None,
+        subln: None,
+        tau: None,
+        window: None,
+        tokens: spec.tokens.clone(),
+        stages: stages.map(stages_json),
+    };
+    match &spec.mechanism {
+        Mechanism::ShiftDiff(p) => {
+            out.shift = Some(p.shift);
+            out.difference = Some(name_of(p.difference));
+            out.renormalize = Some(name_of(p.renormalize));
+            out.shift_fill = Some(name_of(p.fill));
+            out.gate = Some(GateJson {
+                alpha: p.gate.alpha.clone(),
+                beta: p.gate.beta.clone(),
+                gamma: p.gate.gamma.clone(),
+            });
+        }
+        Mechanism::DiffTransformer(p) => {
+            out.depth = Some(p.depth);
+            out.lambda_q1 = Some(p.lambda_q1.clone());
+            out.lambda_k1 = Some(p.lambda_k1.clone());
+            out.lambda_q2 = Some(p.lambda_q2.clone());
+            out.lambda_k2 = Some(p.lambda_k2.clone());
+            out.subln = Some(p.subln.clone());
+        }
+        Mechanism::Cosine { tau } => out.tau = Some(*tau),
+        Mechanism::Local { window } => out.window = Some(*window),
+        Mechanism::Standard | Mechanism::InputDiff => {}
+    }
+    out
 }

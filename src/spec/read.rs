@@ -356,6 +356,42 @@ impl<'de> Deserialize<'de> for Vector {
     }
 }
 
+/// Token labels, one string per row of `x`: at most [`MAX_TOKENS`] of them, counted as they are
+/// read like the rows they label.
+pub(super) struct Labels(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Labels {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LabelsVisitor;
+        impl<'de> Visitor<'de> for LabelsVisitor {
+            type Value = Labels;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of strings")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Labels, A::Error> {
+                let mut labels = Vec::new();
+                loop {
+                    if labels.len() == MAX_TOKENS {
+                        if seq.next_element::<IgnoredAny>()?.is_some() {
+                            return Err(A::Error::custom(over_limit(
+                                "labels",
+                                MAX_TOKENS,
+                                "MAX_TOKENS",
+                            )));
+                        }
+                        return Ok(Labels(labels));
+                    }
+                    match seq.next_element::<String>()? {
+                        Some(label) => labels.push(label),
+                        None => return Ok(Labels(labels)),
+                    }
+                }
+            }
+        }
+        deserializer.deserialize_seq(LabelsVisitor)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,6 +467,17 @@ mod tests {
             e.contains("more than 2,048 tokens (rows); the limit is 2,048"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn labels_are_counted_against_the_token_limit() {
+        let labels = |n: usize| format!("[{}]", vec!["\"a\""; n].join(","));
+        assert_eq!(
+            read::<Labels>(&labels(MAX_TOKENS)).unwrap().0.len(),
+            MAX_TOKENS
+        );
+        let e = read::<Labels>(&labels(MAX_TOKENS + 1)).err().unwrap();
+        assert!(e.starts_with("more than 2,048 labels"), "{e}");
     }
 
     #[test]

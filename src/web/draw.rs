@@ -10,7 +10,10 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::js::js_error;
-use crate::render::{draw_frame_at, plot_rgba, Frame, HeatmapLayout, LabelWidths};
+use crate::render::{
+    draw_frame_at, draw_row_chart, plot_rgba, Frame, HeatmapLayout, LabelWidths, RowChart,
+    RowLayout,
+};
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames.
 #[derive(Default)]
@@ -57,6 +60,24 @@ impl Painter {
         context(canvas)?
             .put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
             .map_err(|_| JsError::new("cannot draw the map's cells"))?;
+        Ok(layout)
+    }
+}
+
+impl Painter {
+    /// Draws a row view filling `canvas`; returns its layout for hit-testing.
+    pub(super) fn draw_row(
+        &mut self,
+        canvas: &HtmlCanvasElement,
+        chart: &RowChart,
+    ) -> Result<RowLayout, JsError> {
+        let backend = CanvasBackend::with_canvas_object(canvas.clone())
+            .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+        let area = backend.into_drawing_area();
+        let layout =
+            draw_row_chart(&area, chart).map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        area.present()
+            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
         Ok(layout)
     }
 }

@@ -12,12 +12,15 @@ use super::js::{
     choice, js_error, to_js, window_js, CellJs, LabelsJs, ModelJs, PredictionJs, RectJs,
     SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
 };
-use crate::engine::StageId;
+use crate::engine::{ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
-use crate::render::{heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel};
-use crate::render::{Scale, Theme};
+use crate::render::{
+    constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel,
+};
+use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme};
+use plotters::style::RGBColor;
 
 fn now_ms() -> f64 {
     web_sys::window()
@@ -34,8 +37,16 @@ pub struct Explorer {
     theme: Theme,
     /// The word the colorbar legend uses for masked cells, in the page's language.
     masked_label: String,
+    /// The word for a (nearly) constant map's colorbar, in the page's language.
+    constant_label: String,
+    /// The word for a query row in the row view's title.
+    row_word: String,
+    /// Whether the maps drawn together share colour scales by kind (`set_shared_scale`).
+    shared_scale: bool,
     /// The layouts of the last maps drawn by `render`, for hit-testing and highlights.
     layouts: Vec<HeatmapLayout>,
+    /// The layout of the last row view drawn by `render_row`.
+    row_layout: Option<RowLayout>,
     painter: Painter,
 }
 
@@ -62,7 +73,11 @@ impl Explorer {
             text: String::new(),
             theme: Theme::light(),
             masked_label: "masked".to_string(),
+            constant_label: "constant".to_string(),
+            row_word: "row".to_string(),
+            shared_scale: false,
             layouts: Vec::new(),
+            row_layout: None,
             painter: Painter::default(),
         }
     }
@@ -124,9 +139,20 @@ impl Explorer {
         Ok(())
     }
 
-    /// The word the colorbar legend uses for masked cells (the page passes its translation).
-    pub fn set_masked_label(&mut self, label: &str) {
-        self.masked_label = label.to_string();
+    /// The words the drawings use for masked cells, a constant map and a row (the page
+    /// passes its translations).
+    pub fn set_labels(&mut self, masked: &str, constant: &str, row: &str) {
+        self.masked_label = masked.to_string();
+        self.constant_label = constant.to_string();
+        self.row_word = row.to_string();
+    }
+
+    /// Whether the maps drawn together share colour scales: attention maps one (sequential from
+    /// 0, or diverging if one of them is negative), differences one symmetric scale, the gate
+    /// its unit scale; so the same value has the same colour in each. Otherwise every map has
+    /// its own. Changes nothing until the next render.
+    pub fn set_shared_scale(&mut self, shared: bool) {
+        self.shared_scale = shared;
     }
 
     /// Draws stages of the shown head, one per canvas: `stages` by name (`["a", "d"]`), or
@@ -151,9 +177,11 @@ impl Explorer {
         let t1 = now_ms();
         let head = self.state.head();
         let labels = self.shared_labels();
+        let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
+        let scales = self.scales(&drawn);
         self.layouts.clear();
-        for (canvas, stage) in canvases.iter().zip(shown) {
-            let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels)?;
+        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
+            let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels, scale)?;
             self.layouts.push(layout);
         }
         to_js(&TimingsJs {
@@ -180,10 +208,13 @@ impl Explorer {
         };
         let heads = self.state.settings().maps.heads;
         let labels = self.shared_labels();
+        let drawn: Vec<(StageId, usize)> =
+            (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
+        let scales = self.scales(&drawn);
         self.layouts.clear();
-        for (head, canvas) in canvases.iter().enumerate().take(heads) {
+        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
             let title = format!("{} · {}", stage.label(), head + 1);
-            let layout = self.draw(canvas, stage, head, &title, font_px, &labels)?;
+            let layout = self.draw(canvas, stage, head, &title, font_px, &labels, scale)?;
             self.layouts.push(layout);
         }
         to_js(&TimingsJs {
@@ -263,10 +294,110 @@ impl Explorer {
         self.set_text(&text)
     }
 
-    /// Every stage and the layer output in the CLI's JSON format.
+    /// What is drawn as a spec file (DESIGN.md §6: the vectors, the weights, the settings and
+    /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
+    /// `load_spec` opens it again and draws the same maps.
     pub fn export_json(&self) -> Result<String, JsError> {
-        let stages = self.state.stages_json().map_err(js_error)?;
-        serde_json::to_string_pretty(&stages).map_err(js_error)
+        let spec = self.state.export_spec().map_err(js_error)?;
+        serde_json::to_string_pretty(&spec).map_err(js_error)
+    }
+
+    /// Draws the row view of query `row` (from 0) on `canvas`: every stage but the gate as a
+    /// line over the keys, with `G ⊙ D`, and key `hovered` (from 0) highlighted. Returns
+    /// `{ x, y, width, height }`, the plot in device pixels, or throws for a row past the map.
+    pub fn render_row(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        row: usize,
+        font_px: f32,
+        hovered: Option<usize>,
+    ) -> Result<JsValue, JsError> {
+        self.state.compute().map_err(js_error)?;
+        let lines = self
+            .state
+            .row_lines(row)
+            .ok_or_else(|| JsError::new(&format!("row: {row} is past the map")))?;
+        // Okabe–Ito colours, told apart with any colour vision; copies of A are dashed.
+        const COLORS: [RGBColor; 6] = [
+            RGBColor(0x00, 0x72, 0xb2),
+            RGBColor(0x56, 0xb4, 0xe9),
+            RGBColor(0xe6, 0x9f, 0x00),
+            RGBColor(0x00, 0x9e, 0x73),
+            RGBColor(0xcc, 0x79, 0xa7),
+            RGBColor(0xd5, 0x5e, 0x00),
+        ];
+        let series: Vec<RowSeries> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| RowSeries {
+                label: line.label,
+                values: line.values.clone(),
+                color: COLORS[i % COLORS.len()],
+                dashed: matches!(line.stage, Some(StageId::Shifted | StageId::ShiftedBack)),
+            })
+            .collect();
+        let keys = self.state.key_labels();
+        let query = self.state.labels().get(row).cloned().unwrap_or_default();
+        let title = format!("{} {} · {query}", self.row_word, row + 1);
+        let (mask, offset) = self.state.mask();
+        let chart = RowChart {
+            title: &title,
+            keys: &keys,
+            series: &series,
+            hovered,
+            allowed: mask.allowed_keys(row, offset, keys.len()),
+            theme: &self.theme,
+            font_px,
+        };
+        let layout = self.painter.draw_row(&canvas, &chart)?;
+        self.row_layout = Some(layout);
+        to_js(&RectJs {
+            x: layout.plot.x,
+            y: layout.plot.y,
+            width: layout.plot.width,
+            height: layout.plot.height,
+        })
+    }
+
+    /// The key under a device-pixel position of the last row view, or `undefined`.
+    pub fn row_hit(&self, x_px: f64, y_px: f64) -> Option<usize> {
+        self.row_layout?.key_at(x_px, y_px)
+    }
+
+    /// Draws the layer output (`tokens × d`, what the final map mixes the values into) on
+    /// `canvas` as a diverging heatmap. Returns `{ compute_ms, draw_ms }`.
+    pub fn render_output(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        font_px: f32,
+    ) -> Result<JsValue, JsError> {
+        let t0 = now_ms();
+        let output = self
+            .state
+            .layer_output()
+            .map_err(js_error)?
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let t1 = now_ms();
+        let cols: Vec<String> = (1..=output.ncols()).map(|c| c.to_string()).collect();
+        let widths = LabelWidths::measure(self.state.labels(), &cols);
+        let scale = Scale::for_values(ScaleKind::Diverging, output.view());
+        let frame = Frame {
+            title: "O = A′·V·W_oᵀ",
+            row_labels: self.state.labels(),
+            col_labels: &cols,
+            scale: &scale,
+            theme: &self.theme,
+            font_px,
+            mask: None,
+            masked_label: &self.masked_label,
+            constant: constant_value(output.view()),
+            constant_label: &self.constant_label,
+        };
+        self.painter.draw(&canvas, output.view(), &frame, &widths)?;
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
     }
 
     /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document.
@@ -280,7 +411,8 @@ impl Explorer {
         let scale = Scale::for_values(stage.scale_kind(), map);
         let keys = self.state.key_labels();
         let theme = Theme::light();
-        let frame = self.frame(stage.label(), &keys, &scale, &theme, 14.0);
+        let mut frame = self.frame(stage.label(), &keys, &scale, &theme, 14.0);
+        frame.constant = constant_value(map);
         Ok(heatmap_svg(map, &frame, 640, 600))
     }
 
@@ -303,7 +435,10 @@ impl Explorer {
             .iter()
             .map(|(s, map, scale)| Panel {
                 map: *map,
-                frame: self.frame(s.label(), &keys, scale, &theme, 14.0),
+                frame: Frame {
+                    constant: constant_value(*map),
+                    ..self.frame(s.label(), &keys, scale, &theme, 14.0)
+                },
             })
             .collect();
         Ok(panel_svg(&panels, 520, 520))
@@ -366,6 +501,8 @@ impl Explorer {
                 label: p.label.as_str(),
                 probability: p.probability,
                 positive: p.positive,
+                unknown: self.state.unknown_tokens().unwrap_or(0),
+                tokens: self.state.len(),
             }),
             None => Ok(JsValue::UNDEFINED),
         }
@@ -417,10 +554,41 @@ impl Explorer {
             font_px,
             mask: Some(self.cell_mask()),
             masked_label: &self.masked_label,
+            constant: None,
+            constant_label: &self.constant_label,
         }
     }
 
-    /// Draws one head's map of one stage on a canvas.
+    /// The colour scale of each map to draw (`(stage, head)`): its own, or shared by the maps of
+    /// one `ScaleGroup` when `shared_scale` is on.
+    fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
+        let map = |&(stage, head): &(StageId, usize)| self.state.head_map(stage, head);
+        if !self.shared_scale {
+            return drawn
+                .iter()
+                .map(|d| map(d).map_or(Scale::unit(), |m| Scale::for_values(d.0.scale_kind(), m)))
+                .collect();
+        }
+        drawn
+            .iter()
+            .map(|&(stage, _)| {
+                let group: Vec<_> = drawn
+                    .iter()
+                    .filter(|(s, _)| s.scale_group() == stage.scale_group())
+                    .filter_map(map)
+                    .collect();
+                let kind = match stage.scale_group() {
+                    ScaleGroup::Attention => ScaleKind::Sequential,
+                    ScaleGroup::Difference => ScaleKind::Diverging,
+                    ScaleGroup::Gate => ScaleKind::Unit,
+                };
+                Scale::for_maps(kind, &group)
+            })
+            .collect()
+    }
+
+    /// Draws one head's map of one stage on a canvas with `scale`.
+    #[allow(clippy::too_many_arguments)]
     fn draw(
         &mut self,
         canvas: &HtmlCanvasElement,
@@ -429,12 +597,13 @@ impl Explorer {
         title: &str,
         font_px: f32,
         labels: &SharedLabels,
+        scale: Scale,
     ) -> Result<HeatmapLayout, JsError> {
         let map = self
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
-        let scale = Scale::for_values(stage.scale_kind(), map);
+        let constant = constant_value(map);
         let frame = Frame {
             title,
             row_labels: self.state.labels(),
@@ -444,6 +613,8 @@ impl Explorer {
             font_px,
             mask: Some(self.cell_mask()),
             masked_label: &self.masked_label,
+            constant,
+            constant_label: &self.constant_label,
         };
         self.painter.draw(canvas, map, &frame, &labels.widths)
     }

@@ -359,12 +359,15 @@ pub(super) struct ModelJs<'a> {
     pub trained_with: Option<SettingsJs>,
 }
 
-/// `{ label: "positive" | "negative", probability, positive }`
+/// `{ label: "positive" | "negative", probability, positive, unknown, tokens }`: `unknown`
+/// counts the tokens the model's vocabulary does not know (they read as `<unk>`), of `tokens`.
 #[derive(Serialize)]
 pub(super) struct PredictionJs {
     pub label: &'static str,
     pub probability: f32,
     pub positive: f32,
+    pub unknown: usize,
+    pub tokens: usize,
 }
 
 /// `{ name, stages: string[], parameters: string[], final_stage }`: one mechanism of the

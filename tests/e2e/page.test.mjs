@@ -302,9 +302,12 @@ test('exports download a PNG, an SVG and the stages JSON', async () => {
   assert.match(one.bytes.toString('utf8'), /<svg[\s>]/);
   const json = await grab('#export-json');
   assert.equal(json.name, 'shift_diff-k1-head1-stages.json');
-  const stages = JSON.parse(json.bytes.toString('utf8'));
-  assert.ok(Array.isArray(stages.heads) && stages.heads.length === 4);
-  assert.ok(Array.isArray(stages.heads[0].fused));
+  const spec = JSON.parse(json.bytes.toString('utf8'));
+  // A spec that opens again (tests/e2e/classroom.test.mjs opens it), with the stages for reading.
+  assert.equal(spec.mechanism, 'shift_diff');
+  assert.ok(Array.isArray(spec.x) && Array.isArray(spec.tokens));
+  assert.ok(Array.isArray(spec.stages.heads) && spec.stages.heads.length === 4);
+  assert.ok(Array.isArray(spec.stages.heads[0].fused));
   assert.deepEqual(errors, []);
 });
 

@@ -117,6 +117,8 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
                     font_px: 13.0,
                     mask: None,
                     masked_label: "",
+                    constant: None,
+                    constant_label: "",
                 },
             })
             .collect();

@@ -295,8 +295,11 @@ export class ExplorerView {
     const theme = this.resolvedTheme();
     this.engine.call((ex) => {
       if (theme !== this.#sentTheme) ex.set_theme((this.#sentTheme = theme));
-      const masked = this.t('masked_label');
-      if (masked !== this.#sentMaskedLabel) ex.set_masked_label((this.#sentMaskedLabel = masked));
+      const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label')];
+      if (words.join('\n') !== this.#sentMaskedLabel) {
+        ex.set_labels(...words);
+        this.#sentMaskedLabel = words.join('\n');
+      }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sentText) {
         this.#sentence = ex.set_text(this.state.text);
         this.#sentText = this.state.text;
