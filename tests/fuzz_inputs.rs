@@ -74,7 +74,7 @@ fn the_spec_seeds_are_good_specs_of_every_mechanism() {
     // A seed the parser rejects would start the fuzzer at an error; each seed runs.
     let mut mechanisms = std::collections::BTreeSet::new();
     for (path, bytes) in inputs("seeds", "spec") {
-        let spec = diffattn::spec::parse_spec_slice(&bytes)
+        let spec = diffattn::spec::parse_spec_bytes(&bytes)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         spec.run().unwrap();
         mechanisms.insert(spec.mechanism.name());
@@ -110,6 +110,8 @@ fn seed_models() -> Vec<(String, Model)> {
         lambda_q2: vec![0.05],
         lambda_k2: vec![0.2],
         subln: vec![1.0, 0.5],
+        lambda_init: None,
+        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
     });
     let cases = [
         ("standard", Mechanism::Standard, 2, false),

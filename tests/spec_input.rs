@@ -7,7 +7,7 @@ use std::path::Path;
 
 use diffattn::engine::StageId;
 use diffattn::spec::{
-    parse_spec, parse_spec_reader, parse_spec_slice, stages_json, write_stages, StagesView,
+    parse_spec, parse_spec_bytes, parse_spec_reader, stages_json, write_stages, StagesView,
 };
 use diffattn::text::limits::{MAX_MAP_CELLS, MAX_TOKENS};
 
@@ -31,12 +31,12 @@ fn fixture_specs() -> Vec<(String, String)> {
 fn text_bytes_and_reader_parse_every_fixture_alike() {
     for (name, text) in fixture_specs() {
         let from_text = parse_spec(&text);
-        assert_eq!(parse_spec_slice(text.as_bytes()), from_text, "{name}");
+        assert_eq!(parse_spec_bytes(text.as_bytes()), from_text, "{name}");
         assert_eq!(parse_spec_reader(text.as_bytes()), from_text, "{name}");
         // With a byte-order mark in front, all three read the same spec.
         let bom = format!("\u{FEFF}{text}");
         assert_eq!(parse_spec(&bom), from_text, "{name}");
-        assert_eq!(parse_spec_slice(bom.as_bytes()), from_text, "{name}");
+        assert_eq!(parse_spec_bytes(bom.as_bytes()), from_text, "{name}");
         assert_eq!(parse_spec_reader(bom.as_bytes()), from_text, "{name}");
     }
 }
@@ -162,4 +162,51 @@ fn duplicate_fields_are_errors() {
     let text = spec(2, 1).replace(r#""heads": 1,"#, r#""heads": 1, "heads": 1,"#);
     let e = parse_spec(&text).unwrap_err();
     assert!(e.message.contains("duplicate field `heads`"), "{e}");
+}
+
+/// A spec in the binary form (DESIGN.md §7.8): `x` as an F32 tensor of `rows × cols`, the
+/// other fields in the metadata.
+fn safetensors_with_x(rows: usize, cols: usize) -> Vec<u8> {
+    safetensors_declaring(rows, rows, cols)
+}
+
+/// [`safetensors_with_x`] whose header declares `declared` rows of `x` but holds `rows`.
+fn safetensors_declaring(declared: usize, rows: usize, cols: usize) -> Vec<u8> {
+    let eye: Vec<Vec<f32>> = (0..cols)
+        .map(|i| (0..cols).map(|j| f32::from(u8::from(i == j))).collect())
+        .collect();
+    let spec = serde_json::json!({
+        "mechanism": "standard", "heads": 1, "causal": true,
+        "w_q": eye, "w_k": eye, "w_v": eye, "w_o": eye,
+    });
+    let data: Vec<u8> = (0..rows * cols)
+        .flat_map(|_| 0.5f32.to_le_bytes())
+        .collect();
+    let header = serde_json::json!({
+        "x": {"dtype": "F32", "shape": [declared, cols], "data_offsets": [0, data.len()]},
+        "__metadata__": {"format": "diffattn.stages", "version": "1", "spec": spec.to_string()},
+    });
+    let header = header.to_string().into_bytes();
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend(header);
+    file.extend(data);
+    file
+}
+
+#[test]
+fn the_binary_form_obeys_the_same_limits_before_it_allocates() {
+    let at = parse_spec_bytes(&safetensors_with_x(MAX_TOKENS, 1)).expect("2,048 tokens");
+    assert_eq!(at.x.nrows(), MAX_TOKENS);
+    // The reader takes the same file and gives the same spec.
+    assert_eq!(
+        parse_spec_reader(&safetensors_with_x(MAX_TOKENS, 1)[..]),
+        Ok(at)
+    );
+    let e = parse_spec_bytes(&safetensors_with_x(MAX_TOKENS + 1, 1)).unwrap_err();
+    assert_eq!(e.field, "x");
+    assert!(e.message.contains("more than 2,048 tokens"), "{e}");
+    // A declared shape is refused before its values are read: this file holds no data for
+    // the 2^40 rows it announces.
+    let e = parse_spec_bytes(&safetensors_declaring(1 << 40, 1, 1)).unwrap_err();
+    assert!(e.message.contains("more than 2,048 tokens"), "{e}");
 }

@@ -251,8 +251,17 @@ fn exports_are_json_and_svg() {
     let mut ex = sentence("export me");
     let json: serde_json::Value =
         serde_json::from_str(&ex.export_json().map_err(error_message).unwrap()).unwrap();
-    assert_eq!(json["heads"].as_array().map(Vec::len), Some(4));
-    assert!(json["heads"][0]["fused"].is_array());
+    // A spec (it opens again with load_spec), with the stages for reading.
+    assert_eq!(json["heads"], 4);
+    assert_eq!(json["tokens"], serde_json::json!(["export", "me"]));
+    assert_eq!(json["stages"]["heads"].as_array().map(Vec::len), Some(4));
+    assert!(json["stages"]["heads"][0]["fused"].is_array());
+    let mut again = Explorer::new();
+    again
+        .load_spec(&ex.export_json().map_err(error_message).unwrap())
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(map_data(&mut again, "fused"), map_data(&mut ex, "fused"));
     let svg = ex.export_svg("fused").map_err(error_message).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("A′"));
     assert!(ex

@@ -33,8 +33,10 @@ USAGE
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
-prints the stages as JSON, written as they are produced. A bad spec exits with status 2 and a
-message naming the field. --maps a,d,fused prints only those maps of each head (names as in
+prints the stages as JSON, written as they are produced. The spec is JSON, or the binary
+form: a safetensors file whose tensors are the array fields and whose __metadata__ "spec"
+holds the other fields as JSON (docs/DESIGN.md §7.8; python/'s diffattn.save writes it). A
+bad spec exits with status 2 and a message naming the field. --maps a,d,fused prints only those maps of each head (names as in
 the output below; the page's A, shift, D and G work too); the output is always printed.
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
@@ -51,8 +53,9 @@ than the limit is cut, and standard error says so (total_tokens counts them all)
 that is not UTF-8 is decoded with U+FFFD for each invalid sequence, and standard error says
 how many.
 
-SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
+SPEC (one sentence; weights in PyTorch's [out][in] layout)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
+                | "diff_transformer_v2" | "hierarchical"
     heads       H, a positive integer dividing d (diff heads for diff_transformer: 2H divides d)
     causal      true | false
     x           L x d   the vectors entering the attention layer
@@ -64,8 +67,15 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
                       subln ([d/H])
     cosine:           tau
     local:            window (radius, integer >= 0)
-    tokens      optional: one label per row of x, for the axes
-    stages      optional and ignored: the answer a page export carries; it is recomputed
+  A real layer (docs/DESIGN.md §7; diffattn.capture in python/ writes these):
+    head_dim, kv_heads (grouped-query attention), b_q b_k b_v b_o (biases),
+    rope {layout "half"|"interleaved", theta | inv_freq, rotary_dim, positions,
+          attention_scaling}, tokens (labels), model, layer
+    diff_transformer:    pairing "adjacent"|"halves", lambda_init (instead of depth),
+                         subln optional (no learned weight), subln_eps
+    diff_transformer_v2: w_lambda (H x d): lambda = sigmoid(x w_lambda^T) per token and head
+    hierarchical:        segment (tokens per segment)
+  stages (optional) is ignored: the answer a page export carries; it is recomputed.
 A spec is one JSON object in UTF-8 (a leading byte-order mark is fine); an unknown field,
 an array in place of an object, and anything after the spec are errors. Every number must be
 finite in f32.
@@ -74,7 +84,7 @@ LIMITS (diffattn::text::limits; derived from a 1 GiB budget in docs/RELIABILITY.
     2,048 tokens (MAX_TOKENS): the rows of x, the tokens predict classifies
     33,554,432 cells per map (MAX_MAP_CELLS): heads x tokens x keys, e.g. 8 heads at 2,048
                 tokens or 16 heads at 1,448
-    d at most 2,048 (MAX_D_MODEL): the width of x and of every weight
+    at most 2,048 (MAX_D_MODEL): the width of x, both sides of every weight
     1 GiB (MAX_INPUT_BYTES) of spec or weights file; 16 MiB (MAX_TEXT_BYTES) of text
 A spec over a limit exits with status 2 before the engine runs, naming the field and the
 limit.
@@ -82,8 +92,9 @@ limit.
 OUTPUT
     heads   one object per head: "a" (L x L; L x (L-1) for input_diff);
             shift_diff adds "shifted", "d", "g", "fused" (and "shifted_back" when symmetric);
-            diff_transformer has "a1", "a2", "diff" instead
-    lambda  diff_transformer only
+            diff_transformer and diff_transformer_v2 have "a1", "a2", "diff" instead;
+            hierarchical has "local", "segments" (L x segments) and "a"
+    lambda  diff_transformer: one number; diff_transformer_v2: L x H
     output  L x d
 
 EXIT STATUS

@@ -22,6 +22,10 @@ pub enum StageId {
     A2,
     /// `A1 - lambda·A2`.
     Diff,
+    /// Hierarchical attention's weight on the tokens of the own segment.
+    Local,
+    /// Hierarchical attention's weight on the other segments' summaries, `(queries, segments)`.
+    Segments,
 }
 
 /// Which stages may share one colour scale when the page shows them side by side: attention
@@ -50,7 +54,7 @@ pub enum ScaleKind {
 
 impl StageId {
     /// Every stage, in display order.
-    pub const ALL: [StageId; 9] = [
+    pub const ALL: [StageId; 11] = [
         StageId::A,
         StageId::Shifted,
         StageId::ShiftedBack,
@@ -60,6 +64,8 @@ impl StageId {
         StageId::A1,
         StageId::A2,
         StageId::Diff,
+        StageId::Local,
+        StageId::Segments,
     ];
 
     /// The name a learner reads: `A`, `shift(A)`, `D`, `G`, `A′`, ...
@@ -74,6 +80,8 @@ impl StageId {
             StageId::A1 => "A1",
             StageId::A2 => "A2",
             StageId::Diff => "A1 − λ·A2",
+            StageId::Local => "local",
+            StageId::Segments => "segments",
         }
     }
 
@@ -89,9 +97,13 @@ impl StageId {
     /// What kind of values the stage holds.
     pub fn scale_kind(self) -> ScaleKind {
         match self {
-            StageId::A | StageId::Shifted | StageId::ShiftedBack | StageId::A1 | StageId::A2 => {
-                ScaleKind::Sequential
-            }
+            StageId::A
+            | StageId::Shifted
+            | StageId::ShiftedBack
+            | StageId::A1
+            | StageId::A2
+            | StageId::Local
+            | StageId::Segments => ScaleKind::Sequential,
             StageId::G => ScaleKind::Unit,
             StageId::D | StageId::Fused | StageId::Diff => ScaleKind::Diverging,
         }

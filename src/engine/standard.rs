@@ -4,9 +4,10 @@
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
+use super::layout::HeadShape;
 use super::mask::Mask;
 use super::numeric::saturate;
-use super::projection::{head, head_width};
+use super::projection::head;
 use super::softmax::softmax_rows;
 
 /// The scores `Q_h·K_hᵀ / sqrt(d_h)` of one head, `(queries, keys)`.
@@ -27,21 +28,22 @@ pub fn scaled_dot_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>) -> Array2<f
 
 /// Per-head attention maps from any per-head score function, masked and softmaxed.
 ///
-/// `q` is `(queries, d)` and `k` is `(keys, d)`; both are split into `heads` column blocks.
-/// Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). The result has shape
-/// `(heads, queries, keys)`.
+/// `q` is `(queries, query_heads · d_h)` and `k` is `(keys, key_heads · d_h)`; query head `j`
+/// scores against key head `shape.key_head(j)` (grouped-query attention; the same `j` in the
+/// plain layout). Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). The
+/// result has shape `(query_heads, queries, keys)`.
 pub fn maps_from_scores(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
-    heads: usize,
+    shape: &HeadShape,
     mask: Mask,
     key_offset: usize,
     score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
 ) -> Result<Array3<f32>, EngineError> {
-    let d_h = head_width(q.ncols(), heads, "d_model")?;
-    let mut maps = Array3::<f32>::zeros((heads, q.nrows(), k.nrows()));
-    for (h, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
-        map.assign(&score(head(q, h, d_h), head(k, h, d_h)));
+    let d_h = shape.head_dim;
+    let mut maps = Array3::<f32>::zeros((shape.query_heads, q.nrows(), k.nrows()));
+    for (j, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
+        map.assign(&score(head(q, j, d_h), head(k, shape.key_head(j), d_h)));
         softmax_rows(map.view_mut(), mask, key_offset);
     }
     Ok(maps)
@@ -68,5 +70,15 @@ pub fn attention(
     heads: usize,
     mask: Mask,
 ) -> Result<Array3<f32>, EngineError> {
-    maps_from_scores(q, k, heads, mask, 0, scaled_dot_scores)
+    grouped(q, k, &HeadShape::plain(q.ncols(), heads)?, mask)
+}
+
+/// Standard attention maps over any head layout, `(query_heads, tokens, tokens)`.
+pub fn grouped(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+) -> Result<Array3<f32>, EngineError> {
+    maps_from_scores(q, k, shape, mask, 0, scaled_dot_scores)
 }

@@ -14,7 +14,7 @@ mod settings;
 
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
-pub use describe::{CellInfo, RowLine, TokensInfo};
+pub use describe::{CellInfo, Extremes, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
@@ -441,7 +441,7 @@ impl Explorer {
                     Projection::new(kind, self.x.view(), self.weights())
                 }
             };
-            let base = base_maps(&mechanism, &projection, heads, causal);
+            let base = base_maps(&mechanism, &projection, self.weights(), heads, causal);
             self.projection = Some(projection);
             self.base = Some(base?);
             self.recomputations.maps += 1;
@@ -582,7 +582,10 @@ impl Explorer {
             causal: self.settings.maps.causal,
             x: self.x.clone(),
             weights: self.weights().clone(),
-            tokens: Some(self.labels.clone()),
+            meta: crate::spec::Meta {
+                tokens: Some(self.labels.clone()),
+                ..Default::default()
+            },
         };
         let stages = crate::engine::run(
             spec.x.view(),
@@ -612,6 +615,7 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
         let spec = parse_spec(text)?;
+        spec.page_support()?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;
         let settings = self
@@ -622,7 +626,7 @@ impl Explorer {
             Mechanism::DiffTransformer(p) => (None, Some(p.clone())),
             _ => (None, None),
         };
-        self.labels = match &spec.tokens {
+        self.labels = match &spec.meta.tokens {
             Some(tokens) => tokens.clone(),
             None => (0..spec.x.nrows()).map(|i| format!("t{i}")).collect(),
         };

@@ -211,6 +211,13 @@ impl Settings {
             MechanismKind::InputDiff => Mechanism::InputDiff,
             MechanismKind::Cosine => Mechanism::Cosine { tau: m.tau },
             MechanismKind::Local => Mechanism::Local { window: m.window },
+            MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
+                return Err(EngineError::Shape {
+                    field: "mechanism",
+                    expected: "a mechanism the page draws".into(),
+                    found: format!("{} (the CLI's diffattn stages runs it)", m.mechanism.key()),
+                })
+            }
         })
     }
 
@@ -235,7 +242,11 @@ impl Settings {
             }
             Mechanism::Cosine { tau } => s.maps.tau = *tau,
             Mechanism::Local { window } => s.maps.window = *window,
-            Mechanism::Standard | Mechanism::DiffTransformer(_) | Mechanism::InputDiff => {}
+            Mechanism::Standard
+            | Mechanism::DiffTransformer(_)
+            | Mechanism::InputDiff
+            | Mechanism::DiffTransformerV2
+            | Mechanism::Hierarchical { .. } => {}
         }
         s
     }

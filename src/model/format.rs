@@ -234,9 +234,15 @@ fn check_finite(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
             finite("lambda_q2", &p.lambda_q2)?;
             finite("lambda_k2", &p.lambda_k2)?;
             finite("subln", &p.subln)?;
+            finite("lambda_init", &p.lambda_init)?;
+            finite("subln_eps", [&p.subln_eps])?;
         }
         Mechanism::Cosine { tau } => finite("tau", [tau])?,
-        Mechanism::Standard | Mechanism::InputDiff | Mechanism::Local { .. } => {}
+        Mechanism::Standard
+        | Mechanism::InputDiff
+        | Mechanism::Local { .. }
+        | Mechanism::DiffTransformerV2
+        | Mechanism::Hierarchical { .. } => {}
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
@@ -358,6 +364,8 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         Mechanism::Cosine { tau } => w.vector("tau", &[*tau]),
         Mechanism::Local { window: r } => window = Some(*r),
         Mechanism::Standard | Mechanism::InputDiff => {}
+        // No trained model has these yet; `decode` refuses their names with a message.
+        Mechanism::DiffTransformerV2 | Mechanism::Hierarchical { .. } => {}
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
@@ -686,6 +694,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
             lambda_q2: r.vector("lambda_q2")?,
             lambda_k2: r.vector("lambda_k2")?,
             subln: r.vector("subln")?,
+            lambda_init: None,
+            subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
         }),
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: *r
@@ -698,6 +708,12 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
                 .window
                 .ok_or_else(|| ModelError::Header("window is missing".to_string()))?,
         },
+        MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
+            return Err(ModelError::Header(format!(
+                "no trained {} models exist yet",
+                kind.key()
+            )))
+        }
     };
     let encoder = if r.has("bilstm.forward.w_ih") {
         let dir = |d: &str| -> Result<LstmWeights, ModelError> {

@@ -3,13 +3,17 @@
 use std::fmt;
 use std::io::Read;
 
-use ndarray::Array2;
+use ndarray::{Array1, Array2};
 use serde::Deserialize;
 
-use super::read::{Finite, Labels, Matrix, Object, RowLimit, TokenRows, Vector, WidthRows};
-use crate::engine::diff_transformer::DiffTransformerParams;
+use super::read::{Matrix, Object, RowLimit, TokenList, TokenRows, Vector, WidthRows};
+
+use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
-use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
+use crate::engine::{
+    run, Biases, EngineError, Frequencies, HeadShape, Layout, Mechanism, MechanismKind, Pairing,
+    Rope, Stages, Weights,
+};
 use crate::names::{parse, Named};
 use crate::text::limits::{
     grouped, map_cells, MAX_D_MODEL, MAX_INPUT_BYTES, MAX_MAP_CELLS, MAX_TOKENS,
@@ -58,16 +62,27 @@ impl From<EngineError> for SpecError {
 pub struct Spec {
     /// The mechanism and its parameters.
     pub mechanism: Mechanism,
-    /// Heads (diff heads for the Differential Transformer).
+    /// Heads (diff heads for the Differential Transformers).
     pub heads: usize,
     /// Whether the causal mask applies.
     pub causal: bool,
     /// The vectors entering the layer, `(tokens, d)`.
     pub x: Array2<f32>,
-    /// The projections.
+    /// The projections, with a real layer's biases and head layout (DESIGN.md §7.1–§7.2).
     pub weights: Weights,
-    /// Labels of the tokens (the rows of `x`), if the spec names them.
+    /// Labels of the tokens, model name and layer index (§7.3), if given.
+    pub meta: Meta,
+}
+
+/// A spec's metadata (DESIGN.md §7.3): shown, never computed with.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Meta {
+    /// One label per token.
     pub tokens: Option<Vec<String>>,
+    /// The model's name.
+    pub model: Option<String>,
+    /// The layer's index in the model.
+    pub layer: Option<u64>,
 }
 
 impl Spec {
@@ -135,36 +150,82 @@ impl Spec {
             &self.mechanism,
         )?)
     }
+
+    /// Why the page cannot draw this spec yet, if it cannot: a real layer's layout or one of
+    /// the mechanisms only the stages format has (the CLI runs every spec).
+    pub fn page_support(&self) -> Result<(), SpecError> {
+        let kind = self.mechanism.kind();
+        if !MechanismKind::ALL.contains(&kind) {
+            return Err(SpecError::new(
+                "mechanism",
+                format!(
+                    "the page cannot draw {} yet; `diffattn stages` runs it",
+                    kind.key()
+                ),
+            ));
+        }
+        let w = &self.weights;
+        let plain = w.layout.is_plain() && w.biases == Biases::default() && w.w_lambda.is_none();
+        let plain = plain
+            && match &self.mechanism {
+                Mechanism::DiffTransformer(p) => {
+                    p.lambda_init.is_none() && p.subln_eps == RMS_NORM_EPS
+                }
+                _ => true,
+            };
+        if !plain {
+            return Err(SpecError::new(
+                "spec",
+                "the page cannot draw a real layer's layout yet (head_dim, kv_heads, biases, rope, pairing, lambda_init, subln_eps); `diffattn stages` runs it",
+            ));
+        }
+        Ok(())
+    }
 }
 
-/// The spec as JSON has it, before validation. Numbers are read as f64 and checked finite in
-/// f32 as they are read ([`Finite`]); matrices are counted against the limits as they are read.
-/// It is read through [`Object`], so its field names here are exactly the known keys.
+/// The spec as JSON has it, before validation. Numbers are read as f64 so that values beyond
+/// f32's range are caught and reported instead of silently becoming infinite; the arrays are
+/// read straight into f32 ([`Finite`]) and counted against the limits as they are read. The
+/// array fields may instead come as tensors of the binary form (DESIGN.md §7.8). It is read
+/// through [`Object`], so its field names here are exactly the known keys.
 #[derive(Deserialize)]
 struct RawSpec {
     mechanism: String,
     heads: i64,
     causal: bool,
-    x: Matrix<TokenRows>,
-    w_q: Matrix<WidthRows>,
-    w_k: Matrix<WidthRows>,
-    w_v: Matrix<WidthRows>,
-    w_o: Matrix<WidthRows>,
+    x: Option<Matrix<TokenRows>>,
+    w_q: Option<Matrix<WidthRows>>,
+    w_k: Option<Matrix<WidthRows>>,
+    w_v: Option<Matrix<WidthRows>>,
+    w_o: Option<Matrix<WidthRows>>,
+    b_q: Option<Vector>,
+    b_k: Option<Vector>,
+    b_v: Option<Vector>,
+    b_o: Option<Vector>,
+    head_dim: Option<i64>,
+    kv_heads: Option<i64>,
+    rope: Option<Object<RawRope>>,
+    tokens: Option<TokenList<String>>,
+    model: Option<String>,
+    layer: Option<i64>,
     shift: Option<i64>,
     difference: Option<String>,
     renormalize: Option<String>,
     shift_fill: Option<String>,
     gate: Option<Object<RawGate>>,
     depth: Option<i64>,
+    lambda_init: Option<f64>,
+    pairing: Option<String>,
     lambda_q1: Option<Vector>,
     lambda_k1: Option<Vector>,
     lambda_q2: Option<Vector>,
     lambda_k2: Option<Vector>,
     subln: Option<Vector>,
-    tau: Option<Finite>,
+    subln_eps: Option<f64>,
+    w_lambda: Option<Matrix<WidthRows>>,
+    tau: Option<f64>,
     window: Option<i64>,
-    /// Labels of the rows of `x`, for the axes.
-    tokens: Option<Labels>,
+    segment: Option<i64>,
     /// The stages computed from this spec (an exported file carries them, for reading); they
     /// are recomputed, never read.
     #[allow(dead_code)]
@@ -178,42 +239,94 @@ struct RawGate {
     gamma: Vector,
 }
 
-/// Parses and validates a spec (DESIGN.md §6) from JSON text.
+#[derive(Deserialize)]
+struct RawRope {
+    layout: String,
+    theta: Option<f64>,
+    inv_freq: Option<Vector>,
+    rotary_dim: Option<i64>,
+    positions: Option<TokenList<i64>>,
+    attention_scaling: Option<f64>,
+}
+
+/// Parses and validates a spec (DESIGN.md §6–§7) from JSON text.
 ///
 /// Every failure names its field: `mechanism: unknown variant ...`, `heads: 3 does not divide
 /// ...`, `x[2]: row has 3 values, expected 4`, `gate.alpha: expected 2 values ...`,
-/// `w_q[0][1]: 1e39 is not a finite f32`, `shiftfill: unknown field (did you mean
-/// "shift_fill"?)`, `x: more than 2,048 tokens`. A leading byte-order mark is skipped; anything
-/// but whitespace after the spec is an error, as is a spec that is not a JSON object.
+/// `w_q[0][1]: 1e39 is not a finite f32`, `kv_heads: expected a divisor of heads 4, found 3`,
+/// `shiftfill: unknown field (did you mean "shift_fill"?)`, `x: more than 2,048 tokens`. A
+/// leading byte-order mark is skipped; anything but whitespace after the spec is an error, as
+/// is a spec that is not a JSON object.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
-    parse_from(serde_json::Deserializer::from_str(text))
+    validate(
+        raw_from(serde_json::Deserializer::from_str(text))?,
+        Tensors::default(),
+    )
 }
 
-/// [`parse_spec`] from bytes, which must be UTF-8 (RFC 8259): bytes that are not are an error
-/// naming the line and column.
-pub fn parse_spec_slice(bytes: &[u8]) -> Result<Spec, SpecError> {
+/// Parses a spec file's bytes: JSON (which must be UTF-8, RFC 8259), or the binary form (a
+/// safetensors file, DESIGN.md §7.8).
+pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
+    if super::binary::is_safetensors(bytes) {
+        let (spec_json, tensors) = super::binary::read(bytes)?;
+        return validate(
+            raw_from(serde_json::Deserializer::from_str(&spec_json))?,
+            tensors,
+        );
+    }
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-    parse_from(serde_json::Deserializer::from_slice(bytes))
+    match std::str::from_utf8(bytes) {
+        Ok(_) => validate(
+            raw_from(serde_json::Deserializer::from_slice(bytes))?,
+            Tensors::default(),
+        ),
+        Err(e) => Err(SpecError::new(
+            "spec",
+            format!("neither JSON (not UTF-8: {e}) nor a safetensors file"),
+        )),
+    }
 }
 
-/// [`parse_spec`] from a reader, which is read as it is parsed (the text is never held whole)
-/// and at most [`MAX_INPUT_BYTES`] far.
-pub fn parse_spec_reader<R: Read>(reader: R) -> Result<Spec, SpecError> {
-    let reader = SkipBom::new(Limited {
-        inner: reader,
+/// [`parse_spec_bytes`] from a reader, at most [`MAX_INPUT_BYTES`] of it. JSON is parsed as it
+/// is read, so its text is never held whole; the binary form, whose header says where its
+/// tensors lie, is read whole first.
+pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
+    let cannot = |e: std::io::Error| SpecError::new("spec", format!("cannot read it: {e}"));
+    // The first 9 bytes tell the binary form: a header length within the limit, then `{`.
+    let mut head = Vec::with_capacity(9);
+    (&mut reader)
+        .take(9)
+        .read_to_end(&mut head)
+        .map_err(cannot)?;
+    let length = head
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8])));
+    let binary = head.get(8) == Some(&b'{') && length.is_some_and(|n| n <= MAX_INPUT_BYTES as u64);
+    let rest = Limited {
+        inner: std::io::Cursor::new(head).chain(reader),
         left: MAX_INPUT_BYTES,
-    })
-    .map_err(|e| SpecError::new("spec", format!("cannot read it: {e}")))?;
-    parse_from(serde_json::Deserializer::from_reader(reader))
+    };
+    if binary {
+        let mut bytes = Vec::new();
+        let mut rest = rest;
+        rest.read_to_end(&mut bytes).map_err(cannot)?;
+        return parse_spec_bytes(&bytes);
+    }
+    let json = SkipBom::new(rest).map_err(cannot)?;
+    validate(
+        raw_from(serde_json::Deserializer::from_reader(json))?,
+        Tensors::default(),
+    )
 }
 
 /// The UTF-8 byte-order mark, which some editors put at the start of a file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-fn parse_from<'de, R: serde_json::de::Read<'de>>(
+/// The raw spec of one JSON object, and nothing after it but whitespace.
+fn raw_from<'de, R: serde_json::de::Read<'de>>(
     mut de: serde_json::Deserializer<R>,
-) -> Result<Spec, SpecError> {
+) -> Result<RawSpec, SpecError> {
     let raw: Object<RawSpec> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
@@ -231,7 +344,7 @@ fn parse_from<'de, R: serde_json::de::Read<'de>>(
         };
         SpecError::new("spec", message)
     })?;
-    validate(raw.0)
+    Ok(raw.0)
 }
 
 fn json_message(e: serde_json::Error) -> String {
@@ -239,6 +352,7 @@ fn json_message(e: serde_json::Error) -> String {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
             format!("not valid JSON: {e}")
         }
+        serde_json::error::Category::Io => format!("cannot read it: {e}"),
         _ => e.to_string(),
     }
 }
@@ -315,25 +429,134 @@ impl<R: Read> Read for SkipBom<R> {
     }
 }
 
-fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
-    let heads = positive("heads", raw.heads)?;
-    let w_q = matrix("w_q", raw.w_q)?;
-    let d = w_q.nrows();
-    let weights = Weights::new(
-        w_q,
-        matrix("w_k", raw.w_k)?,
-        matrix("w_v", raw.w_v)?,
-        matrix("w_o", raw.w_o)?,
-    )?;
-    let x = matrix("x", raw.x)?;
-    weights.check_input(x.view())?;
+/// Array fields read from the binary form, by field name.
+pub(super) type Tensors = std::collections::BTreeMap<String, Array2<f32>>;
 
+/// A matrix field from the JSON or a tensor (never both).
+fn matrix_field<L: RowLimit>(
+    field: &str,
+    raw: Option<Matrix<L>>,
+    tensors: &mut Tensors,
+) -> Result<Option<Array2<f32>>, SpecError> {
+    match (raw, tensors.remove(field)) {
+        (Some(_), Some(_)) => Err(both(field)),
+        (Some(m), None) => matrix(field, m).map(Some),
+        (None, Some(m)) => Ok(Some(m)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// A vector field from the JSON or a tensor (a tensor of one row).
+fn vector_field(
+    field: &str,
+    raw: Option<Vector>,
+    tensors: &mut Tensors,
+) -> Result<Option<Vec<f32>>, SpecError> {
+    match (raw, tensors.remove(field)) {
+        (Some(_), Some(_)) => Err(both(field)),
+        (Some(values), None) => Ok(Some(values.0)),
+        (None, Some(m)) if m.nrows() == 1 => Ok(Some(m.into_raw_vec_and_offset().0)),
+        (None, Some(_)) => Err(SpecError::new(field, "expected a tensor of rank 1")),
+        (None, None) => Ok(None),
+    }
+}
+
+fn both(field: &str) -> SpecError {
+    SpecError::new(field, "given both as a tensor and in __metadata__.spec")
+}
+
+fn validate(raw: RawSpec, mut tensors: Tensors) -> Result<Spec, SpecError> {
+    let t = &mut tensors;
+    let heads = positive("heads", raw.heads)?;
     let kind: MechanismKind = name("mechanism", &raw.mechanism)?;
+    let w_q = required("w_q", matrix_field("w_q", raw.w_q, t)?)?;
+    let w_k = required("w_k", matrix_field("w_k", raw.w_k, t)?)?;
+    let w_v = required("w_v", matrix_field("w_v", raw.w_v, t)?)?;
+    let w_o = required("w_o", matrix_field("w_o", raw.w_o, t)?)?;
+    let w_lambda = matrix_field("w_lambda", raw.w_lambda, t)?;
+    let x = required("x", matrix_field("x", raw.x, t)?)?;
+    let biases = Biases {
+        b_q: vector_field("b_q", raw.b_q, t)?.map(Array1::from),
+        b_k: vector_field("b_k", raw.b_k, t)?.map(Array1::from),
+        b_v: vector_field("b_v", raw.b_v, t)?.map(Array1::from),
+        b_o: vector_field("b_o", raw.b_o, t)?.map(Array1::from),
+    };
+    let lambdas = [
+        ("lambda_q1", vector_field("lambda_q1", raw.lambda_q1, t)?),
+        ("lambda_k1", vector_field("lambda_k1", raw.lambda_k1, t)?),
+        ("lambda_q2", vector_field("lambda_q2", raw.lambda_q2, t)?),
+        ("lambda_k2", vector_field("lambda_k2", raw.lambda_k2, t)?),
+    ];
+    let subln = vector_field("subln", raw.subln, t)?;
+    if let Some(name) = tensors.keys().next() {
+        return Err(SpecError::new(
+            name.clone(),
+            "a tensor that is not an array field of the format",
+        ));
+    }
+
+    let layout = Layout {
+        head_dim: raw.head_dim.map(|v| positive("head_dim", v)).transpose()?,
+        kv_heads: raw.kv_heads.map(|v| positive("kv_heads", v)).transpose()?,
+        pairing: match raw.pairing {
+            None => Pairing::Adjacent,
+            Some(p) => name("pairing", &p)?,
+        },
+        rope: raw.rope.map(|r| rope(r.0, x.nrows())).transpose()?,
+    };
+    if kind == MechanismKind::InputDiff && layout.rope.is_some() {
+        return Err(SpecError::new(
+            "rope",
+            "input_diff has no positions for its keys (steps between tokens)",
+        ));
+    }
+    let real = layout.head_dim.is_some()
+        || layout.kv_heads.is_some()
+        || w_lambda.is_some()
+        || kind == MechanismKind::DiffTransformerV2;
+    let weights = if real {
+        Weights::real(w_q, w_k, w_v, w_o, biases, w_lambda, layout)?
+    } else {
+        let mut w = Weights::new(w_q, w_k, w_v, w_o)?;
+        w.biases = biases;
+        w.layout = layout;
+        w.biases.check(&w)?;
+        w
+    };
+    weights.check_input(x.view())?;
+    let shape = HeadShape::resolve(kind, &weights, heads)?;
+    if let Some(rope) = &weights.layout.rope {
+        check_rotary_dim(rope, shape.head_dim)?;
+    }
+
     let mechanism = match kind {
         MechanismKind::Standard => Mechanism::Standard,
         MechanismKind::InputDiff => Mechanism::InputDiff,
+        MechanismKind::DiffTransformerV2 => {
+            match &weights.w_lambda {
+                None => {
+                    return Err(SpecError::new(
+                        "w_lambda",
+                        "missing (this mechanism needs it)",
+                    ))
+                }
+                Some(w) if w.nrows() != heads => {
+                    return Err(SpecError::new(
+                        "w_lambda",
+                        format!(
+                            "expected {heads} x {} (heads, d_model), found {} x {}",
+                            weights.d_model(),
+                            w.nrows(),
+                            w.ncols()
+                        ),
+                    ))
+                }
+                Some(_) => {}
+            }
+            Mechanism::DiffTransformerV2
+        }
         MechanismKind::Cosine => Mechanism::Cosine {
-            tau: required("tau", raw.tau)?.0,
+            tau: finite("tau", required("tau", raw.tau)?)?,
         },
         MechanismKind::Local => {
             let window = required("window", raw.window)?;
@@ -341,6 +564,9 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
                 .map_err(|_| SpecError::new("window", format!("must be >= 0, found {window}")))?;
             Mechanism::Local { window }
         }
+        MechanismKind::Hierarchical => Mechanism::Hierarchical {
+            segment: positive("segment", required("segment", raw.segment)?)?,
+        },
         MechanismKind::ShiftDiff => {
             let gate = required("gate", raw.gate)?.0;
             let gate = Gate {
@@ -348,6 +574,7 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
                 beta: gate.beta.0,
                 gamma: gate.gamma.0,
             };
+            gate.check(heads)?;
             Mechanism::ShiftDiff(ShiftDiffParams {
                 shift: required("shift", raw.shift)?,
                 difference: name("difference", &required("difference", raw.difference)?)?,
@@ -360,61 +587,178 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
             })
         }
         MechanismKind::DiffTransformer => {
-            let depth = required("depth", raw.depth)?;
-            let depth = u32::try_from(depth).map_err(|_| {
-                SpecError::new(
-                    "depth",
-                    format!("must be between 0 and 2^32 - 1, found {depth}"),
-                )
-            })?;
-            Mechanism::DiffTransformer(DiffTransformerParams {
+            let (depth, lambda_init) = match (raw.depth, raw.lambda_init) {
+                (Some(depth), None) => (
+                    u32::try_from(depth).map_err(|_| {
+                        SpecError::new(
+                            "depth",
+                            format!("must be between 0 and 2^32 - 1, found {depth}"),
+                        )
+                    })?,
+                    None,
+                ),
+                (None, Some(init)) => (0, Some(finite("lambda_init", init)?)),
+                (None, None) => {
+                    return Err(SpecError::new(
+                        "depth",
+                        "missing: give depth or lambda_init",
+                    ))
+                }
+                (Some(_), Some(_)) => {
+                    return Err(SpecError::new(
+                        "depth",
+                        "give exactly one of depth and lambda_init",
+                    ))
+                }
+            };
+            let [q1, k1, q2, k2] = lambdas.map(|(field, v)| required(field, v));
+            let params = DiffTransformerParams {
                 depth,
-                lambda_q1: required("lambda_q1", raw.lambda_q1)?.0,
-                lambda_k1: required("lambda_k1", raw.lambda_k1)?.0,
-                lambda_q2: required("lambda_q2", raw.lambda_q2)?.0,
-                lambda_k2: required("lambda_k2", raw.lambda_k2)?.0,
-                subln: required("subln", raw.subln)?.0,
-            })
+                lambda_q1: q1?,
+                lambda_k1: k1?,
+                lambda_q2: q2?,
+                lambda_k2: k2?,
+                // No learned weight (DiffLlama's groupnorm) is a weight of ones.
+                subln: subln.unwrap_or_else(|| vec![1.0; 2 * shape.head_dim]),
+                lambda_init,
+                subln_eps: match raw.subln_eps {
+                    None => RMS_NORM_EPS,
+                    Some(eps) => positive_finite("subln_eps", eps)?,
+                },
+            };
+            params.check(shape.head_dim)?;
+            Mechanism::DiffTransformer(params)
         }
     };
-
-    // Check head counts and per-head vector lengths now, so the error names the field.
-    match &mechanism {
-        Mechanism::DiffTransformer(p) => {
-            p.check(d, heads)?;
-        }
-        Mechanism::ShiftDiff(p) => {
-            crate::engine::projection::head_width(d, heads, "d_model")?;
-            p.gate.check(heads)?;
-        }
-        _ => {
-            crate::engine::projection::head_width(d, heads, "d_model")?;
-        }
+    if kind != MechanismKind::DiffTransformer && weights.layout.pairing != Pairing::Adjacent {
+        return Err(SpecError::new(
+            "pairing",
+            "only diff_transformer pairs heads",
+        ));
     }
 
-    let tokens = raw.tokens.map(|labels| labels.0);
-    if let Some(tokens) = &tokens {
-        if tokens.len() != x.nrows() {
-            return Err(SpecError::new(
-                "tokens",
-                format!(
-                    "{} labels for {} rows of x; give one per row",
-                    tokens.len(),
-                    x.nrows()
-                ),
-            ));
-        }
-    }
+    let meta = Meta {
+        tokens: match raw.tokens.map(|t| t.0) {
+            Some(t) if t.len() != x.nrows() => {
+                return Err(SpecError::new(
+                    "tokens",
+                    format!(
+                        "expected {} labels (one per row of x), found {}",
+                        x.nrows(),
+                        t.len()
+                    ),
+                ))
+            }
+            t => t,
+        },
+        model: raw.model,
+        layer: raw
+            .layer
+            .map(|l| {
+                u64::try_from(l)
+                    .map_err(|_| SpecError::new("layer", format!("must be >= 0, found {l}")))
+            })
+            .transpose()?,
+    };
     let spec = Spec {
         mechanism,
         heads,
         causal: raw.causal,
         x,
         weights,
-        tokens,
+        meta,
     };
     spec.check_limits()?;
     Ok(spec)
+}
+
+/// The rope object (DESIGN.md §7.2) for a sequence of `tokens` tokens.
+fn rope(raw: RawRope, tokens: usize) -> Result<Rope, SpecError> {
+    let frequencies = match (raw.theta, raw.inv_freq) {
+        (Some(theta), None) => {
+            let theta = positive_finite("rope.theta", theta)?;
+            Frequencies::Theta(theta as f64)
+        }
+        (None, Some(f)) => Frequencies::Explicit(f.0.into_iter().map(f64::from).collect()),
+        _ => {
+            return Err(SpecError::new(
+                "rope",
+                "give exactly one of theta and inv_freq",
+            ))
+        }
+    };
+    let positions = match raw.positions.map(|p| p.0) {
+        None => (0..tokens as u64).collect(),
+        Some(p) if p.len() != tokens => {
+            return Err(SpecError::new(
+                "rope.positions",
+                format!(
+                    "expected {tokens} integers (one per token), found {}",
+                    p.len()
+                ),
+            ))
+        }
+        Some(p) => p
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                u64::try_from(v).map_err(|_| {
+                    SpecError::new(
+                        format!("rope.positions[{i}]"),
+                        format!("must be >= 0, found {v}"),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(Rope {
+        layout: name("rope.layout", &raw.layout)?,
+        frequencies,
+        rotary_dim: raw
+            .rotary_dim
+            .map(|r| positive("rope.rotary_dim", r))
+            .transpose()?,
+        positions,
+        attention_scaling: match raw.attention_scaling {
+            None => 1.0,
+            Some(c) => f64::from(finite("rope.attention_scaling", c)?),
+        },
+    })
+}
+
+fn check_rotary_dim(rope: &Rope, head_dim: usize) -> Result<(), SpecError> {
+    let r = rope.rotary_dim.unwrap_or(head_dim);
+    if r < 2 || r % 2 != 0 || r > head_dim {
+        return Err(SpecError::new(
+            "rope.rotary_dim",
+            format!("expected an even number from 2 to head_dim {head_dim}, found {r}"),
+        ));
+    }
+    if let Frequencies::Explicit(f) = &rope.frequencies {
+        if f.len() != r / 2 {
+            return Err(SpecError::new(
+                "rope.inv_freq",
+                format!(
+                    "expected {} values (rotary_dim / 2), found {}",
+                    r / 2,
+                    f.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn positive_finite(field: &str, value: f64) -> Result<f32, SpecError> {
+    let v = finite(field, value)?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(SpecError::new(
+            field,
+            format!("must be positive, found {value}"),
+        ))
+    }
 }
 
 /// The value a name stands for (`crate::names`), or an error naming the field.
@@ -438,6 +782,18 @@ fn positive(field: &str, value: i64) -> Result<usize, SpecError> {
         .ok()
         .filter(|&v| v > 0)
         .ok_or_else(|| SpecError::new(field, format!("must be a positive integer, found {value}")))
+}
+
+fn finite(field: &str, value: f64) -> Result<f32, SpecError> {
+    let v = value as f32;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(SpecError::new(
+            field,
+            format!("{value} is not a finite f32 (|v| must be below 3.4e38)"),
+        ))
+    }
 }
 
 /// The matrix as an array. The reader made it rectangular and non-empty.

@@ -45,6 +45,22 @@ pub struct HeadStagesJson {
     /// `A1 - lambda·A2` (diff_transformer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Vec<Vec<f32>>>,
+    /// Hierarchical attention's weight on the own segment's tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<Vec<Vec<f32>>>,
+    /// Hierarchical attention's weight on the other segments, `(tokens, segments)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<Vec<f32>>>,
+}
+
+/// The Differential Transformer's one λ, or V2's λ per token (row) and head (column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LambdaJson {
+    /// One λ for the layer.
+    Layer(f32),
+    /// `(tokens, heads)`.
+    PerToken(Vec<Vec<f32>>),
 }
 
 /// The whole answer: per-head maps, lambda for the Differential Transformer, and the output.
@@ -54,7 +70,7 @@ pub struct StagesJson {
     pub heads: Vec<HeadStagesJson>,
     /// The layer's lambda (diff_transformer only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda: Option<f32>,
+    pub lambda: Option<LambdaJson>,
     /// The layer output, `tokens x d`.
     pub output: Vec<Vec<f32>>,
 }
@@ -108,7 +124,31 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                     ..Default::default()
                 })
                 .collect(),
-            lambda: Some(maps.lambda),
+            lambda: Some(LambdaJson::Layer(maps.lambda)),
+            output: matrix(output),
+        },
+        Stages::DiffTransformerV2 { maps, output } => StagesJson {
+            heads: (0..maps.diff.len_of(Axis(0)))
+                .map(|h| HeadStagesJson {
+                    a1: Some(head(&maps.a1, h)),
+                    a2: Some(head(&maps.a2, h)),
+                    diff: Some(head(&maps.diff, h)),
+                    ..Default::default()
+                })
+                .collect(),
+            lambda: Some(LambdaJson::PerToken(matrix(&maps.lambda))),
+            output: matrix(output),
+        },
+        Stages::Hierarchical { maps, output } => StagesJson {
+            heads: (0..maps.a.len_of(Axis(0)))
+                .map(|h| HeadStagesJson {
+                    local: Some(head(&maps.local, h)),
+                    segments: Some(head(&maps.segments, h)),
+                    a: Some(head(&maps.a, h)),
+                    ..Default::default()
+                })
+                .collect(),
+            lambda: None,
             output: matrix(output),
         },
     }
@@ -122,6 +162,12 @@ pub fn stage_maps(stages: &Stages, stage: StageId) -> Option<&Array3<f32>> {
         (Stages::DiffTransformer { maps, .. }, StageId::A1) => Some(&maps.a1),
         (Stages::DiffTransformer { maps, .. }, StageId::A2) => Some(&maps.a2),
         (Stages::DiffTransformer { maps, .. }, StageId::Diff) => Some(&maps.diff),
+        (Stages::DiffTransformerV2 { maps, .. }, StageId::A1) => Some(&maps.a1),
+        (Stages::DiffTransformerV2 { maps, .. }, StageId::A2) => Some(&maps.a2),
+        (Stages::DiffTransformerV2 { maps, .. }, StageId::Diff) => Some(&maps.diff),
+        (Stages::Hierarchical { maps, .. }, StageId::A) => Some(&maps.a),
+        (Stages::Hierarchical { maps, .. }, StageId::Local) => Some(&maps.local),
+        (Stages::Hierarchical { maps, .. }, StageId::Segments) => Some(&maps.segments),
         _ => None,
     }
 }
@@ -193,14 +239,15 @@ impl<'a> StagesView<'a> {
 
 impl Serialize for StagesView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let lambda = match self.stages {
-            Stages::DiffTransformer { maps, .. } => Some(maps.lambda),
-            _ => None,
-        };
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("heads", &Heads(self))?;
-        if let Some(lambda) = lambda {
-            map.serialize_entry("lambda", &lambda)?;
+        match self.stages {
+            // One number per layer, or one per token and head (L x H).
+            Stages::DiffTransformer { maps, .. } => map.serialize_entry("lambda", &maps.lambda)?,
+            Stages::DiffTransformerV2 { maps, .. } => {
+                map.serialize_entry("lambda", &Rows(maps.lambda.view()))?
+            }
+            _ => {}
         }
         map.serialize_entry("output", &Rows(self.stages.output().view()))?;
         map.end()
@@ -317,6 +364,15 @@ pub struct SpecJson {
     /// Differential Transformer: the depth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<u32>,
+    /// Differential Transformer: `lambda_init` itself, when given instead of the depth's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_init: Option<f32>,
+    /// Differential Transformer: RMSNorm's epsilon, when not the official code's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subln_eps: Option<f32>,
+    /// Hierarchical: the segment size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment: Option<usize>,
     /// Differential Transformer: `λq1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lambda_q1: Option<Vec<f32>>,
@@ -363,6 +419,9 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         shift_fill: None,
         gate: None,
         depth: None,
+        lambda_init: None,
+        subln_eps: None,
+        segment: None,
         lambda_q1: None,
         lambda_k1: None,
         lambda_q2: None,
@@ -370,7 +429,7 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         subln: None,
         tau: None,
         window: None,
-        tokens: spec.tokens.clone(),
+        tokens: spec.meta.tokens.clone(),
         stages: stages.map(stages_json),
     };
     match &spec.mechanism {
@@ -392,10 +451,16 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
             out.lambda_q2 = Some(p.lambda_q2.clone());
             out.lambda_k2 = Some(p.lambda_k2.clone());
             out.subln = Some(p.subln.clone());
+            out.lambda_init = p.lambda_init;
+            out.subln_eps = (p.subln_eps != crate::engine::diff_transformer::RMS_NORM_EPS)
+                .then_some(p.subln_eps);
         }
+        Mechanism::Hierarchical { segment } => out.segment = Some(*segment),
         Mechanism::Cosine { tau } => out.tau = Some(*tau),
         Mechanism::Local { window } => out.window = Some(*window),
-        Mechanism::Standard | Mechanism::InputDiff => {}
+        // V2's W_λ is part of the weights, which a page-drawn spec never has (the page
+        // refuses real layouts: `Spec::page_support`).
+        Mechanism::Standard | Mechanism::InputDiff | Mechanism::DiffTransformerV2 => {}
     }
     out
 }

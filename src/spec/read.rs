@@ -356,39 +356,39 @@ impl<'de> Deserialize<'de> for Vector {
     }
 }
 
-/// Token labels, one string per row of `x`: at most [`MAX_TOKENS`] of them, counted as they are
-/// read like the rows they label.
-pub(super) struct Labels(pub Vec<String>);
+/// A list with one entry per token (labels, rope positions): at most [`MAX_TOKENS`] entries,
+/// counted as they are read like the rows of `x`.
+pub(super) struct TokenList<T>(pub Vec<T>);
 
-impl<'de> Deserialize<'de> for Labels {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for TokenList<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct LabelsVisitor;
-        impl<'de> Visitor<'de> for LabelsVisitor {
-            type Value = Labels;
+        struct ListVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+            type Value = TokenList<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of strings")
+                f.write_str("a list with one entry per token")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Labels, A::Error> {
-                let mut labels = Vec::new();
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TokenList<T>, A::Error> {
+                let mut entries = Vec::new();
                 loop {
-                    if labels.len() == MAX_TOKENS {
+                    if entries.len() == MAX_TOKENS {
                         if seq.next_element::<IgnoredAny>()?.is_some() {
                             return Err(A::Error::custom(over_limit(
-                                "labels",
+                                "entries (one per token)",
                                 MAX_TOKENS,
                                 "MAX_TOKENS",
                             )));
                         }
-                        return Ok(Labels(labels));
+                        return Ok(TokenList(entries));
                     }
-                    match seq.next_element::<String>()? {
-                        Some(label) => labels.push(label),
-                        None => return Ok(Labels(labels)),
+                    match seq.next_element::<T>()? {
+                        Some(entry) => entries.push(entry),
+                        None => return Ok(TokenList(entries)),
                     }
                 }
             }
         }
-        deserializer.deserialize_seq(LabelsVisitor)
+        deserializer.deserialize_seq(ListVisitor(PhantomData))
     }
 }
 
@@ -470,14 +470,19 @@ mod tests {
     }
 
     #[test]
-    fn labels_are_counted_against_the_token_limit() {
+    fn lists_of_one_entry_per_token_are_counted_against_the_token_limit() {
         let labels = |n: usize| format!("[{}]", vec!["\"a\""; n].join(","));
-        assert_eq!(
-            read::<Labels>(&labels(MAX_TOKENS)).unwrap().0.len(),
-            MAX_TOKENS
+        let list = read::<TokenList<String>>(&labels(MAX_TOKENS)).unwrap();
+        assert_eq!(list.0.len(), MAX_TOKENS);
+        let e = read::<TokenList<String>>(&labels(MAX_TOKENS + 1))
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("more than 2,048 entries (one per token)"),
+            "{e}"
         );
-        let e = read::<Labels>(&labels(MAX_TOKENS + 1)).err().unwrap();
-        assert!(e.starts_with("more than 2,048 labels"), "{e}");
+        let e = read::<TokenList<i64>>("[1, \"two\"]").err().unwrap();
+        assert!(e.starts_with("[1]: invalid type: string"), "{e}");
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub fn names() -> Result<JsValue, JsError> {
         parameters: Vec<&'static str>,
     }
     to_js(&NamesJs {
-        mechanisms: of::<MechanismKind>(),
+        // The page's mechanisms; the stages format has two more the page cannot draw yet.
+        mechanisms: MechanismKind::ALL.map(MechanismKind::key).to_vec(),
         differences: of::<Difference>(),
         fills: of::<ShiftFill>(),
         renormalizations: of::<Renormalize>(),
