@@ -210,3 +210,15 @@ fn the_binary_form_obeys_the_same_limits_before_it_allocates() {
     let e = parse_spec_bytes(&safetensors_declaring(1 << 40, 1, 1)).unwrap_err();
     assert!(e.message.contains("more than 2,048 tokens"), "{e}");
 }
+
+#[test]
+fn bytes_that_are_not_utf8_are_refused_even_where_the_parser_skips() {
+    // Found by the `spec` fuzzer (fuzz/regressions/spec/invalid_utf8_in_an_ignored_key.json):
+    // a byte 0x87 in a key inside the ignored `stages`. serde_json checks the UTF-8 of what it
+    // keeps, not of what it skips, so the reader accepted what the bytes parser refused.
+    let mut bytes = spec(2, 1).trim_end_matches('}').to_string().into_bytes();
+    bytes.extend_from_slice(b", \"stages\": {\"head\x87\": [[0]]}}");
+    assert!(parse_spec_bytes(&bytes).is_err());
+    let e = parse_spec_reader(&bytes[..]).unwrap_err();
+    assert!(e.message.contains("not UTF-8 at byte"), "{e}");
+}

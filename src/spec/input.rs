@@ -313,7 +313,9 @@ pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
         rest.read_to_end(&mut bytes).map_err(cannot)?;
         return parse_spec_bytes(&bytes);
     }
-    let json = SkipBom::new(rest).map_err(cannot)?;
+    // serde_json checks the UTF-8 of the strings it keeps, not of what it skips (the ignored
+    // `stages`); the reader checks all of it, as `parse_spec_bytes` does.
+    let json = Utf8Only::new(SkipBom::new(rest).map_err(cannot)?);
     validate(
         raw_from(serde_json::Deserializer::from_reader(json))?,
         Tensors::default(),
@@ -381,6 +383,72 @@ impl<R: Read> Read for Limited<R> {
         let read = self.inner.read(&mut buf[..n])?;
         self.left -= read;
         Ok(read)
+    }
+}
+
+/// A reader that fails at the first byte that is not UTF-8 (RFC 8259 asks JSON to be), or at an
+/// end that cuts a character short. It copies nothing: each read is checked where it lies, and
+/// only the start of a character cut by the end of a read (at most 3 bytes) is kept.
+struct Utf8Only<R> {
+    inner: R,
+    /// The start of a character the last read ended inside of.
+    carry: Vec<u8>,
+    /// Where `carry` starts in the input.
+    carry_at: usize,
+    /// Bytes given so far.
+    offset: usize,
+}
+
+impl<R: Read> Utf8Only<R> {
+    fn new(inner: R) -> Utf8Only<R> {
+        Utf8Only {
+            inner,
+            carry: Vec::with_capacity(4),
+            carry_at: 0,
+            offset: 0,
+        }
+    }
+}
+
+fn not_utf8(at: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("neither JSON (not UTF-8 at byte {at}) nor a safetensors file"),
+    )
+}
+
+impl<R: Read> Read for Utf8Only<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !self.carry.is_empty() {
+            return Err(not_utf8(self.carry_at));
+        }
+        // First finish the character the last read cut, byte by byte (a character is at most
+        // four bytes, so this ends within three).
+        let mut i = 0;
+        while !self.carry.is_empty() && i < n {
+            self.carry.push(buf[i]);
+            i += 1;
+            match std::str::from_utf8(&self.carry) {
+                Ok(_) => self.carry.clear(),
+                Err(e) if e.error_len().is_some() => return Err(not_utf8(self.carry_at)),
+                Err(_) => {}
+            }
+        }
+        if self.carry.is_empty() && i < n {
+            match std::str::from_utf8(&buf[i..n]) {
+                Ok(_) => {}
+                Err(e) if e.error_len().is_some() => {
+                    return Err(not_utf8(self.offset + i + e.valid_up_to()))
+                }
+                Err(e) => {
+                    self.carry_at = self.offset + i + e.valid_up_to();
+                    self.carry.extend_from_slice(&buf[i + e.valid_up_to()..n]);
+                }
+            }
+        }
+        self.offset += n;
+        Ok(n)
     }
 }
 
@@ -818,6 +886,42 @@ mod tests {
         assert_eq!(read_all(limited(b"1234", 4)).unwrap(), b"1234");
         let e = read_all(limited(b"12345", 4)).unwrap_err();
         assert!(e.to_string().contains("MAX_INPUT_BYTES"), "{e}");
+    }
+
+    /// Reads `bytes` through `Utf8Only`, `step` bytes per read, as serde_json (one at a time)
+    /// or a buffered reader would.
+    fn utf8_only(bytes: &'static [u8], step: usize) -> std::io::Result<Vec<u8>> {
+        struct Steps(&'static [u8], usize);
+        impl Read for Steps {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(self.1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        read_all(Utf8Only::new(Steps(bytes, step)))
+    }
+
+    #[test]
+    fn the_utf8_reader_passes_utf8_and_stops_at_the_first_byte_that_is_not() {
+        // "é" is C3 A9, "世" E4 B8 96, "👍" F0 9F 91 8D: every cut of them across reads.
+        let good = "a é 世 👍 z".as_bytes();
+        for step in 1..=good.len() {
+            assert_eq!(utf8_only("a é 世 👍 z".as_bytes(), step).unwrap(), good);
+        }
+        for step in [1, 2, 3, 64] {
+            // A lone continuation byte at 2; a character cut short by another at 2; a
+            // character cut short by the end at 2.
+            for bad in [&b"ab\x80cd"[..], b"ab\xe4\xb8x", b"ab\xf0\x9f"] {
+                let bad: &'static [u8] = bad;
+                let e = utf8_only(bad, step).unwrap_err();
+                assert!(
+                    e.to_string().contains("not UTF-8 at byte 2"),
+                    "{step} {bad:?}: {e}"
+                );
+            }
+        }
     }
 
     #[test]
