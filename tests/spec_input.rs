@@ -7,9 +7,10 @@ use std::path::Path;
 
 use diffattn::engine::StageId;
 use diffattn::spec::{
-    parse_spec, parse_spec_bytes, parse_spec_reader, stages_json, write_stages, StagesView,
+    parse_page_spec, parse_spec, parse_spec_bytes, parse_spec_reader, stages_json, write_stages,
+    StagesView,
 };
-use diffattn::text::limits::{MAX_MAP_CELLS, MAX_TOKENS};
+use diffattn::text::limits::{MAX_MAP_CELLS, MAX_TOKENS, PAGE_MAX_TOKENS};
 
 fn fixture_specs() -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stages");
@@ -112,6 +113,82 @@ fn the_token_limit_holds_at_exactly_max_tokens() {
     let e = parse_spec(&spec(MAX_TOKENS + 1, 1)).unwrap_err();
     assert_eq!(e.field, "x");
     assert!(e.message.starts_with("more than 2,048 tokens"), "{e}");
+}
+
+#[test]
+fn the_page_reads_at_most_page_max_tokens_and_names_its_limit() {
+    let at = parse_page_spec(&spec(PAGE_MAX_TOKENS, 1)).expect("512 tokens draw on the page");
+    assert_eq!(at.x.nrows(), 512);
+    at.page_support().expect("and the page supports them");
+    // The page's issue 14 case: 6,000 tokens are refused at row 513, naming the page's cap.
+    for tokens in [PAGE_MAX_TOKENS + 1, 6000] {
+        let e = parse_page_spec(&spec(tokens, 1)).unwrap_err();
+        assert_eq!(e.field, "x");
+        assert!(
+            e.message.starts_with(
+                "more than 512 tokens (rows); the limit is 512 \
+                 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page; `diffattn stages` runs \
+                 specs of up to 2,048 tokens"
+            ),
+            "{e}"
+        );
+    }
+    // The library's readers take them, and the page's check refuses such a spec however it
+    // was made.
+    let long = parse_spec(&spec(PAGE_MAX_TOKENS + 1, 1)).unwrap();
+    let e = long.page_support().unwrap_err();
+    assert_eq!(e.field, "x");
+    assert!(
+        e.message
+            .starts_with("513 tokens, more than the page draws, 512"),
+        "{e}"
+    );
+    // Labels are counted against the page's cap too.
+    let labels = format!("[{}]", vec!["\"t\""; PAGE_MAX_TOKENS + 1].join(","));
+    let text = spec(2, 1).replacen('{', &format!("{{\"tokens\": {labels}, "), 1);
+    let e = parse_page_spec(&text).unwrap_err();
+    assert_eq!(e.field, "tokens");
+    assert!(e.message.starts_with("more than 512 entries"), "{e}");
+}
+
+#[test]
+fn nan_and_infinity_literals_are_named_as_what_json_does_not_have() {
+    // As Python's json.dump writes them (allow_nan=True, its default), on one line and
+    // pretty-printed over several.
+    for (literal, field) in [
+        ("NaN", "x[0][0]"),
+        ("Infinity", "x[0][0]"),
+        ("-Infinity", "x[0][0]"),
+    ] {
+        for pretty in [false, true] {
+            let mut text = spec(2, 1).replacen("0.5", literal, 1);
+            if pretty {
+                text = text.replace(", ", ",\n  ").replace("[[", "[\n    [");
+            }
+            let hint = format!("({literal} is not a JSON number: JSON has no NaN or infinity");
+            for e in [
+                parse_spec(&text).unwrap_err(),
+                parse_spec_bytes(text.as_bytes()).unwrap_err(),
+                parse_page_spec(&text).unwrap_err(),
+            ] {
+                assert_eq!(e.field, field, "{literal} {pretty}: {e}");
+                assert!(e.message.contains(&hint), "{literal} {pretty}: {e}");
+            }
+            // The reader cannot look back at the text; it still names the field.
+            let e = parse_spec_reader(text.as_bytes()).unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+        }
+    }
+    // Other syntax errors and numbers out of range get no such hint.
+    for text in [
+        spec(2, 1).replacen("0.5", "Nope", 1),
+        spec(2, 1).replacen("0.5", "1e999", 1),
+        spec(2, 1).replacen("0.5", "-", 1),
+    ] {
+        let e = parse_spec(&text).unwrap_err();
+        assert_eq!(e.field, "x[0][0]", "{e}");
+        assert!(!e.message.contains("not a JSON number"), "{e}");
+    }
 }
 
 #[test]

@@ -8,10 +8,12 @@
 use diffattn::engine::{StageId, Stages};
 use diffattn::model::{Model, Prediction, Quantization, Sentiment};
 use diffattn::spec::{
-    parse_spec, parse_spec_bytes, parse_spec_reader, stage_maps, write_stages, StagesView,
+    parse_page_spec, parse_spec, parse_spec_bytes, parse_spec_reader, stage_maps, write_stages,
+    StagesView,
 };
 use diffattn::text::{
     is_invisible, normalize, tokenize, tokenize_up_to, SeededEmbedding, Token, MAX_TOKENS,
+    PAGE_MAX_TOKENS,
 };
 
 /// Every number of every stage finite: DESIGN.md §5, "no NaN or Inf ever leaves the engine".
@@ -39,8 +41,8 @@ fn assert_finite_stages(stages: &Stages, what: &str) {
 
 /// The spec parser with the engine: any bytes are a spec error or stages of finite numbers.
 ///
-/// Also: the three ways of reading a spec (bytes, reader, text) agree, and the streamed answer
-/// is valid JSON.
+/// Also: the three ways of reading a spec (bytes, reader, text) agree, the page's reader takes
+/// exactly the specs of at most `PAGE_MAX_TOKENS` tokens, and the streamed answer is valid JSON.
 pub fn spec(data: &[u8]) {
     let from_slice = parse_spec_bytes(data);
     let from_reader = parse_spec_reader(data);
@@ -50,11 +52,34 @@ pub fn spec(data: &[u8]) {
         _ => panic!("slice {from_slice:?} but reader {from_reader:?}"),
     }
     if let Ok(text) = std::str::from_utf8(data) {
+        let from_text = parse_spec(text);
         assert_eq!(
-            parse_spec(text).is_ok(),
+            from_text.is_ok(),
             from_slice.is_ok(),
             "text and bytes differ"
         );
+        // Labels and rope positions must have one entry per row of x, so the row count alone
+        // decides whether a spec the library reads is one the page reads.
+        match (parse_page_spec(text), &from_text) {
+            (Ok(page), Ok(library)) => {
+                assert!(
+                    page.x.nrows() <= PAGE_MAX_TOKENS,
+                    "the page read {} rows",
+                    page.x.nrows()
+                );
+                assert_eq!(
+                    &page, library,
+                    "the page and the library read it differently"
+                );
+            }
+            (Ok(_), Err(e)) => panic!("the page read a spec the library refuses: {e}"),
+            (Err(e), Ok(library)) => assert!(
+                library.x.nrows() > PAGE_MAX_TOKENS,
+                "the page refused a spec of {} tokens: {e}",
+                library.x.nrows()
+            ),
+            (Err(_), Err(_)) => {}
+        }
     }
     let Ok(spec) = from_slice else { return };
     let Ok(stages) = spec.run() else { return };

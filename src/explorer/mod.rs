@@ -24,7 +24,7 @@ use crate::engine::{
     Projection, StageId, Weights,
 };
 use crate::model::{Model, Prediction};
-use crate::spec::{parse_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
+use crate::spec::{parse_page_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
 use crate::text::{tokenize_up_to, Token, PAGE_MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
@@ -612,9 +612,10 @@ impl Explorer {
         Ok(stages_json(&stages))
     }
 
-    /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
+    /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings. At most
+    /// [`PAGE_MAX_TOKENS`] tokens, refused while `x` is read ([`parse_page_spec`]).
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
-        let spec = parse_spec(text)?;
+        let spec = parse_page_spec(text)?;
         spec.page_support()?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;

@@ -6,7 +6,9 @@ use std::io::Read;
 use ndarray::{Array1, Array2};
 use serde::Deserialize;
 
-use super::read::{Matrix, Object, RowLimit, TokenList, TokenRows, Vector, WidthRows};
+use super::read::{
+    Matrix, Object, PageTokenRows, RowLimit, TokenList, TokenRows, Vector, WidthRows,
+};
 
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
@@ -16,7 +18,7 @@ use crate::engine::{
 };
 use crate::names::{parse, Named};
 use crate::text::limits::{
-    grouped, map_cells, MAX_D_MODEL, MAX_INPUT_BYTES, MAX_MAP_CELLS, MAX_TOKENS,
+    grouped, map_cells, MAX_D_MODEL, MAX_INPUT_BYTES, MAX_MAP_CELLS, MAX_TOKENS, PAGE_MAX_TOKENS,
 };
 
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
@@ -151,9 +153,24 @@ impl Spec {
         )?)
     }
 
-    /// Why the page cannot draw this spec yet, if it cannot: a real layer's layout or one of
-    /// the mechanisms only the stages format has (the CLI runs every spec).
+    /// Why the page cannot draw this spec yet, if it cannot: more tokens than
+    /// [`PAGE_MAX_TOKENS`], a real layer's layout or one of the mechanisms only the stages
+    /// format has (the CLI runs every spec).
     pub fn page_support(&self) -> Result<(), SpecError> {
+        let tokens = self.x.nrows();
+        if tokens > PAGE_MAX_TOKENS {
+            return Err(SpecError::new(
+                "x",
+                format!(
+                    "{} tokens, more than the page draws, {} \
+                     (diffattn::text::limits::PAGE_MAX_TOKENS); `diffattn stages` runs specs of \
+                     up to {} tokens",
+                    grouped(tokens),
+                    grouped(PAGE_MAX_TOKENS),
+                    grouped(MAX_TOKENS)
+                ),
+            ));
+        }
         let kind = self.mechanism.kind();
         if !MechanismKind::ALL.contains(&kind) {
             return Err(SpecError::new(
@@ -187,13 +204,15 @@ impl Spec {
 /// f32's range are caught and reported instead of silently becoming infinite; the arrays are
 /// read straight into f32 ([`Finite`]) and counted against the limits as they are read. The
 /// array fields may instead come as tensors of the binary form (DESIGN.md §7.8). It is read
-/// through [`Object`], so its field names here are exactly the known keys.
+/// through [`Object`], so its field names here are exactly the known keys. `L` bounds the
+/// tokens: [`TokenRows`] (the library's limit) or [`PageTokenRows`] (the page's).
 #[derive(Deserialize)]
-struct RawSpec {
+#[serde(bound(deserialize = "L: RowLimit"))]
+struct RawSpec<L = TokenRows> {
     mechanism: String,
     heads: i64,
     causal: bool,
-    x: Option<Matrix<TokenRows>>,
+    x: Option<Matrix<L>>,
     w_q: Option<Matrix<WidthRows>>,
     w_k: Option<Matrix<WidthRows>>,
     w_v: Option<Matrix<WidthRows>>,
@@ -204,8 +223,8 @@ struct RawSpec {
     b_o: Option<Vector>,
     head_dim: Option<i64>,
     kv_heads: Option<i64>,
-    rope: Option<Object<RawRope>>,
-    tokens: Option<TokenList<String>>,
+    rope: Option<Object<RawRope<L>>>,
+    tokens: Option<TokenList<String, L>>,
     model: Option<String>,
     layer: Option<i64>,
     shift: Option<i64>,
@@ -240,12 +259,13 @@ struct RawGate {
 }
 
 #[derive(Deserialize)]
-struct RawRope {
+#[serde(bound(deserialize = "L: RowLimit"))]
+struct RawRope<L> {
     layout: String,
     theta: Option<f64>,
     inv_freq: Option<Vector>,
     rotary_dim: Option<i64>,
-    positions: Option<TokenList<i64>>,
+    positions: Option<TokenList<i64, L>>,
     attention_scaling: Option<f64>,
 }
 
@@ -258,9 +278,35 @@ struct RawRope {
 /// leading byte-order mark is skipped; anything but whitespace after the spec is an error, as
 /// is a spec that is not a JSON object.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
+    parse_spec_within::<TokenRows>(text)
+}
+
+/// [`parse_spec`] for the page, which draws at most
+/// [`PAGE_MAX_TOKENS`](crate::text::limits::PAGE_MAX_TOKENS) tokens: a longer `x`
+/// (or list of labels or positions) is refused at its 513th row, naming the page's limit, so
+/// the page's thread is never held by a spec it could not redraw at its frame rate.
+///
+/// ```
+/// let row = "[1.0]";
+/// let x = vec![row; 513].join(",");
+/// let spec = format!(r#"{{"mechanism": "standard", "heads": 1, "causal": true, "x": [{x}],
+///   "w_q": [[1.0]], "w_k": [[1.0]], "w_v": [[1.0]], "w_o": [[1.0]]}}"#);
+/// assert!(diffattn::spec::parse_spec(&spec).is_ok());
+/// let e = diffattn::spec::parse_page_spec(&spec).unwrap_err().to_string();
+/// assert!(e.starts_with("x: more than 512 tokens (rows)"), "{e}");
+/// assert!(e.contains("PAGE_MAX_TOKENS"), "{e}");
+/// ```
+pub fn parse_page_spec(text: &str) -> Result<Spec, SpecError> {
+    parse_spec_within::<PageTokenRows>(text)
+}
+
+fn parse_spec_within<L: RowLimit>(text: &str) -> Result<Spec, SpecError> {
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     validate(
-        raw_from(serde_json::Deserializer::from_str(text))?,
+        raw_from::<L, _>(
+            serde_json::Deserializer::from_str(text),
+            Some(text.as_bytes()),
+        )?,
         Tensors::default(),
     )
 }
@@ -271,14 +317,17 @@ pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
     if super::binary::is_safetensors(bytes) {
         let (spec_json, tensors) = super::binary::read(bytes)?;
         return validate(
-            raw_from(serde_json::Deserializer::from_str(&spec_json))?,
+            raw_from::<TokenRows, _>(
+                serde_json::Deserializer::from_str(&spec_json),
+                Some(spec_json.as_bytes()),
+            )?,
             tensors,
         );
     }
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(_) => validate(
-            raw_from(serde_json::Deserializer::from_slice(bytes))?,
+            raw_from::<TokenRows, _>(serde_json::Deserializer::from_slice(bytes), Some(bytes))?,
             Tensors::default(),
         ),
         Err(e) => Err(SpecError::new(
@@ -317,7 +366,7 @@ pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
     // `stages`); the reader checks all of it, as `parse_spec_bytes` does.
     let json = Utf8Only::new(SkipBom::new(rest).map_err(cannot)?);
     validate(
-        raw_from(serde_json::Deserializer::from_reader(json))?,
+        raw_from::<TokenRows, _>(serde_json::Deserializer::from_reader(json), None)?,
         Tensors::default(),
     )
 }
@@ -325,18 +374,30 @@ pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
 /// The UTF-8 byte-order mark, which some editors put at the start of a file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// The raw spec of one JSON object, and nothing after it but whitespace.
-fn raw_from<'de, R: serde_json::de::Read<'de>>(
+/// The raw spec of one JSON object, and nothing after it but whitespace. `source` is the
+/// JSON's bytes when they are all at hand (text and bytes, not a reader), for the hint of
+/// [`non_finite_literal`].
+fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>>(
     mut de: serde_json::Deserializer<R>,
-) -> Result<RawSpec, SpecError> {
-    let raw: Object<RawSpec> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    source: Option<&[u8]>,
+) -> Result<RawSpec<L>, SpecError> {
+    let raw: Object<RawSpec<L>> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
             "spec".to_string()
         } else {
             path
         };
-        SpecError::new(field, json_message(e.into_inner()))
+        let inner = e.into_inner();
+        let literal = source.and_then(|s| non_finite_literal(s, inner.line(), inner.column()));
+        let mut message = json_message(inner);
+        if let Some(literal) = literal {
+            message.push_str(&format!(
+                " ({literal} is not a JSON number: JSON has no NaN or infinity, and every number \
+                 of a spec must be finite)"
+            ));
+        }
+        SpecError::new(field, message)
     })?;
     // Only whitespace may follow: two specs in one input used to run the first alone.
     de.end().map_err(|e| {
@@ -347,6 +408,36 @@ fn raw_from<'de, R: serde_json::de::Read<'de>>(
         SpecError::new("spec", message)
     })?;
     Ok(raw.0)
+}
+
+/// `NaN`, `Infinity` or `-Infinity` (as Python's `json.dump` and JavaScript's number printing
+/// write them) where serde_json stopped at `line` and `column` (1-based) of `source`, if that is
+/// what stopped it.
+fn non_finite_literal(source: &[u8], line: usize, column: usize) -> Option<&'static str> {
+    let start = if line <= 1 {
+        0
+    } else {
+        source
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .nth(line - 2)?
+            .0
+            + 1
+    };
+    let at = start + column.checked_sub(1)?;
+    // serde_json stops at the `N` or `I` of a value, or just after the `-` of `-Infinity`.
+    ["-Infinity", "NaN", "Infinity"]
+        .into_iter()
+        .find(|literal| {
+            let from = if literal.starts_with('-') {
+                at.checked_sub(1)
+            } else {
+                Some(at)
+            };
+            from.and_then(|f| source.get(f..))
+                .is_some_and(|rest| rest.starts_with(literal.as_bytes()))
+        })
 }
 
 fn json_message(e: serde_json::Error) -> String {
@@ -533,7 +624,7 @@ fn both(field: &str) -> SpecError {
     SpecError::new(field, "given both as a tensor and in __metadata__.spec")
 }
 
-fn validate(raw: RawSpec, mut tensors: Tensors) -> Result<Spec, SpecError> {
+fn validate<L: RowLimit>(raw: RawSpec<L>, mut tensors: Tensors) -> Result<Spec, SpecError> {
     let t = &mut tensors;
     let heads = positive("heads", raw.heads)?;
     let kind: MechanismKind = name("mechanism", &raw.mechanism)?;
@@ -741,7 +832,7 @@ fn validate(raw: RawSpec, mut tensors: Tensors) -> Result<Spec, SpecError> {
 }
 
 /// The rope object (DESIGN.md §7.2) for a sequence of `tokens` tokens.
-fn rope(raw: RawRope, tokens: usize) -> Result<Rope, SpecError> {
+fn rope<L>(raw: RawRope<L>, tokens: usize) -> Result<Rope, SpecError> {
     let frequencies = match (raw.theta, raw.inv_freq) {
         (Some(theta), None) => {
             let theta = positive_finite("rope.theta", theta)?;

@@ -11,7 +11,9 @@ mod input;
 mod output;
 mod read;
 
-pub use input::{parse_spec, parse_spec_bytes, parse_spec_reader, Meta, Spec, SpecError};
+pub use input::{
+    parse_page_spec, parse_spec, parse_spec_bytes, parse_spec_reader, Meta, Spec, SpecError,
+};
 pub use output::{
     spec_json, stage_maps, stages_json, write_stages, GateJson, HeadStagesJson, SpecJson,
     StagesJson, StagesView,

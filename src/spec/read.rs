@@ -22,7 +22,7 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{forward_to_deserialize_any, Deserialize};
 
 use crate::names::closest;
-use crate::text::limits::{grouped, MAX_D_MODEL, MAX_TOKENS};
+use crate::text::limits::{grouped, MAX_D_MODEL, MAX_TOKENS, PAGE_MAX_TOKENS};
 
 /// A derived struct read from a JSON object, with unknown keys rejected.
 pub(super) struct Object<T>(pub T);
@@ -179,6 +179,10 @@ pub(super) trait RowLimit {
     const ROWS: &'static str;
     /// The constant that sets the limit.
     const NAME: &'static str;
+    /// What to add to the error (where a larger input may go instead).
+    fn hint() -> String {
+        String::new()
+    }
 }
 
 /// The rows of `x`: tokens, at most [`MAX_TOKENS`].
@@ -190,6 +194,23 @@ impl RowLimit for TokenRows {
     const NAME: &'static str = "MAX_TOKENS";
 }
 
+/// The rows of `x` of a spec the page opens: tokens, at most [`PAGE_MAX_TOKENS`], the page's
+/// cap on a typed sentence too. At the library's 2,048 a spec of eight heads holds the page's
+/// thread for seconds per change and close to a gigabyte of wasm memory (docs/RELIABILITY.md).
+pub(super) enum PageTokenRows {}
+
+impl RowLimit for PageTokenRows {
+    const MAX_ROWS: usize = PAGE_MAX_TOKENS;
+    const ROWS: &'static str = "tokens (rows)";
+    const NAME: &'static str = "PAGE_MAX_TOKENS";
+    fn hint() -> String {
+        format!(
+            " on the page; `diffattn stages` runs specs of up to {} tokens",
+            grouped(MAX_TOKENS)
+        )
+    }
+}
+
 /// The rows of a weight: output channels, at most [`MAX_D_MODEL`].
 pub(super) enum WidthRows {}
 
@@ -199,11 +220,13 @@ impl RowLimit for WidthRows {
     const NAME: &'static str = "MAX_D_MODEL";
 }
 
-fn over_limit(what: &str, max: usize, name: &str) -> String {
+fn over_limit<L: RowLimit>(what: &str) -> String {
     format!(
-        "more than {} {what}; the limit is {} (diffattn::text::limits::{name})",
-        grouped(max),
-        grouped(max)
+        "more than {} {what}; the limit is {} (diffattn::text::limits::{}){}",
+        grouped(L::MAX_ROWS),
+        grouped(L::MAX_ROWS),
+        L::NAME,
+        L::hint()
     )
 }
 
@@ -240,7 +263,7 @@ impl<'de, L: RowLimit> Visitor<'de> for MatrixVisitor<L> {
                 // One more row is skipped without being stored, to tell "at the limit" from
                 // "over it".
                 if seq.next_element::<IgnoredAny>()?.is_some() {
-                    return Err(A::Error::custom(over_limit(L::ROWS, L::MAX_ROWS, L::NAME)));
+                    return Err(A::Error::custom(over_limit::<L>(L::ROWS)));
                 }
                 break;
             }
@@ -316,11 +339,7 @@ fn read_values<'de, A: SeqAccess<'de>>(seq: &mut A, out: &mut Vec<f32>) -> Resul
     loop {
         if n == MAX_D_MODEL {
             if seq.next_element::<IgnoredAny>()?.is_some() {
-                return Err(A::Error::custom(over_limit(
-                    "values",
-                    MAX_D_MODEL,
-                    "MAX_D_MODEL",
-                )));
+                return Err(A::Error::custom(over_limit::<WidthRows>("values")));
             }
             return Ok(n);
         }
@@ -356,34 +375,32 @@ impl<'de> Deserialize<'de> for Vector {
     }
 }
 
-/// A list with one entry per token (labels, rope positions): at most [`MAX_TOKENS`] entries,
-/// counted as they are read like the rows of `x`.
-pub(super) struct TokenList<T>(pub Vec<T>);
+/// A list with one entry per token (labels, rope positions): at most `L::MAX_ROWS` entries
+/// (the rows `x` may have), counted as they are read like the rows of `x`.
+pub(super) struct TokenList<T, L = TokenRows>(pub Vec<T>, PhantomData<L>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for TokenList<T> {
+impl<'de, T: Deserialize<'de>, L: RowLimit> Deserialize<'de> for TokenList<T, L> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ListVisitor<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
-            type Value = TokenList<T>;
+        struct ListVisitor<T, L>(PhantomData<(T, L)>);
+        impl<'de, T: Deserialize<'de>, L: RowLimit> Visitor<'de> for ListVisitor<T, L> {
+            type Value = TokenList<T, L>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a list with one entry per token")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TokenList<T>, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TokenList<T, L>, A::Error> {
                 let mut entries = Vec::new();
                 loop {
-                    if entries.len() == MAX_TOKENS {
+                    if entries.len() == L::MAX_ROWS {
                         if seq.next_element::<IgnoredAny>()?.is_some() {
-                            return Err(A::Error::custom(over_limit(
+                            return Err(A::Error::custom(over_limit::<L>(
                                 "entries (one per token)",
-                                MAX_TOKENS,
-                                "MAX_TOKENS",
                             )));
                         }
-                        return Ok(TokenList(entries));
+                        return Ok(TokenList(entries, PhantomData));
                     }
                     match seq.next_element::<T>()? {
                         Some(entry) => entries.push(entry),
-                        None => return Ok(TokenList(entries)),
+                        None => return Ok(TokenList(entries, PhantomData)),
                     }
                 }
             }
@@ -465,6 +482,34 @@ mod tests {
             .unwrap();
         assert!(
             e.contains("more than 2,048 tokens (rows); the limit is 2,048"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_page_reads_at_most_page_max_tokens_rows_and_says_so() {
+        let rows = |n: usize| format!("[{}]", vec!["[0]"; n].join(","));
+        let page = read::<Matrix<PageTokenRows>>(&rows(PAGE_MAX_TOKENS)).unwrap();
+        assert_eq!(page.rows, PAGE_MAX_TOKENS);
+        let e = read::<Matrix<PageTokenRows>>(&rows(PAGE_MAX_TOKENS + 1))
+            .err()
+            .unwrap();
+        assert!(
+            e.contains(
+                "more than 512 tokens (rows); the limit is 512 \
+                 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page; `diffattn stages` runs \
+                 specs of up to 2,048 tokens"
+            ),
+            "{e}"
+        );
+        let labels = |n: usize| format!("[{}]", vec!["\"a\""; n].join(","));
+        let list = read::<TokenList<String, PageTokenRows>>(&labels(PAGE_MAX_TOKENS)).unwrap();
+        assert_eq!(list.0.len(), PAGE_MAX_TOKENS);
+        let e = read::<TokenList<String, PageTokenRows>>(&labels(PAGE_MAX_TOKENS + 1))
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("more than 512 entries (one per token)"),
             "{e}"
         );
     }
