@@ -24,8 +24,8 @@ use crate::engine::{
     Projection, StageId, Weights,
 };
 use crate::model::{Model, Prediction};
-use crate::spec::{parse_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
-use crate::text::{tokenize_limited, Token, MAX_TOKENS};
+use crate::spec::{parse_page_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
+use crate::text::{tokenize_up_to, Token, PAGE_MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
 /// show that work is not repeated when nothing it depends on changed.
@@ -211,7 +211,7 @@ impl Explorer {
     /// The vectors depend only on the tokens, so a change that leaves them as they were (a
     /// space typed after a word, a letter's case changed) keeps every cache.
     pub fn set_text(&mut self, text: &str) -> TokensInfo {
-        let (tokens, total) = tokenize_limited(text);
+        let (tokens, total) = tokenize_up_to(text, PAGE_MAX_TOKENS);
         let same_tokens = !self.is_spec()
             && tokens.len() == self.labels.len()
             && tokens.iter().zip(&self.labels).all(|(t, l)| t.text == *l);
@@ -230,7 +230,7 @@ impl Explorer {
         TokensInfo {
             tokens: self.labels.clone(),
             total,
-            truncated: total > MAX_TOKENS,
+            truncated: total > PAGE_MAX_TOKENS,
         }
     }
 
@@ -612,9 +612,10 @@ impl Explorer {
         Ok(stages_json(&stages))
     }
 
-    /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
+    /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings. At most
+    /// [`PAGE_MAX_TOKENS`] tokens, refused while `x` is read ([`parse_page_spec`]).
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
-        let spec = parse_spec(text)?;
+        let spec = parse_page_spec(text)?;
         spec.page_support()?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;

@@ -9,9 +9,15 @@
 mod binary;
 mod input;
 mod output;
+mod read;
 
-pub use input::{parse_spec, parse_spec_bytes, Meta, Spec, SpecError};
-pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, StagesJson};
+pub use input::{
+    parse_page_spec, parse_spec, parse_spec_bytes, parse_spec_reader, Meta, Spec, SpecError,
+};
+pub use output::{
+    spec_json, stage_maps, stages_json, write_stages, GateJson, HeadStagesJson, SpecJson,
+    StagesJson, StagesView,
+};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///
@@ -26,6 +32,6 @@ pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, Sta
 pub fn run_spec_json(text: &str) -> Result<String, SpecError> {
     let spec = parse_spec(text)?;
     let stages = spec.run()?;
-    serde_json::to_string_pretty(&stages_json(&stages))
+    serde_json::to_string_pretty(&StagesView::new(&stages))
         .map_err(|e| SpecError::new("output", e.to_string()))
 }

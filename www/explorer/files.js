@@ -7,15 +7,24 @@ import { make } from './dom.js';
 export const MAX_SPEC_BYTES = 64 * 1024 * 1024;
 
 /**
- * Reads a picked or dropped file as text. Rejects with `{ reason: 'too_large' | 'unreadable' }`
- * so the caller can say which, in the page's language.
+ * Reads a picked or dropped file as text. Rejects with `{ reason: 'too_large' | 'unreadable' |
+ * 'not_text' }` so the caller can say which, in the page's language: a file that is not UTF-8
+ * (binary, or another encoding) is not a spec, and is said to be so rather than decoded with
+ * replacement characters into "not valid JSON at line 1 column 1".
  */
 export async function readSpecFile(file) {
   if (file.size > MAX_SPEC_BYTES) throw Object.assign(new Error('too large'), { reason: 'too_large' });
+  let bytes;
   try {
-    return await file.text();
+    bytes = await file.arrayBuffer();
   } catch {
     throw Object.assign(new Error('unreadable'), { reason: 'unreadable' });
+  }
+  try {
+    // A leading byte-order mark is dropped, as the engine's own reader does.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw Object.assign(new Error('not UTF-8 text'), { reason: 'not_text' });
   }
 }
 

@@ -25,7 +25,7 @@ export class SpecFiles {
     try {
       text = await readSpecFile(file);
     } catch (err) {
-      const key = err.reason === 'too_large' ? 'spec_too_large' : 'spec_read_error';
+      const key = { too_large: 'spec_too_large', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
       view.messages.show('spec', view.t(key, { name: file.name }));
       return;
     }
