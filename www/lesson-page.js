@@ -42,6 +42,7 @@ export async function startLesson(base, translatePage, pageMessage) {
   const state = { lang: detectLanguage(navigator.languages ?? [navigator.language]), ...decodeLesson(location.search) };
   translatePage(state.lang, '', '');
   document.body.classList.add('lesson-mode');
+  document.querySelector('.lesson-link')?.remove();
   const host = document.getElementById('explorer-host');
   let glue;
   let styles;

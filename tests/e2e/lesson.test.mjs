@@ -189,3 +189,20 @@ test('Chinese interface text, and the page on a phone and at 1024 × 768', async
   }
   assert.deepEqual(errors, []);
 });
+
+test('the package carries the retrieval models (scripts/build-pkg), byte for byte, each ≤ 300 KB gzipped', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { gzipSync } = await import('node:zlib');
+  const path = await import('node:path');
+  const manifest = JSON.parse(await readFile(path.join(ROOT, 'weights/retrieval/manifest.json'), 'utf8'));
+  assert.equal(manifest.models.length, 4);
+  const served = await fetch(h.url('/pkg/weights/retrieval/manifest.json')).then((r) => r.json());
+  assert.deepEqual(served, manifest);
+  for (const m of manifest.models) {
+    const mine = await readFile(path.join(ROOT, 'weights/retrieval', m.file));
+    const res = await fetch(h.url(`/pkg/weights/retrieval/${m.file}`));
+    assert.equal(res.status, 200, m.file);
+    assert.ok(Buffer.from(await res.arrayBuffer()).equals(mine), `${m.file}: the package's copy is the file`);
+    assert.ok(gzipSync(mine, { level: 9 }).length <= 300 * 1024, `${m.file}: within the download budget`);
+  }
+});

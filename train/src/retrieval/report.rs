@@ -211,7 +211,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     let _ = writeln!(
         s,
         "# Retrieval: results\n\nGenerated, do not edit: the task, the models, the measure and what \
-         these numbers mean are in docs/RETRIEVAL.md."
+         these numbers mean are in docs/LESSON.md."
     );
     let _ = writeln!(
         s,
@@ -303,7 +303,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     // By facts, length, depth (retrieving layer).
     let by = |title: &str, cols: Vec<Column>| -> String {
         let mut t = format!(
-            "\n### {title}\n\nRetrieving layer; each cell is answer / noise.\n\n| mechanism |"
+            "\n### {title}\n\nRetrieving layer; each cell is answer / noise (mean ± std over the seeds when there are several).\n\n| mechanism |"
         );
         let mut rule = "| --- |".to_string();
         for (name, _) in &cols {
@@ -320,7 +320,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
                 let n = over_seeds(runs, k, test, Which::Retrieving, keep.as_ref(), &|c| {
                     c.shares.noise
                 });
-                let _ = write!(row, " {:.3} / {:.3} |", a.0, n.0);
+                let _ = write!(row, " {} / {} |", pm(a, 3), pm(n, 3));
             }
             let _ = writeln!(t, "{row}");
         }
