@@ -111,7 +111,11 @@ impl Knobs {
             return false;
         }
         let v = value.clamp(k.min, k.max);
-        k.value = if k.kind == KnobKind::Shift { v.round() } else { v };
+        k.value = if k.kind == KnobKind::Shift {
+            v.round()
+        } else {
+            v
+        };
         true
     }
 
@@ -206,7 +210,11 @@ mod tests {
             let mut p = params();
             let init = p.lambda_init();
             with_lambda(&mut p, target);
-            assert!((lambda(&p) - target).abs() < 1e-5, "{target}: {}", lambda(&p));
+            assert!(
+                (lambda(&p) - target).abs() < 1e-5,
+                "{target}: {}",
+                lambda(&p)
+            );
             assert_eq!(p.lambda_init(), init);
             assert_eq!(p.lambda_q1.len(), 4);
         }

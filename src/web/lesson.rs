@@ -338,7 +338,7 @@ impl Lesson {
         font_px: f32,
         title: &str,
     ) -> Result<JsValue, JsError> {
-        let theme = self.theme.clone();
+        let theme = self.theme;
         let m = self
             .models
             .iter()
