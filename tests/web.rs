@@ -547,7 +547,10 @@ fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
     let mut lesson = Lesson::new();
     let bad = lesson.load("broken", &FILE[..100]).map_err(error_message);
     assert!(bad.unwrap_err().starts_with("broken: retrieval weights"));
-    lesson.load("m", FILE).map_err(error_message).expect("loads");
+    lesson
+        .load("m", FILE)
+        .map_err(error_message)
+        .expect("loads");
     lesson.set_text(TEXT);
     let asked = lesson.ask().map_err(error_message).expect("asks");
     let model = js_sys::Array::from(&get(&asked, "models")).get(0);
@@ -568,7 +571,10 @@ fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
     assert_eq!(roles.get(answer_at as u32).as_string().unwrap(), "answer");
     // The shift knob: k = 0 turns the difference off, and the shares move.
     assert!(lesson.set_knob("m", 2, "lambda", 0.0).is_err());
-    lesson.set_knob("m", 2, "shift", 0.0).map_err(error_message).expect("knob");
+    lesson
+        .set_knob("m", 2, "shift", 0.0)
+        .map_err(error_message)
+        .expect("knob");
     let moved = lesson.ask().map_err(error_message).expect("asks");
     let m2 = js_sys::Array::from(&get(&moved, "models")).get(0);
     let l2 = js_sys::Array::from(&get(&m2, "layers"));
@@ -594,7 +600,10 @@ fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
         seen += 1;
         let x = num(&m, "x") + num(&m, "width") / 2.0;
         let y = num(&m, "y") + num(&m, "height") / 2.0;
-        let px = ctx.get_image_data(x.floor(), y.floor(), 1.0, 1.0).unwrap().data();
+        let px = ctx
+            .get_image_data(x.floor(), y.floor(), 1.0, 1.0)
+            .unwrap()
+            .data();
         assert_eq!(&px[..3], &[214, 39, 40]);
     }
     assert_eq!(seen, 2);

@@ -56,7 +56,15 @@ async function type(page, selector, text) {
   await page.evaluate(() => window.diffattn.settled());
 }
 
-test('both languages have the same lesson strings and placeholders', () => {
+test('both languages have the same lesson strings and placeholders; every key the lesson uses exists', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const used = new Set();
+  for (const f of ['www/explorer/lesson.js', 'www/lesson-page.js']) {
+    const text = await readFile(new URL(`../../${f}`, import.meta.url), 'utf8');
+    for (const m of text.matchAll(/\b(?:lt\(|lessonText\([\w.]+, )'(\w+)'/g)) used.add(m[1]);
+  }
+  assert.ok(used.size > 15, `found only ${used.size} keys: the scan is broken`);
+  for (const k of used) assert.ok(k in LESSON_STRINGS.en, `missing lesson key ${k}`);
   assert.deepEqual(Object.keys(LESSON_STRINGS.zh).sort(), Object.keys(LESSON_STRINGS.en).sort());
   for (const k of Object.keys(LESSON_STRINGS.en)) assert.deepEqual(placeholders(LESSON_STRINGS.zh[k]), placeholders(LESSON_STRINGS.en[k]), k);
 });

@@ -199,18 +199,18 @@ export class RetrievalLesson {
 
   /** Every string in the state's language. */
   translate() {
-    const t = (k, p) => lessonText(this.state.lang, k, p);
+    const lt = (k, p) => lessonText(this.state.lang, k, p);
     const e = this.#el;
-    e.title.textContent = t('title');
-    e.intro.textContent = t('intro');
-    e.contextLabel.textContent = t('context');
-    e.questionLabel.textContent = t('question');
-    e.add.textContent = t('add_fact');
-    e.reset.textContent = t('reset');
-    e.tokensLabel.textContent = t('tokens');
-    e.modelLabel.textContent = t('model');
-    e.layerLabel.textContent = t('layer');
-    e.honest.textContent = t('honest');
+    e.title.textContent = lt('title');
+    e.intro.textContent = lt('intro');
+    e.contextLabel.textContent = lt('context');
+    e.questionLabel.textContent = lt('question');
+    e.add.textContent = lt('add_fact');
+    e.reset.textContent = lt('reset');
+    e.tokensLabel.textContent = lt('tokens');
+    e.modelLabel.textContent = lt('model');
+    e.layerLabel.textContent = lt('layer');
+    e.honest.textContent = lt('honest');
     if (this.#lesson) this.#schedule();
   }
 
@@ -230,7 +230,7 @@ export class RetrievalLesson {
   /** Asks every model and draws everything now. */
   renderNow() {
     if (!this.#lesson) return;
-    const t = (k, p) => lessonText(this.state.lang, k, p);
+    const lt = (k, p) => lessonText(this.state.lang, k, p);
     const e = this.#el;
     const { model, layer } = this.#chosen();
     try {
@@ -241,7 +241,7 @@ export class RetrievalLesson {
       return;
     }
     const asked = this.#asked;
-    this.#status(asked.question ? '' : t('no_question'));
+    this.#status(asked.question ? '' : lt('no_question'));
     // Tokens, marked by role.
     e.tokens.replaceChildren(
       ...asked.tokens.map((tok, i) => {
@@ -258,25 +258,25 @@ export class RetrievalLesson {
     setOptions(e.layer, model.layers.map((l, i) => ({ value: String(i + 1), label: `${i + 1} · ${l.mechanism} (${l.heads})` })));
     e.layer.value = String(layer);
     // Bars at the chosen layer (the retrieving one, the last, by default).
-    e.barsTitle.textContent = t('bars_title', { layer });
+    e.barsTitle.textContent = lt('bars_title', { layer });
     const groups = asked.models.filter((m) => m.layers).map((m) => ({ name: m.name, ...m.layers[Math.min(layer, m.layers.length) - 1] }));
     const width = Math.max(280, Math.min(560, e.bars.clientWidth || 480));
-    e.bars.replaceChildren(groups.length ? barChart(groups, { answer: t('bar_answer'), noise: t('bar_noise') }, width) : '');
+    e.bars.replaceChildren(groups.length ? barChart(groups, { answer: lt('bar_answer'), noise: lt('bar_noise') }, width) : '');
     // Answers.
     e.answers.replaceChildren(
       ...asked.models.map((m) => {
-        const li = make('li', 'lesson-answer', t('answers', { model: m.name, answer: m.answer, p: (m.probability * 100).toFixed(1) }));
+        const li = make('li', 'lesson-answer', lt('answers', { model: m.name, answer: m.answer, p: (m.probability * 100).toFixed(1) }));
         li.dataset.model = m.name;
         li.dataset.answer = m.answer;
-        if (m.unknown_keys.length) li.append(make('span', 'lesson-warning', ` ${t('unknown_keys', { keys: m.unknown_keys.join(', ') })}`));
+        if (m.unknown_keys.length) li.append(make('span', 'lesson-warning', ` ${lt('unknown_keys', { keys: m.unknown_keys.join(', ') })}`));
         return li;
       }),
-      make('li', 'lesson-expected', asked.expected !== null ? t('expected', { n: asked.expected }) : asked.question ? t('no_answer_in_context') : ''),
+      make('li', 'lesson-expected', asked.expected !== null ? lt('expected', { n: asked.expected }) : asked.question ? lt('no_answer_in_context') : ''),
     );
     this.#drawKnobs();
     // Maps of the chosen model's layer.
     const info = model.layers[layer - 1];
-    e.caption.textContent = t('maps_caption', { layer, formula: info.formula });
+    e.caption.textContent = lt('maps_caption', { layer, formula: info.formula });
     const canvases = this.#canvases(info.heads);
     const dpr = globalThis.devicePixelRatio || 1;
     try {
@@ -306,19 +306,19 @@ export class RetrievalLesson {
   }
 
   #drawKnobs() {
-    const t = (k, p) => lessonText(this.state.lang, k, p);
+    const lt = (k, p) => lessonText(this.state.lang, k, p);
     const rows = [];
     for (const m of this.#models) {
       for (const k of m.knobs) {
         const id = `knob-${m.name}-${k.layer}-${k.name}`;
         const row = make('div', 'lesson-knob');
-        const label = make('label', '', t('knob', { model: m.name, layer: k.layer, name: k.name === 'lambda' ? 'λ' : k.name }));
+        const label = make('label', '', lt('knob', { model: m.name, layer: k.layer, name: k.name === 'lambda' ? 'λ' : k.name }));
         label.htmlFor = id;
         const input = Object.assign(make('input'), { type: 'range', id, min: k.min, max: k.max, step: k.step, value: k.value });
         input.dataset.model = m.name;
         input.dataset.knob = k.name;
-        const out = make('output', '', `${k.step < 1 ? k.value.toFixed(2) : k.value} (${t('knob_trained', { v: k.step < 1 ? k.trained.toFixed(2) : k.trained })})`);
-        const reset = make('button', 'quiet', t('knob_reset'));
+        const out = make('output', '', `${k.step < 1 ? k.value.toFixed(2) : k.value} (${lt('knob_trained', { v: k.step < 1 ? k.trained.toFixed(2) : k.trained })})`);
+        const reset = make('button', 'quiet', lt('knob_reset'));
         reset.type = 'button';
         reset.disabled = k.value === k.trained;
         input.addEventListener('input', () => {
