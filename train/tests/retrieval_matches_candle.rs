@@ -169,7 +169,12 @@ fn the_experiment_scores_the_same_shares_as_the_command_line_and_the_page() {
         })
         .collect();
     assert!(examples.len() >= 5, "{} examples", examples.len());
-    for m in ["standard", "diff_transformer", "shift_diff", "diff_transformer_v2"] {
+    for m in [
+        "standard",
+        "diff_transformer",
+        "shift_diff",
+        "diff_transformer_v2",
+    ] {
         let file =
             RetrievalFile::from_bytes(&std::fs::read(dir().join(format!("{m}.bin"))).unwrap())
                 .unwrap();

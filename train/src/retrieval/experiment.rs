@@ -455,8 +455,7 @@ pub fn report_from_dirs(
                 params: entry["trained"].as_str().unwrap_or("").to_string(),
                 scored,
             };
-            let all =
-                super::report::cell(&run, &test, super::report::Which::Retrieving, &|_| true);
+            let all = super::report::cell(&run, &test, super::report::Which::Retrieving, &|_| true);
             let claimed = entry["test"]["accuracy"].as_f64().unwrap_or(f64::NAN);
             if ((all.accuracy * 1e4).round() / 1e4 - claimed).abs() > 1e-9 {
                 return Err(format!(
@@ -464,7 +463,10 @@ pub fn report_from_dirs(
                     all.accuracy
                 ));
             }
-            eprintln!("{key} seed {seed}: test {:.4} as the manifest says", all.accuracy);
+            eprintln!(
+                "{key} seed {seed}: test {:.4} as the manifest says",
+                all.accuracy
+            );
             if !seeds.contains(&seed) {
                 seeds.push(seed);
             }

@@ -390,18 +390,19 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     // Per seed.
     let _ = writeln!(
         s,
-        "\n### Per seed\n\n| mechanism | seed | accuracy | answer | noise | kept step | validation | training | trained parameters |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "\n### Per seed\n\n| mechanism | seed | accuracy | answer | noise | \\|noise\\| | kept step | validation | training | trained parameters |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for r in runs {
         let c = cell(r, test, Which::Retrieving, &|_| true);
         let _ = writeln!(
             s,
-            "| {} | {} | {:.1} | {:.3} | {:.3} | {} | {:.1} | {:.0} s | {} |",
+            "| {} | {} | {:.1} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {:.0} s | {} |",
             r.kind.key(),
             r.seed,
             100.0 * c.accuracy,
             c.shares.answer,
             c.shares.noise,
+            c.shares.noise_magnitude,
             r.best_step,
             100.0 * r.validation,
             r.seconds,
