@@ -373,12 +373,10 @@ pub fn train_retrieval(o: &TrainRetrieval<'_>) -> Result<(), String> {
 /// `dir/manifest.json` read from its file, scored again on the test set, checked against the
 /// accuracy the manifest recorded, and the report written to `report`.
 pub fn report_from_files(data_dir: &Path, dir: &Path, report: &Path) -> Result<(), String> {
-    report_from_dirs(
-        data_dir,
-        &[dir.to_path_buf()],
-        report,
-        "diffattn-train retrieval-report",
-    )
+    let text = std::fs::read_to_string(dir.join("manifest.json")).map_err(err)?;
+    let manifest: serde_json::Value = serde_json::from_str(&text).map_err(err)?;
+    let command = manifest["command"].as_str().unwrap_or("").to_string();
+    report_from_dirs(data_dir, &[dir.to_path_buf()], report, &command)
 }
 
 /// The experiment's report over several seeds (docs/LESSON.md): the models of every folder's
