@@ -30,7 +30,7 @@ export const LESSON_STRINGS = Object.freeze({
     loading: 'Loading the retrieval models…',
     failed: 'The lesson could not start: {msg}',
     back: 'Back to the explorer',
-    honest: 'These small models do not reproduce the paper’s effect: see docs/LESSON.md.',
+    honest: 'Over three seeds these small models do not reproduce the paper’s effect (docs/LESSON.md): these are the seed-1 models.',
     lede: 'The noise lesson: the Differential Transformer paper’s measure, live, on four small trained models.',
   }),
   zh: Object.freeze({
@@ -58,7 +58,7 @@ export const LESSON_STRINGS = Object.freeze({
     loading: '正在加载检索模型…',
     failed: '检索课无法启动：{msg}',
     back: '返回探索器',
-    honest: '这些小模型没有复现论文的效果：见 docs/LESSON.md。',
+    honest: '在三个随机种子上，这些小模型都没有稳定复现论文的效果（docs/LESSON.md）：这里显示的是种子 1 的模型。',
     lede: '噪声课：差分 Transformer 论文的度量，在四个训练好的小模型上实时计算。',
   }),
 });
