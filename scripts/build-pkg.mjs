@@ -1,7 +1,7 @@
 // Makes pkg/ the npm package `diffattn` around what scripts/build-wasm left there
 // (diffattn.js, diffattn_bg.wasm and their .d.ts): copies the page's component modules and
 // stylesheet (www/explorer/ → pkg/explorer/: the same files, not a second version), the
-// trained weights (weights/ → pkg/weights/) and docs/MODEL.md (the explorer links to it), then
+// trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and docs/MODEL.md (the explorer links to it), then
 // bundles pkg/inline.js with esbuild into the single-file build
 // pkg/diffattn-explorer.inline.js (wasm, default model and CSS inside, base64) and the same as
 // a classic script, pkg/diffattn-explorer.classic.js (for pages opened from disk), and copies
@@ -44,6 +44,8 @@ async function main() {
   }
   const explorerFiles = await copyFolder(at('www', 'explorer'), path.join(PKG, 'explorer'), ['.js', '.css']);
   await copyFolder(at('weights'), path.join(PKG, 'weights'), ['.bin', 'manifest.json']);
+  // The retrieval lesson's models (explorer/lesson.js fetches weights/retrieval/).
+  await copyFolder(at('weights', 'retrieval'), path.join(PKG, 'weights', 'retrieval'), ['.bin', 'manifest.json']);
   await rm(path.join(PKG, 'docs'), { recursive: true, force: true });
   await mkdir(path.join(PKG, 'docs'), { recursive: true });
   await copyFile(at('docs', 'MODEL.md'), path.join(PKG, 'docs', 'MODEL.md'));

@@ -1,4 +1,4 @@
-//! The shipped retrieval models (docs/RETRIEVAL.md) read back from their files: the held-out
+//! The shipped retrieval models (docs/LESSON.md) read back from their files: the held-out
 //! accuracy their manifest claims, recomputed on the engine from `weights/retrieval/heldout.tsv`
 //! (test names, nouns and fillers no training context used); the command line's answer and
 //! measure against the library's; unknown keys said so.

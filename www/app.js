@@ -14,6 +14,7 @@ import { EMBED_CONTROLS } from './explorer/controls.js';
 import { controlName, nameSet } from './explorer/attributes.js';
 import { ENGINE_KEYS } from './explorer/state.js';
 import { PAGE_DEFAULTS } from './explorer/view.js';
+import { startLesson } from './lesson-page.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
@@ -83,6 +84,7 @@ function reportHeight() {
 
 async function main() {
   const base = new URL('../', import.meta.url);
+  if (await startLesson(base, translatePage, pageMessage)) return;
   const addressLang = new URLSearchParams(location.search).get('lang');
   const lang0 = ['en', 'zh'].includes(addressLang?.split('-')[0]) ? addressLang.split('-')[0] : detectLanguage(navigator.languages ?? [navigator.language]);
   translatePage(lang0, '', '');

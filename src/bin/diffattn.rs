@@ -58,7 +58,7 @@ how many.
 
 `retrieve` puts TEXT, a context ending with the question "What is the NOUN of NAME?", to the
 trained retrieval model of mechanism M (default diff_transformer; also standard, shift_diff,
-diff_transformer_v2; docs/RETRIEVAL.md) and prints JSON:
+diff_transformer_v2; docs/LESSON.md) and prints JSON:
     {"mechanism": M, "answer": "N" (the predicted number), "probability": P(answer),
      "expected": "N" | null (what the context's last fact about the key says),
      "answer_attention", "noise_attention", "noise_magnitude": the lesson's measure at layer N

@@ -5,7 +5,7 @@
 use super::forward::{Retrieval, RetrievalModel};
 use super::measure::Measure;
 use super::task::Layout;
-use crate::engine::EngineError;
+use crate::engine::{EngineError, Mechanism};
 use crate::text::limits::{grouped, MAX_TOKENS};
 use crate::text::tokenize_up_to;
 
@@ -37,6 +37,17 @@ impl Asked {
 
 /// Puts `text` to `model`: an error only when the text has no tokens.
 pub fn ask(model: &RetrievalModel, text: &str) -> Result<Asked, EngineError> {
+    let trained: Vec<Mechanism> = model.layers.iter().map(|l| l.mechanism.clone()).collect();
+    ask_with(model, text, &trained)
+}
+
+/// [`ask`] with other mechanism parameters per layer (the lesson's moved shift or λ, from
+/// [`super::knobs::Knobs::mechanisms`]); the weights stay the trained ones.
+pub fn ask_with(
+    model: &RetrievalModel,
+    text: &str,
+    mechanisms: &[Mechanism],
+) -> Result<Asked, EngineError> {
     // Every layer's maps are L × L: the limit holds before anything is allocated.
     let (tokens, total) = tokenize_up_to(text, MAX_TOKENS);
     if total > MAX_TOKENS {
@@ -50,7 +61,8 @@ pub fn ask(model: &RetrievalModel, text: &str) -> Result<Asked, EngineError> {
         });
     }
     let tokens: Vec<String> = tokens.into_iter().map(|t| t.text).collect();
-    let retrieval = model.forward(&tokens)?;
+    let refs: Vec<&Mechanism> = mechanisms.iter().collect();
+    let retrieval = model.forward_with(&tokens, &refs)?;
     let mut unknown: Vec<String> = Vec::new();
     for t in &tokens {
         if !model.knows(t) && !unknown.contains(t) {

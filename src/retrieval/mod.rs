@@ -8,16 +8,20 @@
 //!   words (the question's keys above all) outside the vocabulary.
 //! * [`forward`]: the multi-layer retrieval models on the engine: a frozen token table,
 //!   positions, causal layers with residual connections, a read-out over the numbers 0 to 99.
+//! * [`knobs`]: what the lesson lets a person move (a layer's shift or λ), and the mechanisms
+//!   with the moved values.
 //!
 //! Pure Rust over the engine's stages: no JSON, no drawing, no browser, so the command line,
 //! the page and the experiment share every number.
 
 pub mod ask;
 pub mod forward;
+pub mod knobs;
 pub mod measure;
 pub mod task;
 
-pub use ask::{ask, Asked};
+pub use ask::{ask, ask_with, Asked};
 pub use forward::{Layer, Retrieval, RetrievalError, RetrievalModel};
+pub use knobs::{Knob, KnobKind, Knobs};
 pub use measure::{Measure, Shares};
 pub use task::{Fact, Key, Layout, Question};

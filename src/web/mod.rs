@@ -2,6 +2,9 @@
 //!
 //! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
 //!   render, hit-testing, cells, windows, specs, models, exports);
+//! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
+//!   put to the page's text with the command line's `ask` and measure, their maps drawn with
+//!   the answer and the facts marked;
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
 //! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
@@ -17,12 +20,14 @@ mod bench;
 mod draw;
 mod handle;
 mod js;
+mod lesson;
 
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "bench")]
 pub use bench::bench_engine;
 pub use handle::Explorer;
+pub use lesson::Lesson;
 
 use crate::engine::MechanismKind;
 use crate::explorer::Settings;

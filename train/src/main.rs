@@ -22,13 +22,17 @@ USAGE
     diffattn-train baseline [--data DIR]
         bag-of-words logistic regression, test scores per language
     diffattn-train train-retrieval [--retrieval M,M..] [--seed N] [--steps N] [--lengths LO-HI]
-        [--out DIR] one retrieval model per mechanism (standard, diff_transformer, shift_diff,
+        [--out DIR] [--report FILE] one retrieval model per mechanism (standard, diff_transformer, shift_diff,
         diff_transformer_v2), the same data and budget; writes DIR/<mechanism>.bin,
         DIR/manifest.json, DIR/heldout.tsv (default DIR: weights/retrieval) and
-        docs/retrieval-results.md (docs/RETRIEVAL.md)
+        docs/retrieval-results.md (docs/LESSON.md)
     diffattn-train retrieval-report [--out DIR]
         docs/retrieval-results.md again from the files in DIR (default weights/retrieval),
         scored again on the test set and checked against the manifest; no training
+    diffattn-train experiment-retrieval --dirs DIR,DIR,.. [--report FILE]
+        the experiment's report over seeds (docs/LESSON.md): the models of each DIR (one per
+        seed, from train-retrieval --seed N --out DIR) scored again and checked against their
+        manifests, mean ± std over the folders (default FILE docs/lesson-results.md)
     diffattn-train data [--data DIR]
         counts of the splits and the vocabulary
     diffattn-train maps [--out DIR]
@@ -108,6 +112,8 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut max_facts: Option<usize> = None;
     let mut lengths: Option<(usize, usize)> = None;
     let mut retrieval_kinds: Option<Vec<diffattn_train::retrieval::net::Kind>> = None;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut report: Option<PathBuf> = None;
     let mut i = 1;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -123,6 +129,13 @@ fn run(args: &[String]) -> Result<(), String> {
                     .map(|s| parse(s, flag))
                     .collect::<Result<_, _>>()?
             }
+            "--dirs" => {
+                dirs = value(args, &mut i, flag)?
+                    .split(',')
+                    .map(PathBuf::from)
+                    .collect()
+            }
+            "--report" => report = Some(value(args, &mut i, flag)?.into()),
             "--steps" => steps = Some(parse(value(args, &mut i, flag)?, flag)?),
             "--lr" => lr = Some(parse(value(args, &mut i, flag)?, flag)?),
             "--max-facts" => max_facts = Some(parse(value(args, &mut i, flag)?, flag)?),
@@ -233,7 +246,9 @@ fn run(args: &[String]) -> Result<(), String> {
                 b.lengths = vec![(lo, hi, 1.0)];
             }
             let out = out.unwrap_or_else(|| "weights/retrieval".into());
-            let report = PathBuf::from("docs/retrieval-results.md");
+            let report = report
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("docs/retrieval-results.md"));
             diffattn_train::retrieval::experiment::train_retrieval(
                 &diffattn_train::retrieval::experiment::TrainRetrieval {
                     data: &data,
@@ -249,6 +264,18 @@ fn run(args: &[String]) -> Result<(), String> {
                 },
             )
         }
+        "experiment-retrieval" => diffattn_train::retrieval::experiment::report_from_dirs(
+            &data,
+            &dirs,
+            &report.unwrap_or_else(|| "docs/lesson-results.md".into()),
+            &format!(
+                "scripts/experiment-retrieval (diffattn-train experiment-retrieval --dirs {})",
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        ),
         "retrieval-report" => diffattn_train::retrieval::experiment::report_from_files(
             &data,
             &out.unwrap_or_else(|| "weights/retrieval".into()),

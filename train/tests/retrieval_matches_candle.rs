@@ -141,3 +141,57 @@ fn a_fresh_model_of_every_mechanism_written_and_read_back_runs_the_same() {
         assert!(l.iter().any(|&v| (v - l[0]).abs() > 1e-3), "{}", kind.key());
     }
 }
+
+/// The experiment's numbers are the command line's and the page's: for the same context,
+/// `fit::score` (what `experiment-retrieval` averages, candle in batches) gives the answer and
+/// the two shares of `diffattn::retrieval::ask` (what `diffattn retrieve` prints and the page's
+/// `Lesson.ask()` returns, tests/web.rs and tests/e2e/lesson.test.mjs) within 1e-5, at every
+/// layer, for every shipped model.
+#[test]
+fn the_experiment_scores_the_same_shares_as_the_command_line_and_the_page() {
+    use diffattn::retrieval::{ask, Layout};
+    use diffattn_train::retrieval::data::Example;
+    use diffattn_train::retrieval::fit::score;
+    let examples: Vec<Example> = texts()
+        .into_iter()
+        .filter_map(|text| {
+            let tokens: Vec<String> = tokenize(&text).into_iter().map(|t| t.text).collect();
+            let layout = Layout::read(&tokens)?;
+            let answer = layout.expected()?;
+            Some(Example {
+                answer_at: layout.answer_tokens()[0],
+                facts: layout.facts.len(),
+                answer,
+                tokens,
+                text,
+                stated: Vec::new(),
+            })
+        })
+        .collect();
+    assert!(examples.len() >= 5, "{} examples", examples.len());
+    for m in [
+        "standard",
+        "diff_transformer",
+        "shift_diff",
+        "diff_transformer_v2",
+    ] {
+        let file =
+            RetrievalFile::from_bytes(&std::fs::read(dir().join(format!("{m}.bin"))).unwrap())
+                .unwrap();
+        let net = Net::from_file(&file).unwrap();
+        let scored = score(&net, &Encoder::new(file.model.table.tokens()), &examples).unwrap();
+        for (e, s) in examples.iter().zip(&scored) {
+            let asked = ask(&file.model, &e.text).unwrap();
+            assert_eq!(s.predicted, asked.retrieval.answer, "{m}: {}", e.text);
+            let measure = asked.measure.expect("a measure");
+            assert_eq!(s.layers.len(), measure.layers.len());
+            for (a, b) in s.layers.iter().zip(&measure.layers) {
+                assert!(
+                    (a.answer - b.answer).abs() <= 1e-5 && (a.noise - b.noise).abs() <= 1e-5,
+                    "{m}: experiment {a:?}, command line {b:?} on {}",
+                    e.text
+                );
+            }
+        }
+    }
+}

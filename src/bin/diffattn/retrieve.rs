@@ -1,5 +1,5 @@
 //! `diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"`: a context
-//! ending with "What is the NOUN of NAME?" put to a trained retrieval model (docs/RETRIEVAL.md),
+//! ending with "What is the NOUN of NAME?" put to a trained retrieval model (docs/LESSON.md),
 //! with the answer and the lesson's measure (diffattn::retrieval, the one implementation).
 
 use std::ffi::OsString;

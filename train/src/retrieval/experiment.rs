@@ -373,56 +373,112 @@ pub fn train_retrieval(o: &TrainRetrieval<'_>) -> Result<(), String> {
 /// `dir/manifest.json` read from its file, scored again on the test set, checked against the
 /// accuracy the manifest recorded, and the report written to `report`.
 pub fn report_from_files(data_dir: &Path, dir: &Path, report: &Path) -> Result<(), String> {
-    let start = Instant::now();
-    let data = TaskData::load(data_dir)?;
     let text = std::fs::read_to_string(dir.join("manifest.json")).map_err(err)?;
     let manifest: serde_json::Value = serde_json::from_str(&text).map_err(err)?;
-    let per_cell = manifest["test_set"]["per_cell"].as_u64().unwrap_or(20) as usize;
-    let test = test_set(&data, per_cell);
+    let command = manifest["command"].as_str().unwrap_or("").to_string();
+    report_from_dirs(data_dir, &[dir.to_path_buf()], report, &command)
+}
+
+/// The experiment's report over several seeds (docs/LESSON.md): the models of every folder's
+/// `manifest.json` (one folder per seed, each written by `train-retrieval --seed N --out DIR`)
+/// read from their files, scored again on the one test set, each checked against the accuracy
+/// its manifest recorded; mean ± standard deviation over the folders, written to `report`.
+/// `command` is recorded as what reruns it.
+pub fn report_from_dirs(
+    data_dir: &Path,
+    dirs: &[std::path::PathBuf],
+    report: &Path,
+    command: &str,
+) -> Result<(), String> {
+    let start = Instant::now();
+    let data = TaskData::load(data_dir)?;
     let mut runs = Vec::new();
-    for entry in manifest["models"].as_array().ok_or("manifest: no models")? {
-        let key = entry["mechanism"]
-            .as_str()
-            .ok_or("manifest: a model without mechanism")?;
-        let kind = Kind::from_key(key).ok_or_else(|| format!("unknown mechanism {key}"))?;
-        let file_name = entry["file"].as_str().ok_or("manifest: no file")?;
-        let bytes = std::fs::read(dir.join(file_name)).map_err(err)?;
-        let file = diffattn::model::RetrievalFile::from_bytes(&bytes).map_err(err)?;
-        let net = Net::from_file(&file).map_err(err)?;
-        let encoder = Encoder::new(file.model.table.tokens());
-        let scored = super::fit::score(&net, &encoder, &test).map_err(err)?;
-        let run = super::report::Run {
-            kind,
-            seed: file.info["seed"].as_u64().unwrap_or(0),
-            best_step: entry["best_step"].as_u64().unwrap_or(0) as usize,
-            validation: file.info["validation_accuracy"]
-                .as_f64()
-                .unwrap_or(f64::NAN),
-            seconds: entry["seconds"].as_f64().unwrap_or(f64::NAN),
-            params: entry["trained"].as_str().unwrap_or("").to_string(),
-            scored,
-        };
-        let all = super::report::cell(&run, &test, super::report::Which::Retrieving, &|_| true);
-        let claimed = entry["test"]["accuracy"].as_f64().unwrap_or(f64::NAN);
-        if ((all.accuracy * 1e4).round() / 1e4 - claimed).abs() > 1e-9 {
-            return Err(format!(
-                "{key}: the file scores {:.4} on the test set, the manifest says {claimed}",
-                all.accuracy
-            ));
+    let mut seeds: Vec<u64> = Vec::new();
+    let mut per_cell = None;
+    let mut budget = serde_json::Value::Null;
+    let mut test = Vec::new();
+    for dir in dirs {
+        let text = std::fs::read_to_string(dir.join("manifest.json"))
+            .map_err(|e| format!("{}: {e}", dir.join("manifest.json").display()))?;
+        let manifest: serde_json::Value = serde_json::from_str(&text).map_err(err)?;
+        let cell_n = manifest["test_set"]["per_cell"].as_u64().unwrap_or(20) as usize;
+        match per_cell {
+            None => {
+                per_cell = Some(cell_n);
+                test = test_set(&data, cell_n);
+                budget = manifest["budget"].clone();
+            }
+            Some(n) if n != cell_n => {
+                return Err(format!(
+                    "{}: a test set of {cell_n} per cell, the first folder's has {n}",
+                    dir.display()
+                ))
+            }
+            Some(_) => {
+                if manifest["budget"] != budget {
+                    return Err(format!(
+                        "{}: another budget than the first folder's ({} against {budget})",
+                        dir.display(),
+                        manifest["budget"]
+                    ));
+                }
+            }
         }
-        eprintln!("{key}: test {:.4} as the manifest says", all.accuracy);
-        runs.push(run);
+        for entry in manifest["models"].as_array().ok_or("manifest: no models")? {
+            let key = entry["mechanism"]
+                .as_str()
+                .ok_or("manifest: a model without mechanism")?;
+            let kind = Kind::from_key(key).ok_or_else(|| format!("unknown mechanism {key}"))?;
+            let file_name = entry["file"].as_str().ok_or("manifest: no file")?;
+            let bytes = std::fs::read(dir.join(file_name)).map_err(err)?;
+            let file = diffattn::model::RetrievalFile::from_bytes(&bytes).map_err(err)?;
+            let net = Net::from_file(&file).map_err(err)?;
+            let encoder = Encoder::new(file.model.table.tokens());
+            let scored = super::fit::score(&net, &encoder, &test).map_err(err)?;
+            let seed = file.info["seed"].as_u64().unwrap_or(0);
+            if runs
+                .iter()
+                .any(|r: &super::report::Run| r.kind == kind && r.seed == seed)
+            {
+                return Err(format!("{key} seed {seed} twice: one folder per seed"));
+            }
+            let run = super::report::Run {
+                kind,
+                seed,
+                best_step: entry["best_step"].as_u64().unwrap_or(0) as usize,
+                validation: file.info["validation_accuracy"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
+                seconds: entry["seconds"].as_f64().unwrap_or(f64::NAN),
+                params: entry["trained"].as_str().unwrap_or("").to_string(),
+                scored,
+            };
+            let all = super::report::cell(&run, &test, super::report::Which::Retrieving, &|_| true);
+            let claimed = entry["test"]["accuracy"].as_f64().unwrap_or(f64::NAN);
+            if ((all.accuracy * 1e4).round() / 1e4 - claimed).abs() > 1e-9 {
+                return Err(format!(
+                    "{key} seed {seed}: the file scores {:.4} on the test set, the manifest says {claimed}",
+                    all.accuracy
+                ));
+            }
+            eprintln!(
+                "{key} seed {seed}: test {:.4} as the manifest says",
+                all.accuracy
+            );
+            if !seeds.contains(&seed) {
+                seeds.push(seed);
+            }
+            runs.push(run);
+        }
     }
-    let seed = runs.first().map_or(0, |r| r.seed);
-    let steps = manifest["budget"]["steps"].as_u64().unwrap_or(0);
+    let per_cell = per_cell.ok_or("no folder given")?;
     let example = test
         .iter()
         .find(|e| e.tokens.len() == 64 && e.facts == 3)
         .map_or(String::new(), |e| e.text.clone());
-    let command = manifest["command"].as_str().unwrap_or("").to_string();
     let ctx = super::report::Context {
-        command: &command,
-        seeds: &[seed],
+        command,
+        seeds: &seeds,
         data: format!(
             "Vocabulary {} tokens; training keys {} names and {} nouns, test keys {} names and {} nouns (none shared); {} test contexts (test names, nouns and fillers), {per_cell} per number of facts and length.",
             data.vocab.len(),
@@ -433,10 +489,11 @@ pub fn report_from_files(data_dir: &Path, dir: &Path, report: &Path) -> Result<(
             test.len()
         ),
         budget: format!(
-            "Budget, the same for every mechanism: {steps} steps of {} contexts, lengths {}, peak learning rate {}. Scored again from the shipped files by `diffattn-train retrieval-report` ({:.0} s).",
-            manifest["budget"]["batch"],
-            manifest["budget"]["lengths"],
-            manifest["budget"]["lr"],
+            "Budget, the same for every mechanism and seed: {} steps of {} contexts, lengths {}, peak learning rate {}. Scored again from the files ({:.0} s).",
+            budget["steps"],
+            budget["batch"],
+            budget["lengths"],
+            budget["lr"],
             start.elapsed().as_secs_f64()
         ),
         example,

@@ -211,7 +211,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     let _ = writeln!(
         s,
         "# Retrieval: results\n\nGenerated, do not edit: the task, the models, the measure and what \
-         these numbers mean are in docs/RETRIEVAL.md."
+         these numbers mean are in docs/LESSON.md."
     );
     let _ = writeln!(
         s,
@@ -303,7 +303,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     // By facts, length, depth (retrieving layer).
     let by = |title: &str, cols: Vec<Column>| -> String {
         let mut t = format!(
-            "\n### {title}\n\nRetrieving layer; each cell is answer / noise.\n\n| mechanism |"
+            "\n### {title}\n\nRetrieving layer; each cell is answer / noise (mean ± std over the seeds when there are several).\n\n| mechanism |"
         );
         let mut rule = "| --- |".to_string();
         for (name, _) in &cols {
@@ -320,7 +320,7 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
                 let n = over_seeds(runs, k, test, Which::Retrieving, keep.as_ref(), &|c| {
                     c.shares.noise
                 });
-                let _ = write!(row, " {:.3} / {:.3} |", a.0, n.0);
+                let _ = write!(row, " {} / {} |", pm(a, 3), pm(n, 3));
             }
             let _ = writeln!(t, "{row}");
         }
@@ -390,18 +390,19 @@ pub fn lesson(ctx: &Context<'_>, runs: &[Run], test: &[Example]) -> String {
     // Per seed.
     let _ = writeln!(
         s,
-        "\n### Per seed\n\n| mechanism | seed | accuracy | answer | noise | kept step | validation | training | trained parameters |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "\n### Per seed\n\n| mechanism | seed | accuracy | answer | noise | \\|noise\\| | kept step | validation | training | trained parameters |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for r in runs {
         let c = cell(r, test, Which::Retrieving, &|_| true);
         let _ = writeln!(
             s,
-            "| {} | {} | {:.1} | {:.3} | {:.3} | {} | {:.1} | {:.0} s | {} |",
+            "| {} | {} | {:.1} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {:.0} s | {} |",
             r.kind.key(),
             r.seed,
             100.0 * c.accuracy,
             c.shares.answer,
             c.shares.noise,
+            c.shares.noise_magnitude,
             r.best_step,
             100.0 * r.validation,
             r.seconds,

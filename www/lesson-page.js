@@ -1,0 +1,89 @@
+// The page in lesson mode (`?lesson=retrieval`, README "Links that open a view"): the
+// retrieval lesson (explorer/lesson.js) in place of the explorer, with the address kept in
+// step (`lesson`, `text`, `mechanism`, `layer`, `lang`). Nothing runs at import.
+
+import { detectLanguage, translate } from './explorer/i18n.js';
+import { loadStyles } from './explorer/mount.js';
+import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
+import { lessonText } from './explorer/lesson-text.js';
+import { messageOf } from './explorer/messages.js';
+
+/** The lesson's state from the address. */
+export function decodeLesson(search) {
+  const p = new URLSearchParams(search);
+  const state = {};
+  const lang = p.get('lang')?.split('-')[0];
+  if (lang === 'en' || lang === 'zh') state.lang = lang;
+  if (p.has('text')) state.text = p.get('text').slice(0, 20_000);
+  if (p.has('mechanism')) state.mechanism = p.get('mechanism');
+  const layer = Number(p.get('layer'));
+  if (Number.isInteger(layer) && layer >= 1) state.layer = layer;
+  return state;
+}
+
+/** The address of `state` (without `?`). */
+export function encodeLesson(state) {
+  const p = new URLSearchParams();
+  p.set(LESSON_KEY, LESSON_NAME);
+  p.set('text', state.text);
+  p.set('lang', state.lang);
+  if (state.mechanism) p.set('mechanism', state.mechanism);
+  if (state.layer) p.set('layer', String(state.layer));
+  return p.toString();
+}
+
+/**
+ * Starts the lesson when the address asks for it (`lesson=retrieval`); resolves to whether it
+ * did. `base` is the repository root's URL; `translatePage(lang, version, mechanism)` and
+ * `pageMessage(text)` are the page's.
+ */
+export async function startLesson(base, translatePage, pageMessage) {
+  if (new URLSearchParams(location.search).get(LESSON_KEY) !== LESSON_NAME) return false;
+  const state = { lang: detectLanguage(navigator.languages ?? [navigator.language]), ...decodeLesson(location.search) };
+  translatePage(state.lang, '', '');
+  document.body.classList.add('lesson-mode');
+  document.querySelector('.lesson-link')?.remove();
+  const host = document.getElementById('explorer-host');
+  let glue;
+  let styles;
+  try {
+    glue = await import(String(new URL('pkg/diffattn.js', base)));
+    await glue.default({ module_or_path: new URL('pkg/diffattn_bg.wasm', base) });
+    styles = await loadStyles(new URL('explorer/lesson.css', import.meta.url));
+  } catch (err) {
+    pageMessage(translate(state.lang, 'load_failed', { msg: messageOf(err) }));
+    return true;
+  }
+  const root = host.attachShadow({ mode: 'open' });
+  root.adoptedStyleSheets = [styles];
+  const lede = document.querySelector('.lede');
+  const back = document.createElement('a');
+  back.className = 'lesson-back';
+  back.href = location.pathname;
+  const write = () => {
+    const url = `${location.pathname}?${encodeLesson(lesson.state)}`;
+    if (url !== `${location.pathname}${location.search}`) history.replaceState(history.state, '', url);
+  };
+  const chrome = () => {
+    translatePage(lesson.state.lang, glue.version(), '');
+    lede.textContent = lessonText(lesson.state.lang, 'lede');
+    lede.title = lede.textContent;
+    back.textContent = lessonText(lesson.state.lang, 'back');
+  };
+  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: write });
+  lede.after(back);
+  chrome();
+  document.getElementById('lang-toggle').addEventListener('click', () => {
+    lesson.set({ lang: lesson.state.lang === 'en' ? 'zh' : 'en' });
+    chrome();
+    write();
+  });
+  window.diffattn = { lesson, root, settled: () => lesson.settled() };
+  await lesson.start();
+  await lesson.settled();
+  write();
+  requestAnimationFrame(() => {
+    document.body.dataset.ready = 'true';
+  });
+  return true;
+}
