@@ -13,6 +13,7 @@ pub mod cosine;
 pub mod diff_transformer;
 pub mod error;
 pub mod input_diff;
+pub mod kernels;
 pub mod local;
 pub mod mask;
 pub mod mechanism;

@@ -4,7 +4,7 @@
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
-use super::numeric::saturate_all;
+use super::kernels::{self, PackedB};
 
 /// The four `d x d` projection matrices of one attention layer, PyTorch layout `[out, in]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,9 +74,7 @@ impl Weights {
 /// assert_eq!(y, array![[11.0f32, 4.0]]);
 /// ```
 pub fn linear(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-    let mut y = x.dot(&w.t());
-    saturate_all(&mut y);
-    y
+    kernels::matmul(x, w.t(), 1.0)
 }
 
 /// The queries, keys and values of one sentence, `(tokens, d)` each, before head splitting.
@@ -133,12 +131,14 @@ pub fn mix_values(maps: &Array3<f32>, v: ArrayView2<f32>, w_o: ArrayView2<f32>) 
     let d = v.ncols();
     let d_v = d / heads.max(1);
     let mut concat = Array2::<f32>::zeros((queries, d));
+    let cells = concat.as_slice_mut().expect("a fresh array is contiguous");
     for (h, map) in maps.axis_iter(Axis(0)).enumerate() {
-        let mut mixed = map.dot(&head(v, h, d_v));
-        saturate_all(&mut mixed);
-        concat
-            .slice_mut(s![.., h * d_v..(h + 1) * d_v])
-            .assign(&mixed);
+        // saturate(A_h·V_h), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
+        let v_h = PackedB::new(head(v, h, d_v));
+        let map = map.as_standard_layout();
+        let keys = map.ncols();
+        let a = map.as_slice().expect("standard layout");
+        v_h.mul_rows(a, keys, 0..queries, 0..d_v, 1.0, &mut cells[h * d_v..], d);
     }
     linear(concat.view(), w_o)
 }

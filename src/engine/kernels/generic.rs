@@ -1,0 +1,339 @@
+//! The kernels written once over [`Lanes`]: each is the lane-by-lane transcription of its
+//! scalar reference in `reference.rs`, with the same operations in the same order, so every
+//! lane has the reference's bits. Everything is `#[inline(always)]`: the kernels are
+//! instantiated inside the functions that enable the instruction set (`mod.rs`).
+
+use std::ops::Range;
+
+use super::lanes::Lanes;
+use super::reference::{self, EXP_HI, EXP_LO, LN2_HI, LN2_LO, LOG2E, P, ROUND_MAGIC, SUM_LANES};
+
+/// [`reference::exp`] in every lane.
+#[inline(always)]
+pub(super) fn exp<L: Lanes>(l: L, x: L::V) -> L::V {
+    let x = l.min_or_x(l.splat(EXP_HI), x);
+    let x = l.max_or_x(l.splat(EXP_LO), x);
+    let magic = l.splat(ROUND_MAGIC);
+    let k = l.add(l.mul(x, l.splat(LOG2E)), magic);
+    let n = l.sub(k, magic);
+    let r = l.sub(x, l.mul(n, l.splat(LN2_HI)));
+    let r = l.sub(r, l.mul(n, l.splat(LN2_LO)));
+    let z = l.mul(r, r);
+    let mut p = l.splat(P[0]);
+    for &c in &P[1..] {
+        p = l.add(l.mul(p, r), l.splat(c));
+    }
+    let y = l.add(l.add(l.mul(p, z), r), l.splat(1.0));
+    let (s1, s2) = l.pow2_split(k);
+    l.mul(l.mul(y, s1), s2)
+}
+
+/// `reference::saturate` in every lane.
+#[inline(always)]
+fn saturate<L: Lanes>(l: L, v: L::V) -> L::V {
+    let clamped = l.min_or_x(l.splat(f32::MAX), l.max_or_x(l.splat(-f32::MAX), v));
+    l.keep(l.ordered(v), clamped)
+}
+
+/// [`reference::sigmoid`] in every lane.
+#[inline(always)]
+fn sigmoid<L: Lanes>(l: L, x: L::V) -> L::V {
+    let one = l.splat(1.0);
+    let e = exp(l, l.neg_abs(x));
+    let numerator = l.select(l.ge(x, l.splat(0.0)), one, e);
+    l.div(numerator, l.add(one, e))
+}
+
+/// Calls `f` on `x` eight lanes at a time; the last `len % 8` elements are copied into a
+/// buffer padded with `pad`, and only they are copied back.
+#[inline(always)]
+fn map_in_place<L: Lanes>(l: L, x: &mut [f32], pad: f32, mut f: impl FnMut(L::V) -> L::V) {
+    let mut chunks = x.chunks_exact_mut(8);
+    for c in &mut chunks {
+        // SAFETY: a chunk holds eight floats.
+        unsafe { l.store(c.as_mut_ptr(), f(l.load(c.as_ptr()))) };
+    }
+    let tail = chunks.into_remainder();
+    if !tail.is_empty() {
+        let mut buf = [pad; 8];
+        buf[..tail.len()].copy_from_slice(tail);
+        // SAFETY: `buf` holds eight floats.
+        let out = l.to_array(f(unsafe { l.load(buf.as_ptr()) }));
+        tail.copy_from_slice(&out[..tail.len()]);
+    }
+}
+
+/// [`reference::exp_in_place`].
+#[inline(always)]
+pub(super) fn exp_in_place<L: Lanes>(l: L, x: &mut [f32]) {
+    map_in_place(l, x, 0.0, |v| exp(l, v));
+}
+
+/// [`reference::softmax`]: the maximum, then `exp(x - max)` with the sum kept in eight lanes
+/// (element `j` in lane `j % 8`, as the reference does), then the product with `1 / sum`.
+#[inline(always)]
+pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
+    let mut chunks = x.chunks_exact(8);
+    let mut m = l.splat(f32::NEG_INFINITY);
+    for c in &mut chunks {
+        // SAFETY: a chunk holds eight floats.
+        m = l.max_or_x(m, unsafe { l.load(c.as_ptr()) });
+    }
+    // The maximum does not depend on the order (the scores are never NaN).
+    let mut max = f32::NEG_INFINITY;
+    for s in l
+        .to_array(m)
+        .into_iter()
+        .chain(chunks.remainder().iter().copied())
+    {
+        if s > max {
+            max = s;
+        }
+    }
+    if max == f32::NEG_INFINITY {
+        x.fill(0.0);
+        return;
+    }
+    let max_v = l.splat(max);
+    let mut sum = l.splat(0.0);
+    // The padding is -inf, whose exp is +0: adding it to a partial sum changes nothing.
+    map_in_place(l, x, f32::NEG_INFINITY, |v| {
+        let e = exp(l, l.sub(v, max_v));
+        sum = l.add(sum, e);
+        e
+    });
+    let lanes: [f32; SUM_LANES] = l.to_array(sum);
+    let inv = l.splat(1.0 / reference::sum_lanes(lanes));
+    map_in_place(l, x, 0.0, |v| l.mul(v, inv));
+}
+
+/// [`reference::difference_gate`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn difference_gate<L: Lanes>(
+    l: L,
+    minuend: &[f32],
+    subtrahend: &[f32],
+    a: &[f32],
+    (alpha, beta, gamma): (f32, f32, f32),
+    d: &mut [f32],
+    g: &mut [f32],
+    fused: &mut [f32],
+) {
+    let n = a.len();
+    let (minuend, subtrahend) = (&minuend[..n], &subtrahend[..n]);
+    let (d, g, fused) = (&mut d[..n], &mut g[..n], &mut fused[..n]);
+    let (alpha_v, beta_v, gamma_v) = (l.splat(alpha), l.splat(beta), l.splat(gamma));
+    let body = n - n % 8;
+    let mut j = 0;
+    while j < body {
+        // SAFETY: j + 8 <= n, and every slice has n elements.
+        unsafe {
+            let a_v = l.load(a.as_ptr().add(j));
+            let d_v = l.sub(
+                l.load(minuend.as_ptr().add(j)),
+                l.load(subtrahend.as_ptr().add(j)),
+            );
+            let x = l.add(l.add(l.mul(alpha_v, a_v), l.mul(beta_v, d_v)), gamma_v);
+            let g_v = sigmoid(l, saturate(l, x));
+            l.store(d.as_mut_ptr().add(j), d_v);
+            l.store(g.as_mut_ptr().add(j), g_v);
+            l.store(
+                fused.as_mut_ptr().add(j),
+                saturate(l, l.add(a_v, l.mul(g_v, d_v))),
+            );
+        }
+        j += 8;
+    }
+    // The tail is the reference itself: elementwise, so the same bits.
+    reference::difference_gate(
+        &minuend[body..],
+        &subtrahend[body..],
+        &a[body..],
+        (alpha, beta, gamma),
+        &mut d[body..],
+        &mut g[body..],
+        &mut fused[body..],
+    );
+}
+
+/// B packed for [`gemm_rows`]: panels of eight columns, each `k × 8` contiguous, the columns
+/// past `n` zero.
+pub(super) struct Panels<'a> {
+    pub data: &'a [f32],
+    pub k: usize,
+}
+
+// The tiles of C. Each accumulator starts at +0 and adds one product at a time over all of
+// `k` from 0 up, the reference's order. They are unrolled by hand: the wasm build is
+// optimised for size, and LLVM does not unroll loops there, which would leave the
+// accumulators in memory.
+
+/// Stores one vector of a tile's row at columns `j0..j0 + 8`, or only those within `cols`.
+#[inline(always)]
+unsafe fn store_cols<L: Lanes>(l: L, row: *mut f32, j0: usize, cols: &Range<usize>, v: L::V) {
+    if j0 >= cols.start && j0 + 8 <= cols.end {
+        l.store(row.add(j0), v);
+    } else {
+        let lanes = l.to_array(v);
+        for (lane, &x) in lanes.iter().enumerate() {
+            if cols.contains(&(j0 + lane)) {
+                *row.add(j0 + lane) = x;
+            }
+        }
+    }
+}
+
+/// What a tile needs: A at its first row, B at its first panel, C at its first row.
+#[derive(Clone)]
+struct Tile {
+    a: *const f32,
+    lda: usize,
+    b: *const f32,
+    k: usize,
+    scale: f32,
+    c: *mut f32,
+    ldc: usize,
+    j0: usize,
+    cols: Range<usize>,
+}
+
+/// `saturate(scale · acc)`, stored.
+#[inline(always)]
+unsafe fn finish<L: Lanes>(l: L, t: &Tile, r: usize, v: usize, acc: L::V) {
+    let out = saturate(l, l.mul(acc, l.splat(t.scale)));
+    store_cols(l, t.c.add(r * t.ldc), t.j0 + 8 * v, &t.cols, out);
+}
+
+/// Four rows, two panels (16 columns): eight accumulators.
+#[inline(always)]
+unsafe fn tile_4x2<L: Lanes>(l: L, t: &Tile) {
+    let z = l.splat(0.0);
+    let (mut c00, mut c01, mut c10, mut c11) = (z, z, z, z);
+    let (mut c20, mut c21, mut c30, mut c31) = (z, z, z, z);
+    let (a0, a1, a2, a3) = (t.a, t.a.add(t.lda), t.a.add(2 * t.lda), t.a.add(3 * t.lda));
+    let (b0, b1) = (t.b, t.b.add(t.k * 8));
+    for p in 0..t.k {
+        let (v0, v1) = (l.load(b0.add(p * 8)), l.load(b1.add(p * 8)));
+        let x = l.splat(*a0.add(p));
+        c00 = l.add(c00, l.mul(x, v0));
+        c01 = l.add(c01, l.mul(x, v1));
+        let x = l.splat(*a1.add(p));
+        c10 = l.add(c10, l.mul(x, v0));
+        c11 = l.add(c11, l.mul(x, v1));
+        let x = l.splat(*a2.add(p));
+        c20 = l.add(c20, l.mul(x, v0));
+        c21 = l.add(c21, l.mul(x, v1));
+        let x = l.splat(*a3.add(p));
+        c30 = l.add(c30, l.mul(x, v0));
+        c31 = l.add(c31, l.mul(x, v1));
+    }
+    finish(l, t, 0, 0, c00);
+    finish(l, t, 0, 1, c01);
+    finish(l, t, 1, 0, c10);
+    finish(l, t, 1, 1, c11);
+    finish(l, t, 2, 0, c20);
+    finish(l, t, 2, 1, c21);
+    finish(l, t, 3, 0, c30);
+    finish(l, t, 3, 1, c31);
+}
+
+/// Four rows, one panel: four accumulators.
+#[inline(always)]
+unsafe fn tile_4x1<L: Lanes>(l: L, t: &Tile) {
+    let z = l.splat(0.0);
+    let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
+    let (a0, a1, a2, a3) = (t.a, t.a.add(t.lda), t.a.add(2 * t.lda), t.a.add(3 * t.lda));
+    for p in 0..t.k {
+        let v = l.load(t.b.add(p * 8));
+        c0 = l.add(c0, l.mul(l.splat(*a0.add(p)), v));
+        c1 = l.add(c1, l.mul(l.splat(*a1.add(p)), v));
+        c2 = l.add(c2, l.mul(l.splat(*a2.add(p)), v));
+        c3 = l.add(c3, l.mul(l.splat(*a3.add(p)), v));
+    }
+    finish(l, t, 0, 0, c0);
+    finish(l, t, 1, 0, c1);
+    finish(l, t, 2, 0, c2);
+    finish(l, t, 3, 0, c3);
+}
+
+/// One row, two panels.
+#[inline(always)]
+unsafe fn tile_1x2<L: Lanes>(l: L, t: &Tile) {
+    let z = l.splat(0.0);
+    let (mut c0, mut c1) = (z, z);
+    let b1 = t.b.add(t.k * 8);
+    for p in 0..t.k {
+        let x = l.splat(*t.a.add(p));
+        c0 = l.add(c0, l.mul(x, l.load(t.b.add(p * 8))));
+        c1 = l.add(c1, l.mul(x, l.load(b1.add(p * 8))));
+    }
+    finish(l, t, 0, 0, c0);
+    finish(l, t, 0, 1, c1);
+}
+
+/// One row, one panel.
+#[inline(always)]
+unsafe fn tile_1x1<L: Lanes>(l: L, t: &Tile) {
+    let mut c0 = l.splat(0.0);
+    for p in 0..t.k {
+        c0 = l.add(c0, l.mul(l.splat(*t.a.add(p)), l.load(t.b.add(p * 8))));
+    }
+    finish(l, t, 0, 0, c0);
+}
+
+/// [`reference::gemm_rows`] with B packed: rows `rows` of `A` (row-major, stride `lda`, at
+/// least `k` columns), the columns `cols` of C (others untouched), into `c` (row stride
+/// `ldc`, first row = `rows.start`).
+///
+/// # Safety
+/// `a` holds rows `rows` of `k` columns at stride `lda`; `c` holds `rows.len()` rows of
+/// `ldc >= b.n` floats; `cols.end <= b.n`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) unsafe fn gemm_rows<L: Lanes>(
+    l: L,
+    a: *const f32,
+    lda: usize,
+    b: &Panels<'_>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    scale: f32,
+    c: *mut f32,
+    ldc: usize,
+) {
+    if cols.is_empty() {
+        return;
+    }
+    let k = b.k;
+    let (first, last) = (cols.start / 8, cols.end.div_ceil(8));
+    let mut i = rows.start;
+    while i < rows.end {
+        let four = i + 4 <= rows.end;
+        let mut t = Tile {
+            a: a.add(i * lda),
+            lda,
+            b: b.data.as_ptr(),
+            k,
+            scale,
+            c: c.add((i - rows.start) * ldc),
+            ldc,
+            j0: 0,
+            cols: cols.clone(),
+        };
+        let mut q = first;
+        while q < last {
+            t.b = b.data.as_ptr().add(q * k * 8);
+            t.j0 = q * 8;
+            let wide = L::WIDE_TILES && q + 2 <= last;
+            match (four, wide) {
+                (true, true) => tile_4x2(l, &t),
+                (true, false) => tile_4x1(l, &t),
+                (false, true) => tile_1x2(l, &t),
+                (false, false) => tile_1x1(l, &t),
+            }
+            q += if wide { 2 } else { 1 };
+        }
+        i += if four { 4 } else { 1 };
+    }
+}

@@ -1,0 +1,199 @@
+//! The scalar reference of every kernel: one element at a time, in the order the SIMD kernels
+//! keep, so that every lane of every vector path gives these bits. The portable path (any
+//! target without AVX2 or wasm `simd128`, such as the baseline wasm build) runs these
+//! functions themselves; the tests hold every vector path to them bit for bit.
+
+use std::ops::Range;
+
+/// `log2(e)`, rounded to f32.
+pub(super) const LOG2E: f32 = std::f32::consts::LOG2_E;
+/// `ln 2` split in two (Cody and Waite): the high part has 9 significant bits, so `n·LN2_HI`
+/// is exact for every `n` the exponential uses, and `LN2_HI + LN2_LO` is `ln 2` to about 2^-33.
+pub(super) const LN2_HI: f32 = f32::from_bits(0x3f31_8000); // 0.693359375 exactly
+#[allow(clippy::excessive_precision)]
+pub(super) const LN2_LO: f32 = -2.121_944_40e-4;
+/// `1.5·2^23`: adding it rounds a float of magnitude below 2^22 to the nearest integer (ties to
+/// even), which then sits in the low bits of the sum.
+pub(super) const ROUND_MAGIC: f32 = 12_582_912.0;
+/// Cephes `expf` (S. L. Moshier, Cephes Math Library 2.2, `expf.c`): `e^r ≈ 1 + r + r²·P(r)`
+/// on `|r| ≤ ln(2)/2`, its coefficients as published.
+#[allow(clippy::excessive_precision)]
+pub(super) const P: [f32; 6] = [
+    1.987_569_150_0e-4,
+    1.398_199_950_7e-3,
+    8.333_451_907_3e-3,
+    4.166_579_589_4e-2,
+    1.666_666_545_9e-1,
+    5.000_000_120_1e-1,
+];
+/// Below this `e^x` rounds to 0 (it is less than half the smallest subnormal, 2^-150).
+pub(super) const EXP_LO: f32 = -104.0;
+/// Above this `e^x` is infinite (overflow starts at `ln(f32::MAX) ≈ 88.72`).
+pub(super) const EXP_HI: f32 = 89.0;
+
+/// `e^x` for every f32 `x`, by a Cephes polynomial with no fused multiply-add, so the same bits
+/// on every target: within 2 ulp of the exact value for every finite result (subnormals
+/// included; checked over all 2^32 inputs by `scripts/test-exp`), `e^x` overflows to `+inf`
+/// from about 88.72, `e^-inf = 0`, and NaN stays NaN.
+///
+/// `x = n·ln2 + r` with `n` the nearest integer to `x·log2(e)` and `|r| ≲ ln(2)/2`;
+/// `e^x = 2^n·(1 + r + r²·P(r))`, and `2^n` is applied as two factors `2^⌊n/2⌋·2^(n - ⌊n/2⌋)`
+/// so that results in the subnormal range are rounded once, correctly.
+///
+/// ```
+/// use diffattn::engine::kernels::exp;
+/// assert_eq!(exp(0.0), 1.0);
+/// assert!((exp(1.0) - std::f32::consts::E).abs() <= f32::EPSILON * 3.0);
+/// assert_eq!(exp(-200.0), 0.0);
+/// assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+/// assert_eq!(exp(100.0), f32::INFINITY);
+/// assert!(exp(f32::NAN).is_nan());
+/// ```
+#[inline]
+pub fn exp(x: f32) -> f32 {
+    // The clamps in the order of x86's `minps`/`maxps` and wasm's `pmin`/`pmax`: the limit
+    // when it is the smaller (larger), else `x`, so a NaN passes through.
+    let x = if EXP_HI < x { EXP_HI } else { x };
+    let x = if EXP_LO > x { EXP_LO } else { x };
+    let k = x * LOG2E + ROUND_MAGIC;
+    let n = k - ROUND_MAGIC;
+    let r = x - n * LN2_HI;
+    let r = r - n * LN2_LO;
+    let z = r * r;
+    let p = ((((P[0] * r + P[1]) * r + P[2]) * r + P[3]) * r + P[4]) * r + P[5];
+    let y = p * z + r + 1.0;
+    let (s1, s2) = pow2_split(k);
+    y * s1 * s2
+}
+
+/// `2^n` as two factors `2^⌊n/2⌋` and `2^(n - ⌊n/2⌋)`, from `k = n + ROUND_MAGIC`.
+#[inline]
+pub(super) fn pow2_split(k: f32) -> (f32, f32) {
+    let n = (k.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32);
+    let n1 = n >> 1;
+    let n2 = n.wrapping_sub(n1);
+    let factor = |m: i32| f32::from_bits((m.wrapping_add(127) << 23) as u32);
+    (factor(n1), factor(n2))
+}
+
+/// Maps a possibly non-finite value to a finite one: infinities saturate, NaN becomes 0
+/// (the same rule as `numeric::saturate`).
+#[inline]
+pub(super) fn saturate(v: f32) -> f32 {
+    if v.is_finite() {
+        v
+    } else if v.is_nan() {
+        0.0
+    } else {
+        v.signum() * f32::MAX
+    }
+}
+
+/// The logistic function `1 / (1 + e^-x)` with one [`exp`] of `-|x|`.
+#[inline]
+pub fn sigmoid(x: f32) -> f32 {
+    let e = exp(-x.abs());
+    let numerator = if x >= 0.0 { 1.0 } else { e };
+    numerator / (1.0 + e)
+}
+
+/// How many partial sums a row's softmax keeps: element `j` of a row goes to partial sum
+/// `j % SUM_LANES`, which is what an 8-lane vector does, so the total is the same everywhere.
+pub const SUM_LANES: usize = 8;
+
+/// The total of the partial sums, in a fixed tree.
+#[inline]
+pub fn sum_lanes(l: [f32; SUM_LANES]) -> f32 {
+    ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+}
+
+/// The softmax of a row in place: `e_j = exp(x_j − max)`, then `e_j · (1 / Σ e)` with the sum
+/// in [`SUM_LANES`] partial sums. `x` must not hold NaN or `+inf`; a row of `-inf` becomes
+/// zeros, and an empty row stays empty.
+pub fn softmax(x: &mut [f32]) {
+    let max = x
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, &s| if s > m { s } else { m });
+    if max == f32::NEG_INFINITY {
+        // Nothing to attend to (every score -inf): no weight anywhere, never NaN.
+        x.fill(0.0);
+        return;
+    }
+    let mut lanes = [0.0f32; SUM_LANES];
+    for (j, s) in x.iter_mut().enumerate() {
+        *s = exp(*s - max);
+        lanes[j % SUM_LANES] += *s;
+    }
+    let inv = 1.0 / sum_lanes(lanes);
+    for s in x.iter_mut() {
+        *s *= inv;
+    }
+}
+
+/// `e^x` of every element in place.
+pub fn exp_in_place(x: &mut [f32]) {
+    for v in x {
+        *v = exp(*v);
+    }
+}
+
+/// One row of the shift stages after the shift (DESIGN.md §2): `D = minuend − subtrahend`,
+/// `G = sigmoid(saturate(α·A + β·D + γ))`, `A′ = saturate(A + G·D)`.
+#[allow(clippy::too_many_arguments)]
+pub fn difference_gate(
+    minuend: &[f32],
+    subtrahend: &[f32],
+    a: &[f32],
+    (alpha, beta, gamma): (f32, f32, f32),
+    d: &mut [f32],
+    g: &mut [f32],
+    fused: &mut [f32],
+) {
+    let n = a.len();
+    let (minuend, subtrahend) = (&minuend[..n], &subtrahend[..n]);
+    let (d, g, fused) = (&mut d[..n], &mut g[..n], &mut fused[..n]);
+    for j in 0..n {
+        let dj = minuend[j] - subtrahend[j];
+        let gate = sigmoid(saturate(alpha * a[j] + beta * dj + gamma));
+        d[j] = dj;
+        g[j] = gate;
+        fused[j] = saturate(a[j] + gate * dj);
+    }
+}
+
+/// `C[i, j] = saturate(scale · Σ_p A[i, p]·B[p, j])` for the rows `rows` of `A` and the
+/// columns `cols` of `B`, the sum taken from `p = 0` up, one product and one addition at a
+/// time (no fused multiply-add), starting from `+0`. `a` is row-major with row stride `lda`,
+/// `b` row-major `k × n`, and row `i` of the result goes to `c[(i - rows.start)·ldc + j]`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gemm_rows(
+    a: &[f32],
+    lda: usize,
+    k: usize,
+    b: &[f32],
+    n: usize,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    scale: f32,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let width = cols.len();
+    let mut acc = vec![0.0f32; width];
+    for (r, i) in rows.enumerate() {
+        acc.fill(0.0);
+        let a_row = &a[i * lda..i * lda + k];
+        // Row by row of B (an axpy per p), the same order of additions per element as the
+        // textbook triple loop, with B read along its rows.
+        for (p, &a_ip) in a_row.iter().enumerate() {
+            let b_row = &b[p * n + cols.start..p * n + cols.end];
+            for (s, &b_pj) in acc.iter_mut().zip(b_row) {
+                *s += a_ip * b_pj;
+            }
+        }
+        let c_row = &mut c[r * ldc + cols.start..r * ldc + cols.end];
+        for (out, &s) in c_row.iter_mut().zip(&acc) {
+            *out = saturate(s * scale);
+        }
+    }
+}
