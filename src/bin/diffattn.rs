@@ -5,11 +5,15 @@
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
+#[path = "diffattn/bench.rs"]
+mod bench;
+
 const HELP: &str = r#"diffattn: every stage of differential attention, from a JSON spec.
 
 USAGE
     diffattn stages [--pretty] [FILE] < spec.json > stages.json
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
+    diffattn bench [--tokens L] [--heads H] [--mechanism M] [--json]   (see bench --help)
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         }
         Some("stages") => stages(&args[1..]),
         Some("predict") => predict(&args[1..]),
+        Some("bench") => bench::main(&args[1..]),
         Some(other) => fail(
             2,
             &format!("unknown command {other:?}; try `diffattn --help`"),

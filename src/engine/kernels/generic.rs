@@ -44,29 +44,38 @@ fn sigmoid<L: Lanes>(l: L, x: L::V) -> L::V {
     l.div(numerator, l.add(one, e))
 }
 
-/// Calls `f` on `x` eight lanes at a time; the last `len % 8` elements are copied into a
-/// buffer padded with `pad`, and only they are copied back.
+// No closures below: a closure is a function of its own, without the caller's instruction
+// set, and the intrinsics inside it would stay calls.
+
+/// The last `len % 8` elements of `x` in a buffer padded with `pad`.
 #[inline(always)]
-fn map_in_place<L: Lanes>(l: L, x: &mut [f32], pad: f32, mut f: impl FnMut(L::V) -> L::V) {
-    let mut chunks = x.chunks_exact_mut(8);
-    for c in &mut chunks {
-        // SAFETY: a chunk holds eight floats.
-        unsafe { l.store(c.as_mut_ptr(), f(l.load(c.as_ptr()))) };
-    }
-    let tail = chunks.into_remainder();
-    if !tail.is_empty() {
-        let mut buf = [pad; 8];
-        buf[..tail.len()].copy_from_slice(tail);
-        // SAFETY: `buf` holds eight floats.
-        let out = l.to_array(f(unsafe { l.load(buf.as_ptr()) }));
-        tail.copy_from_slice(&out[..tail.len()]);
-    }
+fn tail<L: Lanes>(l: L, x: &[f32], pad: f32) -> L::V {
+    let mut buf = [pad; 8];
+    buf[..x.len()].copy_from_slice(x);
+    // SAFETY: `buf` holds eight floats.
+    unsafe { l.load(buf.as_ptr()) }
+}
+
+/// Writes the first `x.len()` lanes of `v` to `x`.
+#[inline(always)]
+fn put_tail<L: Lanes>(l: L, x: &mut [f32], v: L::V) {
+    let lanes = l.to_array(v);
+    x.copy_from_slice(&lanes[..x.len()]);
 }
 
 /// [`reference::exp_in_place`].
 #[inline(always)]
 pub(super) fn exp_in_place<L: Lanes>(l: L, x: &mut [f32]) {
-    map_in_place(l, x, 0.0, |v| exp(l, v));
+    let mut chunks = x.chunks_exact_mut(8);
+    for c in &mut chunks {
+        // SAFETY: a chunk holds eight floats.
+        unsafe { l.store(c.as_mut_ptr(), exp(l, l.load(c.as_ptr()))) };
+    }
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        let v = exp(l, tail(l, rest, 0.0));
+        put_tail(l, rest, v);
+    }
 }
 
 /// [`reference::softmax`]: the maximum, then `exp(x - max)` with the sum kept in eight lanes
@@ -96,15 +105,33 @@ pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
     }
     let max_v = l.splat(max);
     let mut sum = l.splat(0.0);
-    // The padding is -inf, whose exp is +0: adding it to a partial sum changes nothing.
-    map_in_place(l, x, f32::NEG_INFINITY, |v| {
-        let e = exp(l, l.sub(v, max_v));
+    let mut chunks = x.chunks_exact_mut(8);
+    for c in &mut chunks {
+        // SAFETY: a chunk holds eight floats.
+        unsafe {
+            let e = exp(l, l.sub(l.load(c.as_ptr()), max_v));
+            sum = l.add(sum, e);
+            l.store(c.as_mut_ptr(), e);
+        }
+    }
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        // The padding is -inf, whose exp is +0: adding it to a partial sum changes nothing.
+        let e = exp(l, l.sub(tail(l, rest, f32::NEG_INFINITY), max_v));
         sum = l.add(sum, e);
-        e
-    });
+        put_tail(l, rest, e);
+    }
     let lanes: [f32; SUM_LANES] = l.to_array(sum);
-    let inv = l.splat(1.0 / reference::sum_lanes(lanes));
-    map_in_place(l, x, 0.0, |v| l.mul(v, inv));
+    let inv = 1.0 / reference::sum_lanes(lanes);
+    let inv_v = l.splat(inv);
+    let mut chunks = x.chunks_exact_mut(8);
+    for c in &mut chunks {
+        // SAFETY: a chunk holds eight floats.
+        unsafe { l.store(c.as_mut_ptr(), l.mul(l.load(c.as_ptr()), inv_v)) };
+    }
+    for s in chunks.into_remainder() {
+        *s *= inv;
+    }
 }
 
 /// [`reference::difference_gate`].

@@ -179,9 +179,12 @@ mod simd128 {
     #[derive(Clone, Copy)]
     pub(in crate::engine::kernels) struct Pair(v128, v128);
 
-    #[inline(always)]
-    fn both(a: Pair, b: Pair, f: impl Fn(v128, v128) -> v128) -> Pair {
-        Pair(f(a.0, b.0), f(a.1, b.1))
+    /// One two-operand instruction on both halves.
+    macro_rules! both {
+        ($a:expr, $b:expr, $f:ident) => {{
+            let (a, b): (Pair, Pair) = ($a, $b);
+            Pair($f(a.0, b.0), $f(a.1, b.1))
+        }};
     }
 
     impl Lanes for Simd128 {
@@ -208,29 +211,29 @@ mod simd128 {
         }
         #[inline(always)]
         fn add(self, a: Pair, b: Pair) -> Pair {
-            both(a, b, f32x4_add)
+            both!(a, b, f32x4_add)
         }
         #[inline(always)]
         fn sub(self, a: Pair, b: Pair) -> Pair {
-            both(a, b, f32x4_sub)
+            both!(a, b, f32x4_sub)
         }
         #[inline(always)]
         fn mul(self, a: Pair, b: Pair) -> Pair {
-            both(a, b, f32x4_mul)
+            both!(a, b, f32x4_mul)
         }
         #[inline(always)]
         fn div(self, a: Pair, b: Pair) -> Pair {
-            both(a, b, f32x4_div)
+            both!(a, b, f32x4_div)
         }
         #[inline(always)]
         fn min_or_x(self, lim: Pair, x: Pair) -> Pair {
             // `pmin(a, b)` is `b < a ? b : a`.
-            both(x, lim, f32x4_pmin)
+            both!(x, lim, f32x4_pmin)
         }
         #[inline(always)]
         fn max_or_x(self, lim: Pair, x: Pair) -> Pair {
             // `pmax(a, b)` is `a < b ? b : a`.
-            both(x, lim, f32x4_pmax)
+            both!(x, lim, f32x4_pmax)
         }
         #[inline(always)]
         fn neg_abs(self, x: Pair) -> Pair {
@@ -239,11 +242,11 @@ mod simd128 {
         }
         #[inline(always)]
         fn ge(self, a: Pair, b: Pair) -> Pair {
-            both(a, b, f32x4_ge)
+            both!(a, b, f32x4_ge)
         }
         #[inline(always)]
         fn ordered(self, x: Pair) -> Pair {
-            both(x, x, f32x4_eq)
+            both!(x, x, f32x4_eq)
         }
         #[inline(always)]
         fn select(self, m: Pair, a: Pair, b: Pair) -> Pair {
@@ -251,7 +254,7 @@ mod simd128 {
         }
         #[inline(always)]
         fn keep(self, m: Pair, a: Pair) -> Pair {
-            both(a, m, v128_and)
+            both!(a, m, v128_and)
         }
         #[inline(always)]
         fn pow2_split(self, k: Pair) -> (Pair, Pair) {

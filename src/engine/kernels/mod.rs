@@ -21,7 +21,16 @@
 //!
 //! No NaN is produced from finite input, and results saturate as `numeric::saturate` does.
 
+// The vector paths exist only where there are vectors to run them on.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 mod generic;
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 mod lanes;
 pub mod reference;
 
@@ -204,13 +213,9 @@ impl PackedB {
         }
         assert!(a.len() >= (rows.end - 1) * lda + k, "A is too short");
         assert!(c.len() >= (rows.len() - 1) * ldc + n, "C is too short");
-        let panels = generic::Panels {
-            data: &self.data,
-            k,
-        };
         match path() {
             Path::Portable => {
-                reference::gemm_rows(a, lda, k, &self.unpacked(), n, rows, cols, scale, c, ldc)
+                reference::gemm_rows(a, lda, k, &self.data, rows, cols, scale, c, ldc)
             }
             #[cfg(target_arch = "x86_64")]
             Path::Avx2(l) => {
@@ -239,11 +244,19 @@ impl PackedB {
                         ldc,
                     )
                 }
+                let panels = generic::Panels {
+                    data: &self.data,
+                    k,
+                };
                 // SAFETY: AVX2 was detected; the asserts above bound every access.
                 unsafe { avx2(l, a, lda, &panels, rows, cols, scale, c, ldc) }
             }
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             Path::Simd128 => {
+                let panels = generic::Panels {
+                    data: &self.data,
+                    k,
+                };
                 // SAFETY: the asserts above bound every access.
                 unsafe {
                     generic::gemm_rows(
@@ -260,18 +273,6 @@ impl PackedB {
                 }
             }
         }
-    }
-
-    /// `B` row-major again, for the scalar path.
-    fn unpacked(&self) -> Vec<f32> {
-        let (k, n) = (self.k, self.n);
-        let mut b = vec![0.0f32; k * n];
-        for p in 0..k {
-            for j in 0..n {
-                b[p * n + j] = self.data[(j / 8) * k * 8 + p * 8 + j % 8];
-            }
-        }
-        b
     }
 }
 
