@@ -399,7 +399,13 @@ async function main() {
     weight_folders: (await weightFolders()).map((d) => path.relative(ROOT, d)),
     default_weights: defaultWeights,
     sets: {
-      'wasm + JavaScript': sum(files.filter((s) => s.kind === 'wasm' || s.kind === 'js')),
+      // One set per wasm build (scripts/build-wasm): a browser downloads the JavaScript and
+      // one of them (www/wasm-features.js picks it).
+      ...Object.fromEntries(
+        files
+          .filter((s) => s.kind === 'wasm')
+          .map((w) => [`wasm + JavaScript (${path.basename(w.file)})`, sum([w, ...files.filter((s) => s.kind === 'js')])]),
+      ),
       'first view (what it requested + the default model: manifest, default weights)': sum(files.filter((s) => s.first_view)),
       'weights (all)': sum(files.filter((s) => s.kind === 'weights')),
       'everything (pkg, www, weights)': sum(files),

@@ -1,0 +1,58 @@
+// Which of the page's two wasm builds this browser runs (scripts/build-wasm, docs/PERFORMANCE.md
+// "Two wasm builds"): the simd128 build where WebAssembly SIMD is supported (Chrome 91, Firefox
+// 89, Safari 16.4 and later), the baseline build everywhere else. Both builds share one
+// JavaScript glue file (pkg/diffattn.js) and give the same bits in every map; only speed
+// differs. Pure: no side effects on import, nothing fetched.
+//
+//   import init from '../pkg/diffattn.js';
+//   import { wasmUrl } from './wasm-features.js';
+//   await init({ module_or_path: wasmUrl() });
+
+/** The wasm file names in pkg/, by build. */
+export const WASM_FILES = Object.freeze({
+  simd128: 'diffattn_simd_bg.wasm',
+  baseline: 'diffattn_bg.wasm',
+});
+
+// The smallest module that uses a SIMD instruction (as in wasm-feature-detect): one function
+// `(func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)`. A browser without SIMD
+// rejects it; validating does not compile or run anything.
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, //       type section: () -> v128
+  0x03, 0x02, 0x01, 0x00, //                         function section: one function of type 0
+  0x0a, 0x0a, 0x01, 0x08, 0x00, //                   code section: one body, no locals
+  0x41, 0x00, //                                     i32.const 0
+  0xfd, 0x0f, //                                     i8x16.splat
+  0xfd, 0x62, //                                     i8x16.popcnt
+  0x0b, //                                           end
+]);
+
+let simd;
+
+/** Whether this browser runs WebAssembly SIMD (simd128). Checked once, then remembered. */
+export function simdSupported() {
+  if (simd === undefined) {
+    try {
+      simd = typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+    } catch {
+      simd = false;
+    }
+  }
+  return simd;
+}
+
+/** Which build to load here: `"simd128"` or `"baseline"`. */
+export function wasmBuild() {
+  return simdSupported() ? 'simd128' : 'baseline';
+}
+
+/** The wasm file name (in pkg/) to load here. */
+export function wasmFile() {
+  return WASM_FILES[wasmBuild()];
+}
+
+/** The wasm file's URL, in pkg/ beside this folder unless `base` says otherwise. */
+export function wasmUrl(base = new URL('../pkg/', import.meta.url)) {
+  return new URL(wasmFile(), base);
+}
