@@ -32,6 +32,9 @@ pub struct LayerBench {
     /// The clock's resolution in ms: a sample repeats the layer until it lasts at least 20
     /// ticks (browsers without cross-origin isolation give 0.1 ms; natively 0).
     pub clock_resolution_ms: f64,
+    /// Untimed layers first, for at least this long (and at least one): a wasm engine compiles
+    /// a function with its fast baseline compiler first and its optimising one once it is hot.
+    pub warmup_ms: f64,
 }
 
 /// Samples of one layer's stages, in ms per layer.
@@ -100,7 +103,7 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
 }
 
 /// Times `bench.reps` samples of one layer with the clock `now_ms` (milliseconds from any
-/// origin), after one untimed layer. Errors are the engine's (heads not dividing `d`).
+/// origin), after the untimed warm-up. Errors are the engine's (heads not dividing `d`).
 pub fn time_layer(
     bench: &LayerBench,
     now_ms: &dyn Fn() -> f64,
@@ -142,7 +145,12 @@ pub fn time_layer(
     };
     let t0 = now_ms();
     layer(&mut [0.0; 4])?;
-    let once = now_ms() - t0;
+    let mut once = now_ms() - t0;
+    while now_ms() - t0 < bench.warmup_ms {
+        let t = now_ms();
+        layer(&mut [0.0; 4])?;
+        once = now_ms() - t;
+    }
     let target = 20.0 * bench.clock_resolution_ms;
     let batch = if once >= target {
         1
@@ -187,6 +195,7 @@ mod tests {
                 mechanism: kind,
                 reps: 3,
                 clock_resolution_ms: 0.0,
+                warmup_ms: 0.0,
             };
             let t = time_layer(&bench, &clock).unwrap();
             assert_eq!(t.layer_ms.len(), 3);
@@ -200,6 +209,7 @@ mod tests {
             mechanism: MechanismKind::ShiftDiff,
             reps: 1,
             clock_resolution_ms: 0.0,
+            warmup_ms: 0.0,
         };
         assert!(time_layer(&bad, &clock).is_err());
     }

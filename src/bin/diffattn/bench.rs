@@ -111,6 +111,7 @@ pub fn main(args: &[String]) -> ExitCode {
         mechanism: o.mechanism,
         reps: 1,
         clock_resolution_ms: 0.0,
+        warmup_ms: 0.0,
     };
     let reps = match o.reps {
         Some(n) => n,
@@ -124,6 +125,8 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     };
     bench.reps = reps;
+    // A few layers untimed: caches, the allocator and the page tables settle.
+    bench.warmup_ms = 50.0;
     let t = match time_layer(&bench, &now_ms) {
         Ok(t) => t,
         Err(e) => return fail(&e.to_string()),

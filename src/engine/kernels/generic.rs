@@ -265,6 +265,41 @@ unsafe fn tile_4x2<L: Lanes>(l: L, t: &Tile) {
     finish(l, t, 3, 1, c31);
 }
 
+/// Eight rows, one panel: eight accumulators (for `B` eight columns wide, `A·V_h` with
+/// `d_h = 8`, where four would leave the adder waiting on its own latency).
+#[inline(always)]
+unsafe fn tile_8x1<L: Lanes>(l: L, t: &Tile) {
+    let z = l.splat(0.0);
+    let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
+    let (mut c4, mut c5, mut c6, mut c7) = (z, z, z, z);
+    let (a0, a1, a2, a3) = (t.a, t.a.add(t.lda), t.a.add(2 * t.lda), t.a.add(3 * t.lda));
+    let (a4, a5, a6, a7) = (
+        a0.add(4 * t.lda),
+        a1.add(4 * t.lda),
+        a2.add(4 * t.lda),
+        a3.add(4 * t.lda),
+    );
+    for p in 0..t.k {
+        let v = l.load(t.b.add(p * 8));
+        c0 = l.add(c0, l.mul(l.splat(*a0.add(p)), v));
+        c1 = l.add(c1, l.mul(l.splat(*a1.add(p)), v));
+        c2 = l.add(c2, l.mul(l.splat(*a2.add(p)), v));
+        c3 = l.add(c3, l.mul(l.splat(*a3.add(p)), v));
+        c4 = l.add(c4, l.mul(l.splat(*a4.add(p)), v));
+        c5 = l.add(c5, l.mul(l.splat(*a5.add(p)), v));
+        c6 = l.add(c6, l.mul(l.splat(*a6.add(p)), v));
+        c7 = l.add(c7, l.mul(l.splat(*a7.add(p)), v));
+    }
+    finish(l, t, 0, 0, c0);
+    finish(l, t, 1, 0, c1);
+    finish(l, t, 2, 0, c2);
+    finish(l, t, 3, 0, c3);
+    finish(l, t, 4, 0, c4);
+    finish(l, t, 5, 0, c5);
+    finish(l, t, 6, 0, c6);
+    finish(l, t, 7, 0, c7);
+}
+
 /// Four rows, one panel: four accumulators.
 #[inline(always)]
 unsafe fn tile_4x1<L: Lanes>(l: L, t: &Tile) {
@@ -336,6 +371,22 @@ pub(super) unsafe fn gemm_rows<L: Lanes>(
     let (first, last) = (cols.start / 8, cols.end.div_ceil(8));
     let mut i = rows.start;
     while i < rows.end {
+        if L::WIDE_TILES && last - first == 1 && i + 8 <= rows.end {
+            let t = Tile {
+                a: a.add(i * lda),
+                lda,
+                b: b.data.as_ptr().add(first * k * 8),
+                k,
+                scale,
+                c: c.add((i - rows.start) * ldc),
+                ldc,
+                j0: first * 8,
+                cols: cols.clone(),
+            };
+            tile_8x1(l, &t);
+            i += 8;
+            continue;
+        }
         let four = i + 4 <= rows.end;
         let mut t = Tile {
             a: a.add(i * lda),

@@ -37,7 +37,7 @@ pub mod reference;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 
 pub use reference::{exp, sigmoid};
 
@@ -161,13 +161,29 @@ pub struct PackedB {
 }
 
 impl PackedB {
-    /// Packs `b`, any layout.
+    /// Packs `b`, any layout (read along whichever axis is contiguous).
     pub fn new(b: ArrayView2<f32>) -> PackedB {
         let (k, n) = b.dim();
-        let panels = n.div_ceil(8);
-        let mut data = vec![0.0f32; panels * k * 8];
-        for ((p, j), &v) in b.indexed_iter() {
-            data[(j / 8) * k * 8 + p * 8 + j % 8] = v;
+        let mut data = vec![0.0f32; n.div_ceil(8) * k * 8];
+        let (s0, s1) = (b.strides()[0].unsigned_abs(), b.strides()[1].unsigned_abs());
+        if s1 <= s0 {
+            // Along B's rows (B itself, V_h): each row goes to one line of every panel.
+            for (p, row) in b.outer_iter().enumerate() {
+                for (q, chunk) in row.axis_chunks_iter(Axis(0), 8).enumerate() {
+                    let line = &mut data[q * k * 8 + p * 8..q * k * 8 + p * 8 + 8];
+                    for (d, &v) in line.iter_mut().zip(chunk.iter()) {
+                        *d = v;
+                    }
+                }
+            }
+        } else {
+            // Along B's columns (a transposed matrix: Wᵀ, K_hᵀ): column j is one lane.
+            for (j, col) in b.axis_iter(Axis(1)).enumerate() {
+                let panel = &mut data[(j / 8) * k * 8..(j / 8 + 1) * k * 8];
+                for (d, &v) in panel[j % 8..].iter_mut().step_by(8).zip(col.iter()) {
+                    *d = v;
+                }
+            }
         }
         PackedB { data, k, n }
     }

@@ -49,7 +49,7 @@ pub(super) const EXP_HI: f32 = 89.0;
 /// assert_eq!(exp(100.0), f32::INFINITY);
 /// assert!(exp(f32::NAN).is_nan());
 /// ```
-#[inline]
+#[inline(always)]
 pub fn exp(x: f32) -> f32 {
     // The clamps in the order of x86's `minps`/`maxps` and wasm's `pmin`/`pmax`: the limit
     // when it is the smaller (larger), else `x`, so a NaN passes through.
@@ -67,7 +67,7 @@ pub fn exp(x: f32) -> f32 {
 }
 
 /// `2^n` as two factors `2^⌊n/2⌋` and `2^(n - ⌊n/2⌋)`, from `k = n + ROUND_MAGIC`.
-#[inline]
+#[inline(always)]
 pub(super) fn pow2_split(k: f32) -> (f32, f32) {
     let n = (k.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32);
     let n1 = n >> 1;
@@ -78,7 +78,7 @@ pub(super) fn pow2_split(k: f32) -> (f32, f32) {
 
 /// Maps a possibly non-finite value to a finite one: infinities saturate, NaN becomes 0
 /// (the same rule as `numeric::saturate`).
-#[inline]
+#[inline(always)]
 pub(super) fn saturate(v: f32) -> f32 {
     if v.is_finite() {
         v
@@ -90,7 +90,7 @@ pub(super) fn saturate(v: f32) -> f32 {
 }
 
 /// The logistic function `1 / (1 + e^-x)` with one [`exp`] of `-|x|`.
-#[inline]
+#[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
     let e = exp(-x.abs());
     let numerator = if x >= 0.0 { 1.0 } else { e };
@@ -102,7 +102,7 @@ pub fn sigmoid(x: f32) -> f32 {
 pub const SUM_LANES: usize = 8;
 
 /// The total of the partial sums, in a fixed tree.
-#[inline]
+#[inline(always)]
 pub fn sum_lanes(l: [f32; SUM_LANES]) -> f32 {
     ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
