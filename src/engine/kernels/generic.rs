@@ -8,40 +8,87 @@ use std::ops::Range;
 use super::lanes::Lanes;
 use super::reference::{self, EXP_HI, EXP_LO, LN2_HI, LN2_LO, LOG2E, P, ROUND_MAGIC, SUM_LANES};
 
+/// Every constant of the kernels, made once before a loop (see [`Lanes::constant`]).
+pub(super) struct Consts<V> {
+    exp_hi: V,
+    exp_lo: V,
+    log2e: V,
+    magic: V,
+    ln2_hi: V,
+    ln2_lo: V,
+    p: [V; 6],
+    one: V,
+    zero: V,
+    max: V,
+    neg_max: V,
+    sign: V,
+    bias: V,
+}
+
+impl<V: Copy> Consts<V> {
+    // No closure (see below): each constant written out.
+    #[inline(always)]
+    pub(super) fn new<L: Lanes<V = V>>(l: L) -> Consts<V> {
+        Consts {
+            exp_hi: l.constant(EXP_HI),
+            exp_lo: l.constant(EXP_LO),
+            log2e: l.constant(LOG2E),
+            magic: l.constant(ROUND_MAGIC),
+            ln2_hi: l.constant(LN2_HI),
+            ln2_lo: l.constant(LN2_LO),
+            p: [
+                l.constant(P[0]),
+                l.constant(P[1]),
+                l.constant(P[2]),
+                l.constant(P[3]),
+                l.constant(P[4]),
+                l.constant(P[5]),
+            ],
+            one: l.constant(1.0),
+            zero: l.constant(0.0),
+            max: l.constant(f32::MAX),
+            neg_max: l.constant(-f32::MAX),
+            sign: l.constant(-0.0),
+            bias: l.constant(f32::from_bits(127)),
+        }
+    }
+}
+
 /// [`reference::exp`] in every lane.
 #[inline(always)]
-pub(super) fn exp<L: Lanes>(l: L, x: L::V) -> L::V {
-    let x = l.min_or_x(l.splat(EXP_HI), x);
-    let x = l.max_or_x(l.splat(EXP_LO), x);
-    let magic = l.splat(ROUND_MAGIC);
-    let k = l.add(l.mul(x, l.splat(LOG2E)), magic);
-    let n = l.sub(k, magic);
-    let r = l.sub(x, l.mul(n, l.splat(LN2_HI)));
-    let r = l.sub(r, l.mul(n, l.splat(LN2_LO)));
+pub(super) fn exp<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
+    let x = l.min_or_x(c.exp_hi, x);
+    let x = l.max_or_x(c.exp_lo, x);
+    let k = l.add(l.mul(x, c.log2e), c.magic);
+    let n = l.sub(k, c.magic);
+    let r = l.sub(x, l.mul(n, c.ln2_hi));
+    let r = l.sub(r, l.mul(n, c.ln2_lo));
     let z = l.mul(r, r);
-    let mut p = l.splat(P[0]);
-    for &c in &P[1..] {
-        p = l.add(l.mul(p, r), l.splat(c));
-    }
-    let y = l.add(l.add(l.mul(p, z), r), l.splat(1.0));
-    let (s1, s2) = l.pow2_split(k);
+    // Horner's rule written out: the wasm build is optimised for size, where a loop over the
+    // coefficients would stay a loop.
+    let p = l.add(l.mul(c.p[0], r), c.p[1]);
+    let p = l.add(l.mul(p, r), c.p[2]);
+    let p = l.add(l.mul(p, r), c.p[3]);
+    let p = l.add(l.mul(p, r), c.p[4]);
+    let p = l.add(l.mul(p, r), c.p[5]);
+    let y = l.add(l.add(l.mul(p, z), r), c.one);
+    let (s1, s2) = l.pow2_split(k, c.magic, c.bias);
     l.mul(l.mul(y, s1), s2)
 }
 
 /// `reference::saturate` in every lane.
 #[inline(always)]
-fn saturate<L: Lanes>(l: L, v: L::V) -> L::V {
-    let clamped = l.min_or_x(l.splat(f32::MAX), l.max_or_x(l.splat(-f32::MAX), v));
+fn saturate<L: Lanes>(l: L, c: &Consts<L::V>, v: L::V) -> L::V {
+    let clamped = l.min_or_x(c.max, l.max_or_x(c.neg_max, v));
     l.keep(l.ordered(v), clamped)
 }
 
 /// [`reference::sigmoid`] in every lane.
 #[inline(always)]
-fn sigmoid<L: Lanes>(l: L, x: L::V) -> L::V {
-    let one = l.splat(1.0);
-    let e = exp(l, l.neg_abs(x));
-    let numerator = l.select(l.ge(x, l.splat(0.0)), one, e);
-    l.div(numerator, l.add(one, e))
+fn sigmoid<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
+    let e = exp(l, c, l.or(x, c.sign));
+    let numerator = l.select(l.ge(x, c.zero), c.one, e);
+    l.div(numerator, l.add(c.one, e))
 }
 
 // No closures below: a closure is a function of its own, without the caller's instruction
@@ -66,14 +113,15 @@ fn put_tail<L: Lanes>(l: L, x: &mut [f32], v: L::V) {
 /// [`reference::exp_in_place`].
 #[inline(always)]
 pub(super) fn exp_in_place<L: Lanes>(l: L, x: &mut [f32]) {
+    let k = Consts::new(l);
     let mut chunks = x.chunks_exact_mut(8);
     for c in &mut chunks {
         // SAFETY: a chunk holds eight floats.
-        unsafe { l.store(c.as_mut_ptr(), exp(l, l.load(c.as_ptr()))) };
+        unsafe { l.store(c.as_mut_ptr(), exp(l, &k, l.load(c.as_ptr()))) };
     }
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
-        let v = exp(l, tail(l, rest, 0.0));
+        let v = exp(l, &k, tail(l, rest, 0.0));
         put_tail(l, rest, v);
     }
 }
@@ -103,13 +151,14 @@ pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
         x.fill(0.0);
         return;
     }
+    let k = Consts::new(l);
     let max_v = l.splat(max);
-    let mut sum = l.splat(0.0);
+    let mut sum = k.zero;
     let mut chunks = x.chunks_exact_mut(8);
     for c in &mut chunks {
         // SAFETY: a chunk holds eight floats.
         unsafe {
-            let e = exp(l, l.sub(l.load(c.as_ptr()), max_v));
+            let e = exp(l, &k, l.sub(l.load(c.as_ptr()), max_v));
             sum = l.add(sum, e);
             l.store(c.as_mut_ptr(), e);
         }
@@ -117,7 +166,7 @@ pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
         // The padding is -inf, whose exp is +0: adding it to a partial sum changes nothing.
-        let e = exp(l, l.sub(tail(l, rest, f32::NEG_INFINITY), max_v));
+        let e = exp(l, &k, l.sub(tail(l, rest, f32::NEG_INFINITY), max_v));
         sum = l.add(sum, e);
         put_tail(l, rest, e);
     }
@@ -150,6 +199,7 @@ pub(super) fn difference_gate<L: Lanes>(
     let n = a.len();
     let (minuend, subtrahend) = (&minuend[..n], &subtrahend[..n]);
     let (d, g, fused) = (&mut d[..n], &mut g[..n], &mut fused[..n]);
+    let k = Consts::new(l);
     let (alpha_v, beta_v, gamma_v) = (l.splat(alpha), l.splat(beta), l.splat(gamma));
     let body = n - n % 8;
     let mut j = 0;
@@ -162,12 +212,12 @@ pub(super) fn difference_gate<L: Lanes>(
                 l.load(subtrahend.as_ptr().add(j)),
             );
             let x = l.add(l.add(l.mul(alpha_v, a_v), l.mul(beta_v, d_v)), gamma_v);
-            let g_v = sigmoid(l, saturate(l, x));
+            let g_v = sigmoid(l, &k, saturate(l, &k, x));
             l.store(d.as_mut_ptr().add(j), d_v);
             l.store(g.as_mut_ptr().add(j), g_v);
             l.store(
                 fused.as_mut_ptr().add(j),
-                saturate(l, l.add(a_v, l.mul(g_v, d_v))),
+                saturate(l, &k, l.add(a_v, l.mul(g_v, d_v))),
             );
         }
         j += 8;
@@ -212,13 +262,13 @@ unsafe fn store_cols<L: Lanes>(l: L, row: *mut f32, j0: usize, cols: &Range<usiz
 }
 
 /// What a tile needs: A at its first row, B at its first panel, C at its first row.
-#[derive(Clone)]
-struct Tile {
+struct Tile<'c, V> {
+    consts: &'c Consts<V>,
+    scale_v: V,
     a: *const f32,
     lda: usize,
     b: *const f32,
     k: usize,
-    scale: f32,
     c: *mut f32,
     ldc: usize,
     j0: usize,
@@ -227,15 +277,15 @@ struct Tile {
 
 /// `saturate(scale · acc)`, stored.
 #[inline(always)]
-unsafe fn finish<L: Lanes>(l: L, t: &Tile, r: usize, v: usize, acc: L::V) {
-    let out = saturate(l, l.mul(acc, l.splat(t.scale)));
+unsafe fn finish<L: Lanes>(l: L, t: &Tile<'_, L::V>, r: usize, v: usize, acc: L::V) {
+    let out = saturate(l, t.consts, l.mul(acc, t.scale_v));
     store_cols(l, t.c.add(r * t.ldc), t.j0 + 8 * v, &t.cols, out);
 }
 
 /// Four rows, two panels (16 columns): eight accumulators.
 #[inline(always)]
-unsafe fn tile_4x2<L: Lanes>(l: L, t: &Tile) {
-    let z = l.splat(0.0);
+unsafe fn tile_4x2<L: Lanes>(l: L, t: &Tile<'_, L::V>) {
+    let z = t.consts.zero;
     let (mut c00, mut c01, mut c10, mut c11) = (z, z, z, z);
     let (mut c20, mut c21, mut c30, mut c31) = (z, z, z, z);
     let (a0, a1, a2, a3) = (t.a, t.a.add(t.lda), t.a.add(2 * t.lda), t.a.add(3 * t.lda));
@@ -268,8 +318,8 @@ unsafe fn tile_4x2<L: Lanes>(l: L, t: &Tile) {
 /// Eight rows, one panel: eight accumulators (for `B` eight columns wide, `A·V_h` with
 /// `d_h = 8`, where four would leave the adder waiting on its own latency).
 #[inline(always)]
-unsafe fn tile_8x1<L: Lanes>(l: L, t: &Tile) {
-    let z = l.splat(0.0);
+unsafe fn tile_8x1<L: Lanes>(l: L, t: &Tile<'_, L::V>) {
+    let z = t.consts.zero;
     let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
     let (mut c4, mut c5, mut c6, mut c7) = (z, z, z, z);
     let (a0, a1, a2, a3) = (t.a, t.a.add(t.lda), t.a.add(2 * t.lda), t.a.add(3 * t.lda));
@@ -302,8 +352,8 @@ unsafe fn tile_8x1<L: Lanes>(l: L, t: &Tile) {
 
 /// Four rows, one panel: four accumulators.
 #[inline(always)]
-unsafe fn tile_4x1<L: Lanes>(l: L, t: &Tile) {
-    let z = l.splat(0.0);
+unsafe fn tile_4x1<L: Lanes>(l: L, t: &Tile<'_, L::V>) {
+    let z = t.consts.zero;
     let (mut c0, mut c1, mut c2, mut c3) = (z, z, z, z);
     let (a0, a1, a2, a3) = (t.a, t.a.add(t.lda), t.a.add(2 * t.lda), t.a.add(3 * t.lda));
     for p in 0..t.k {
@@ -321,8 +371,8 @@ unsafe fn tile_4x1<L: Lanes>(l: L, t: &Tile) {
 
 /// One row, two panels.
 #[inline(always)]
-unsafe fn tile_1x2<L: Lanes>(l: L, t: &Tile) {
-    let z = l.splat(0.0);
+unsafe fn tile_1x2<L: Lanes>(l: L, t: &Tile<'_, L::V>) {
+    let z = t.consts.zero;
     let (mut c0, mut c1) = (z, z);
     let b1 = t.b.add(t.k * 8);
     for p in 0..t.k {
@@ -336,8 +386,8 @@ unsafe fn tile_1x2<L: Lanes>(l: L, t: &Tile) {
 
 /// One row, one panel.
 #[inline(always)]
-unsafe fn tile_1x1<L: Lanes>(l: L, t: &Tile) {
-    let mut c0 = l.splat(0.0);
+unsafe fn tile_1x1<L: Lanes>(l: L, t: &Tile<'_, L::V>) {
+    let mut c0 = t.consts.zero;
     for p in 0..t.k {
         c0 = l.add(c0, l.mul(l.splat(*t.a.add(p)), l.load(t.b.add(p * 8))));
     }
@@ -369,15 +419,18 @@ pub(super) unsafe fn gemm_rows<L: Lanes>(
     }
     let k = b.k;
     let (first, last) = (cols.start / 8, cols.end.div_ceil(8));
+    let consts = Consts::new(l);
+    let scale_v = l.splat(scale);
     let mut i = rows.start;
     while i < rows.end {
         if L::WIDE_TILES && last - first == 1 && i + 8 <= rows.end {
             let t = Tile {
+                consts: &consts,
+                scale_v,
                 a: a.add(i * lda),
                 lda,
                 b: b.data.as_ptr().add(first * k * 8),
                 k,
-                scale,
                 c: c.add((i - rows.start) * ldc),
                 ldc,
                 j0: first * 8,
@@ -389,11 +442,12 @@ pub(super) unsafe fn gemm_rows<L: Lanes>(
         }
         let four = i + 4 <= rows.end;
         let mut t = Tile {
+            consts: &consts,
+            scale_v,
             a: a.add(i * lda),
             lda,
             b: b.data.as_ptr(),
             k,
-            scale,
             c: c.add((i - rows.start) * ldc),
             ldc,
             j0: 0,

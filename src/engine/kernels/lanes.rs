@@ -20,6 +20,14 @@ pub(super) trait Lanes: Copy {
     const WIDE_TILES: bool;
 
     fn splat(self, x: f32) -> Self::V;
+    /// `x` in every lane, for a constant that a kernel keeps for a whole loop: the same as
+    /// [`Lanes::splat`] except that the wasm build hides the value from the optimiser, which
+    /// would otherwise write a `v128.const` at every use, and V8 builds each of those from
+    /// scratch (three instructions) on every pass of the loop.
+    #[inline(always)]
+    fn constant(self, x: f32) -> Self::V {
+        self.splat(x)
+    }
     /// # Safety
     /// `p` points to eight readable floats.
     unsafe fn load(self, p: *const f32) -> Self::V;
@@ -34,8 +42,8 @@ pub(super) trait Lanes: Copy {
     fn min_or_x(self, lim: Self::V, x: Self::V) -> Self::V;
     /// `if lim > x { lim } else { x }`: the larger, and `x` when either is NaN.
     fn max_or_x(self, lim: Self::V, x: Self::V) -> Self::V;
-    /// `-|x|`: the sign bit set.
-    fn neg_abs(self, x: Self::V) -> Self::V;
+    /// The bits of `a` or `b` (`-|x|` is `x` or `-0.0`).
+    fn or(self, a: Self::V, b: Self::V) -> Self::V;
     /// `a >= b` (false when either is NaN).
     fn ge(self, a: Self::V, b: Self::V) -> Self::M;
     /// `x == x`: false for NaN.
@@ -45,8 +53,9 @@ pub(super) trait Lanes: Copy {
     /// `if m { a } else { +0.0 }`, lane by lane.
     fn keep(self, m: Self::M, a: Self::V) -> Self::V;
     /// From `k = n + 1.5·2^23` (an integer `n` in the low bits), the factors `2^⌊n/2⌋` and
-    /// `2^(n - ⌊n/2⌋)` (see `reference::pow2_split`).
-    fn pow2_split(self, k: Self::V) -> (Self::V, Self::V);
+    /// `2^(n - ⌊n/2⌋)` (see `reference::pow2_split`); `magic` holds `1.5·2^23` and `bias` the
+    /// integer 127 in every lane (as bits).
+    fn pow2_split(self, k: Self::V, magic: Self::V, bias: Self::V) -> (Self::V, Self::V);
 
     /// The eight lanes as an array.
     #[inline(always)]
@@ -125,8 +134,8 @@ mod avx2 {
             unsafe { _mm256_max_ps(lim, x) }
         }
         #[inline(always)]
-        fn neg_abs(self, x: __m256) -> __m256 {
-            unsafe { _mm256_or_ps(x, _mm256_set1_ps(-0.0)) }
+        fn or(self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_or_ps(a, b) }
         }
         #[inline(always)]
         fn ge(self, a: __m256, b: __m256) -> __m256 {
@@ -146,14 +155,12 @@ mod avx2 {
             unsafe { _mm256_and_ps(a, m) }
         }
         #[inline(always)]
-        fn pow2_split(self, k: __m256) -> (__m256, __m256) {
+        fn pow2_split(self, k: __m256, magic: __m256, bias: __m256) -> (__m256, __m256) {
             unsafe {
-                let magic =
-                    _mm256_set1_epi32(super::super::reference::ROUND_MAGIC.to_bits() as i32);
-                let n = _mm256_sub_epi32(_mm256_castps_si256(k), magic);
+                let n = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_castps_si256(magic));
                 let n1 = _mm256_srai_epi32::<1>(n);
                 let n2 = _mm256_sub_epi32(n, n1);
-                let bias = _mm256_set1_epi32(127);
+                let bias = _mm256_castps_si256(bias);
                 let f1 = _mm256_slli_epi32::<23>(_mm256_add_epi32(n1, bias));
                 let f2 = _mm256_slli_epi32::<23>(_mm256_add_epi32(n2, bias));
                 (_mm256_castsi256_ps(f1), _mm256_castsi256_ps(f2))
@@ -198,6 +205,14 @@ mod simd128 {
             Pair(v, v)
         }
         #[inline(always)]
+        fn constant(self, x: f32) -> Pair {
+            // A volatile read: the optimiser cannot know the value, so it keeps the splat in
+            // a local instead of a `v128.const` at each use.
+            // SAFETY: reading a local.
+            let v = f32x4_splat(unsafe { core::ptr::read_volatile(&x) });
+            Pair(v, v)
+        }
+        #[inline(always)]
         unsafe fn load(self, p: *const f32) -> Pair {
             Pair(
                 v128_load(p as *const v128),
@@ -236,9 +251,8 @@ mod simd128 {
             both!(x, lim, f32x4_pmax)
         }
         #[inline(always)]
-        fn neg_abs(self, x: Pair) -> Pair {
-            let sign = f32x4_splat(-0.0);
-            Pair(v128_or(x.0, sign), v128_or(x.1, sign))
+        fn or(self, a: Pair, b: Pair) -> Pair {
+            both!(a, b, v128_or)
         }
         #[inline(always)]
         fn ge(self, a: Pair, b: Pair) -> Pair {
@@ -257,21 +271,16 @@ mod simd128 {
             both!(a, m, v128_and)
         }
         #[inline(always)]
-        fn pow2_split(self, k: Pair) -> (Pair, Pair) {
-            let magic = i32x4_splat(super::super::reference::ROUND_MAGIC.to_bits() as i32);
-            let bias = i32x4_splat(127);
-            let half = |k: v128| {
-                let n = i32x4_sub(k, magic);
-                let n1 = i32x4_shr(n, 1);
-                let n2 = i32x4_sub(n, n1);
-                (
-                    i32x4_shl(i32x4_add(n1, bias), 23),
-                    i32x4_shl(i32x4_add(n2, bias), 23),
-                )
-            };
-            let (a1, a2) = half(k.0);
-            let (b1, b2) = half(k.1);
-            (Pair(a1, b1), Pair(a2, b2))
+        fn pow2_split(self, k: Pair, magic: Pair, bias: Pair) -> (Pair, Pair) {
+            let n = both!(k, magic, i32x4_sub);
+            let n1 = Pair(i32x4_shr(n.0, 1), i32x4_shr(n.1, 1));
+            let n2 = both!(n, n1, i32x4_sub);
+            let f1 = both!(n1, bias, i32x4_add);
+            let f2 = both!(n2, bias, i32x4_add);
+            (
+                Pair(i32x4_shl(f1.0, 23), i32x4_shl(f1.1, 23)),
+                Pair(i32x4_shl(f2.0, 23), i32x4_shl(f2.1, 23)),
+            )
         }
     }
 }

@@ -179,22 +179,33 @@ pub(super) fn gemm_rows(
     ldc: usize,
 ) {
     let (first, last) = (cols.start / 8, cols.end.div_ceil(8));
-    let mut acc = vec![0.0f32; (last - first) * 8];
     for (r, i) in rows.enumerate() {
-        acc.fill(0.0);
         let a_row = &a[i * lda..i * lda + k];
-        // An axpy per p along B's rows: the same additions per element, in the same order,
-        // as the triple loop, with B read contiguously.
-        for (q, acc) in (first..last).zip(acc.chunks_exact_mut(8)) {
+        for q in first..last {
             let panel = &b[q * k * 8..(q + 1) * k * 8];
-            for (&a_ip, b_row) in a_row.iter().zip(panel.chunks_exact(8)) {
-                for (s, &b_pj) in acc.iter_mut().zip(b_row) {
-                    *s += a_ip * b_pj;
+            // One panel's eight sums in eight locals (registers, also in the size-optimised
+            // wasm build), each added to in order of p.
+            let (mut s0, mut s1, mut s2, mut s3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+            let (mut s4, mut s5, mut s6, mut s7) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+            for (&x, line) in a_row.iter().zip(panel.chunks_exact(8)) {
+                let &[b0, b1, b2, b3, b4, b5, b6, b7] = line else {
+                    unreachable!("chunks of eight")
+                };
+                s0 += x * b0;
+                s1 += x * b1;
+                s2 += x * b2;
+                s3 += x * b3;
+                s4 += x * b4;
+                s5 += x * b5;
+                s6 += x * b6;
+                s7 += x * b7;
+            }
+            for (lane, sum) in [s0, s1, s2, s3, s4, s5, s6, s7].into_iter().enumerate() {
+                let j = q * 8 + lane;
+                if cols.contains(&j) {
+                    c[r * ldc + j] = saturate(sum * scale);
                 }
             }
-        }
-        for j in cols.clone() {
-            c[r * ldc + j] = saturate(acc[j - first * 8] * scale);
         }
     }
 }
