@@ -10,7 +10,8 @@ use diffattn::engine::{kernels, MechanismKind};
 pub const HELP: &str = r#"diffattn bench: the engine's timing of one full attention layer.
 
 USAGE
-    diffattn bench [--tokens L] [--heads H] [--mechanism M] [--reps N] [--portable] [--json]
+    diffattn bench [--tokens L] [--heads H] [--mechanism M] [--reps N] [--warmup-ms T]
+                   [--portable] [--json]
 
 One layer is every stage and the output: Q, K, V; every head's maps; the shift stages
 (shift_diff); concat(A'·V)·W_oᵀ. The untrained model (d = 64), L seeded vectors, no mask,
@@ -21,6 +22,8 @@ layer) as layer_ms, and each stage's median.
     --heads H       heads, a divisor of 64 (diff heads for diff_transformer: of 32); default 8
     --mechanism M   shift_diff (default), standard, diff_transformer, input_diff, cosine, local
     --reps N        repetitions (default: about 2 s of layers, between 5 and 100)
+    --warmup-ms T   untimed layers first for T ms, at least one (default 50; 0 for exactly
+                    one, as under callgrind)
     --portable      run the scalar kernels instead of the SIMD ones (the same bits)
     --json          one JSON object instead of text
 "#;
@@ -30,6 +33,7 @@ struct Options {
     heads: usize,
     mechanism: MechanismKind,
     reps: Option<usize>,
+    warmup_ms: f64,
     portable: bool,
     json: bool,
 }
@@ -40,6 +44,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         heads: 8,
         mechanism: MechanismKind::ShiftDiff,
         reps: None,
+        warmup_ms: 50.0,
         portable: false,
         json: false,
     };
@@ -62,6 +67,17 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--tokens" => o.tokens = count(value()?)?,
             "--heads" => o.heads = count(value()?)?,
             "--reps" => o.reps = Some(count(value()?)?),
+            "--warmup-ms" => {
+                let v = value()?;
+                o.warmup_ms = match v.parse::<f64>() {
+                    Ok(t) if t.is_finite() && t >= 0.0 => t,
+                    _ => {
+                        return Err(format!(
+                            "--warmup-ms: expected a duration in ms, found {v:?}"
+                        ))
+                    }
+                };
+            }
             "--mechanism" => {
                 let name = value()?;
                 o.mechanism = MechanismKind::ALL
@@ -126,7 +142,7 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     bench.reps = reps;
     // A few layers untimed: caches, the allocator and the page tables settle.
-    bench.warmup_ms = 50.0;
+    bench.warmup_ms = o.warmup_ms;
     let t = match time_layer(&bench, &now_ms) {
         Ok(t) => t,
         Err(e) => return fail(&e.to_string()),

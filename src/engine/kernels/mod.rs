@@ -37,7 +37,7 @@ pub mod reference;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
 pub use reference::{exp, sigmoid};
 
@@ -161,28 +161,33 @@ pub struct PackedB {
 }
 
 impl PackedB {
-    /// Packs `b`, any layout (read along whichever axis is contiguous).
+    /// Packs `b`, any layout (read along its contiguous columns or rows when it has them).
     pub fn new(b: ArrayView2<f32>) -> PackedB {
         let (k, n) = b.dim();
         let mut data = vec![0.0f32; n.div_ceil(8) * k * 8];
-        let (s0, s1) = (b.strides()[0].unsigned_abs(), b.strides()[1].unsigned_abs());
-        if s1 <= s0 {
-            // Along B's rows (B itself, V_h): each row goes to one line of every panel.
-            for (p, row) in b.outer_iter().enumerate() {
-                for (q, chunk) in row.axis_chunks_iter(Axis(0), 8).enumerate() {
-                    let line = &mut data[q * k * 8 + p * 8..q * k * 8 + p * 8 + 8];
-                    for (d, &v) in line.iter_mut().zip(chunk.iter()) {
-                        *d = v;
-                    }
+        let col_of = |j: usize| b.column(j).to_slice();
+        let row_of = |p: usize| b.row(p).to_slice();
+        if k > 0 && n > 0 && (0..n).all(|j| col_of(j).is_some()) {
+            // Columns contiguous (a transposed matrix: Wᵀ, K_hᵀ): column j is one lane.
+            for j in 0..n {
+                let col = col_of(j).expect("checked above");
+                let panel = &mut data[(j / 8) * k * 8..(j / 8 + 1) * k * 8];
+                for (line, &v) in panel.chunks_exact_mut(8).zip(col) {
+                    line[j % 8] = v;
+                }
+            }
+        } else if k > 0 && n > 0 && (0..k).all(|p| row_of(p).is_some()) {
+            // Rows contiguous (B itself, V_h): each row goes to one line of every panel.
+            for p in 0..k {
+                let row = row_of(p).expect("checked above");
+                for (q, chunk) in row.chunks(8).enumerate() {
+                    let at = q * k * 8 + p * 8;
+                    data[at..at + chunk.len()].copy_from_slice(chunk);
                 }
             }
         } else {
-            // Along B's columns (a transposed matrix: Wᵀ, K_hᵀ): column j is one lane.
-            for (j, col) in b.axis_iter(Axis(1)).enumerate() {
-                let panel = &mut data[(j / 8) * k * 8..(j / 8 + 1) * k * 8];
-                for (d, &v) in panel[j % 8..].iter_mut().step_by(8).zip(col.iter()) {
-                    *d = v;
-                }
+            for ((p, j), &v) in b.indexed_iter() {
+                data[(j / 8) * k * 8 + p * 8 + j % 8] = v;
             }
         }
         PackedB { data, k, n }
