@@ -91,7 +91,10 @@ fn path() -> Path {
 macro_rules! dispatch {
     ($(#[$doc:meta])* pub fn $name:ident($($arg:ident: $ty:ty),* $(,)?)) => {
         $(#[$doc])*
+        // Never inlined: one call per row costs nothing, and keeps each kernel one symbol
+        // (for callgrind, scripts/bench-kernels) and one copy (for the wasm's size).
         #[allow(clippy::too_many_arguments)]
+        #[inline(never)]
         pub fn $name($($arg: $ty),*) {
             match path() {
                 Path::Portable => reference::$name($($arg),*),
@@ -210,6 +213,7 @@ impl PackedB {
     /// # Panics
     /// When a slice is too short for the shapes given (a bug of the caller).
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     pub fn mul_rows(
         &self,
         a: &[f32],

@@ -119,10 +119,36 @@ pub fn softmax(x: &mut [f32]) {
         x.fill(0.0);
         return;
     }
-    let mut lanes = [0.0f32; SUM_LANES];
-    for (j, s) in x.iter_mut().enumerate() {
+    // Element j goes to partial sum j % 8: eight at a time into eight locals (registers, also
+    // in the size-optimised wasm build), then the tail into the first few.
+    let (mut l0, mut l1, mut l2, mut l3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    let (mut l4, mut l5, mut l6, mut l7) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    let mut chunks = x.chunks_exact_mut(SUM_LANES);
+    for c in &mut chunks {
+        let [s0, s1, s2, s3, s4, s5, s6, s7] = c else {
+            unreachable!("chunks of eight")
+        };
+        *s0 = exp(*s0 - max);
+        l0 += *s0;
+        *s1 = exp(*s1 - max);
+        l1 += *s1;
+        *s2 = exp(*s2 - max);
+        l2 += *s2;
+        *s3 = exp(*s3 - max);
+        l3 += *s3;
+        *s4 = exp(*s4 - max);
+        l4 += *s4;
+        *s5 = exp(*s5 - max);
+        l5 += *s5;
+        *s6 = exp(*s6 - max);
+        l6 += *s6;
+        *s7 = exp(*s7 - max);
+        l7 += *s7;
+    }
+    let mut lanes = [l0, l1, l2, l3, l4, l5, l6, l7];
+    for (lane, s) in lanes.iter_mut().zip(chunks.into_remainder()) {
         *s = exp(*s - max);
-        lanes[j % SUM_LANES] += *s;
+        *lane += *s;
     }
     let inv = 1.0 / sum_lanes(lanes);
     for s in x.iter_mut() {
