@@ -29,8 +29,9 @@ pub struct LayerBench {
     pub mechanism: MechanismKind,
     /// How many timed samples.
     pub reps: usize,
-    /// The clock's resolution in ms: a sample repeats the layer until it lasts at least 20
-    /// ticks (browsers without cross-origin isolation give 0.1 ms; natively 0).
+    /// The clock's resolution in ms: a sample repeats the layer until it lasts at least 50
+    /// ticks (browsers without cross-origin isolation give 0.1 ms; natively 0), so that even a
+    /// short stage's mean over the sample is resolved.
     pub clock_resolution_ms: f64,
     /// Untimed layers first, for at least this long (and at least one): a wasm engine compiles
     /// a function with its fast baseline compiler first and its optimising one once it is hot.
@@ -151,7 +152,7 @@ pub fn time_layer(
         layer(&mut [0.0; 4])?;
         once = now_ms() - t;
     }
-    let target = 20.0 * bench.clock_resolution_ms;
+    let target = 50.0 * bench.clock_resolution_ms;
     let batch = if once >= target {
         1
     } else {
