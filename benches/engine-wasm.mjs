@@ -18,7 +18,9 @@ const QUICK = args.includes('--quick');
 const TOKENS = option('--tokens', QUICK ? '16' : '16,64,128,256,512,1024,2048').split(',').map(Number);
 const HEADS = Number(option('--heads', '8'));
 const OUT = path.resolve(ROOT, option('--out', 'test-results/bench'));
+// The benchmark builds (scripts/build-wasm-bench): the page's two builds with `bench_engine`.
 const BUILDS = { simd128: 'diffattn_simd_bg.wasm', baseline: 'diffattn_bg.wasm' };
+const PKG = '/pkg/bench';
 const reps = (tokens) => (QUICK ? 2 : tokens <= 512 ? 20 : tokens <= 1024 ? 8 : 5);
 
 function median(v) {
@@ -36,11 +38,11 @@ try {
     page.setDefaultTimeout(600_000);
     await page.goto(h.url('/pkg/README.md'));
     result.chromium ??= await page.evaluate(() => navigator.userAgent.match(/Chrom\w+\/[\d.]+/)?.[0]);
-    await page.evaluate(async (wasm) => {
-      const glue = await import('/pkg/diffattn.js');
+    await page.evaluate(async ([wasm, pkg]) => {
+      const glue = await import(`${pkg}/diffattn.js`);
       await glue.default({ module_or_path: wasm });
       window.glue = glue;
-    }, `/pkg/${file}`);
+    }, [`${PKG}/${file}`, PKG]);
     const rows = [];
     for (const tokens of TOKENS) {
       const t = await page.evaluate(([l, hh, n]) => window.glue.bench_engine(l, hh, n), [tokens, HEADS, reps(tokens)]);

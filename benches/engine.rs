@@ -49,6 +49,8 @@ fn mechanisms() -> Vec<Mechanism> {
             lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
             lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
             subln: vec![1.0; 2 * d_h],
+            lambda_init: None,
+            subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

@@ -110,7 +110,7 @@ async function sizeOf(file) {
 
 /** What the page can download: pkg/ (but its .d.ts and README), www/ (but the benchmark), weights. */
 async function shippedFiles() {
-  const pkg = (await filesUnder(path.join(ROOT, 'pkg'))).filter((f) => /\.(js|wasm)$/.test(f));
+  const pkg = (await filesUnder(path.join(ROOT, 'pkg'))).filter((f) => /\.(js|wasm)$/.test(f) && !f.includes(`${path.sep}bench${path.sep}`));
   const www = (await filesUnder(path.join(ROOT, 'www'))).filter((f) => !/[/\\]bench\.(html|js)$/.test(f));
   const weights = [];
   for (const dir of await weightFolders()) weights.push(...(await filesUnder(dir)));
@@ -248,7 +248,7 @@ async function realPage(h, tokens, text, reps) {
     await page.evaluate(() => window.diffattn?.settled?.());
     const frames = await page.evaluate(async ([n]) => {
       const d = window.diffattn;
-      const slider = document.getElementById('shift');
+      const slider = d?.root?.getElementById('shift');
       if (!d?.timings || !d.settled || !slider) return null;
       const out = [];
       for (let i = 0; i < n + 5; i++) {

@@ -95,11 +95,17 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
                 lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
                 lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
                 subln: vec![1.0; 2 * d_h],
+                lambda_init: None,
+                subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
             })
         }
         MechanismKind::InputDiff => Mechanism::InputDiff,
         MechanismKind::Cosine => Mechanism::Cosine { tau: 10.0 },
         MechanismKind::Local => Mechanism::Local { window: 2 },
+        // The stages format's own two: V2 needs a trained `W_λ` (the untrained model has none,
+        // so the engine says so); hierarchical with segments of 8 tokens.
+        MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2,
+        MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: 8 },
     }
 }
 
@@ -126,7 +132,7 @@ pub fn time_layer(
         let t0 = now_ms();
         let projection = Projection::new(bench.mechanism, x.view(), weights);
         let t1 = now_ms();
-        let base = base_maps(&mechanism, &projection, bench.heads, false)?;
+        let base = base_maps(&mechanism, &projection, weights, bench.heads, false)?;
         let t2 = now_ms();
         let has_shift = shift_stages_into(&mechanism, &base, false, &mut shift)?;
         let t3 = now_ms();

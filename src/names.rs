@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
-use crate::engine::{MechanismKind, Parameter, ScaleKind, StageId};
+use crate::engine::{MechanismKind, Pairing, Parameter, RopeLayout, ScaleKind, StageId};
 
 /// An enum whose values have names.
 pub trait Named: Copy + PartialEq + 'static {
@@ -142,9 +142,31 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 impl Named for MechanismKind {
     const WHAT: &'static str = "mechanism";
-    const ALL: &'static [Self] = &MechanismKind::ALL;
+    const ALL: &'static [Self] = &MechanismKind::FORMAT;
     fn name(self) -> &'static str {
         self.key()
+    }
+}
+
+impl Named for Pairing {
+    const WHAT: &'static str = "pairing";
+    const ALL: &'static [Self] = &[Pairing::Adjacent, Pairing::Halves];
+    fn name(self) -> &'static str {
+        match self {
+            Pairing::Adjacent => "adjacent",
+            Pairing::Halves => "halves",
+        }
+    }
+}
+
+impl Named for RopeLayout {
+    const WHAT: &'static str = "rope layout";
+    const ALL: &'static [Self] = &[RopeLayout::Half, RopeLayout::Interleaved];
+    fn name(self) -> &'static str {
+        match self {
+            RopeLayout::Half => "half",
+            RopeLayout::Interleaved => "interleaved",
+        }
     }
 }
 
@@ -205,6 +227,8 @@ impl Named for StageId {
             StageId::A1 => "a1",
             StageId::A2 => "a2",
             StageId::Diff => "diff",
+            StageId::Local => "local",
+            StageId::Segments => "segments",
         }
     }
 }
@@ -219,6 +243,7 @@ impl Named for Parameter {
         Parameter::Gate,
         Parameter::Tau,
         Parameter::Window,
+        Parameter::Segment,
     ];
     /// The control's name on the page, in the address and on the custom element.
     fn name(self) -> &'static str {
@@ -230,6 +255,7 @@ impl Named for Parameter {
             Parameter::Gate => "gate",
             Parameter::Tau => "tau",
             Parameter::Window => "window",
+            Parameter::Segment => "segment",
         }
     }
 }
@@ -264,6 +290,8 @@ mod tests {
     fn every_name_parses_back_to_its_value() {
         round_trips::<MechanismKind>();
         round_trips::<Difference>();
+        round_trips::<Pairing>();
+        round_trips::<RopeLayout>();
         round_trips::<ShiftFill>();
         round_trips::<Renormalize>();
         round_trips::<StageId>();

@@ -1,6 +1,8 @@
-//! The layering rules of ARCHITECTURE.md, checked on the source text: the engine knows nothing
-//! of the browser, JSON or drawing; the renderer knows nothing of the browser; only `web.rs`
-//! speaks `#[wasm_bindgen]`.
+//! The invariants of ARCHITECTURE.md, stated as absences and checked on the source text: the
+//! engine knows nothing of the browser, JSON, drawing or the page's state; the renderer knows
+//! nothing of the browser; only `src/web/` speaks `#[wasm_bindgen]`; the training crate never
+//! imports the page's state; no page module has top-level mutable state; the page never
+//! branches on a mechanism's name.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::Path;
@@ -69,13 +71,84 @@ fn the_training_crate_never_imports_the_page_state() {
 }
 
 #[test]
-fn only_web_rs_uses_wasm_bindgen() {
+fn only_src_web_uses_wasm_bindgen() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/web");
+    let mut seen = 0;
     for (path, text) in sources("src") {
-        if !path.ends_with("web.rs") {
+        if Path::new(&path).starts_with(&web) {
+            seen += usize::from(text.contains("#[wasm_bindgen"));
+        } else {
             assert!(
                 !text.contains("#[wasm_bindgen"),
                 "{path} uses #[wasm_bindgen]"
             );
+        }
+    }
+    assert!(
+        seen > 0,
+        "src/web/ has no #[wasm_bindgen]: the scan is broken"
+    );
+}
+
+#[test]
+fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
+    assert_absent("src/engine", &["explorer", "crate::names", "crate::spec"]);
+}
+
+/// Every page module (www/ and www/explorer/, the benchmark harness too) as `(path, text)`.
+fn page_modules() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for dir in ["www", "www/explorer"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("www folder") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "js") {
+                let text = std::fs::read_to_string(&path).expect("page module");
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+    assert!(out.len() > 10, "found only {} page modules", out.len());
+    out
+}
+
+#[test]
+fn no_page_module_has_top_level_mutable_state() {
+    for (path, text) in page_modules() {
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{path}:{}", n + 1);
+            // Only lines at the top level (no indentation) declare module-level bindings.
+            for keyword in ["let ", "var ", "export let ", "export var "] {
+                assert!(!line.starts_with(keyword), "{at}: top-level `{line}`");
+            }
+            if let Some(rest) = line
+                .strip_prefix("export const ")
+                .or_else(|| line.strip_prefix("const "))
+            {
+                let value = rest.split_once('=').map_or("", |(_, v)| v.trim());
+                let mutable = ["[", "{", "new Map", "new Set", "new WeakMap", "new Array"]
+                    .iter()
+                    .any(|start| value.starts_with(start));
+                assert!(
+                    !mutable,
+                    "{at}: top-level mutable value `{line}` (freeze it, or keep it in an instance)"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_page_never_branches_on_a_mechanism_name() {
+    use diffattn::engine::MechanismKind;
+    for (path, text) in page_modules() {
+        for kind in MechanismKind::ALL {
+            for quoted in [format!("'{}'", kind.key()), format!("\"{}\"", kind.key())] {
+                assert!(
+                    !text.contains(&quoted),
+                    "{path} names the mechanism {quoted}: ask the engine (view(), names()) instead"
+                );
+            }
         }
     }
 }

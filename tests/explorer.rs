@@ -336,5 +336,53 @@ fn the_parameter_readout_follows_the_mechanism() {
         .unwrap();
     e.compute().unwrap();
     let readout = e.parameter_readout().unwrap();
-    assert!(readout.starts_with("λ = "), "{readout}");
+    let lambda = e.lambda().unwrap();
+    assert_eq!(readout, format!("λ = {lambda:.4}").replace('-', "\u{2212}"));
+}
+
+#[test]
+fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
+    for mechanism in MechanismKind::ALL {
+        let mut e = explorer("the cat sat on the mat");
+        e.set_model(trained(mechanism.key()));
+        e.update_shift(|s| s.shift = 2).unwrap();
+        e.compute().unwrap();
+        let stages = e.stages();
+        let before: Vec<_> = stages.iter().map(|&s| e.maps(s).unwrap().clone()).collect();
+        let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
+        let mut again = Explorer::new(Model::untrained());
+        again.load_spec(&json).unwrap();
+        again.compute().unwrap();
+        assert_eq!(
+            again.labels(),
+            e.labels(),
+            "{mechanism:?}: the tokens label the axes"
+        );
+        assert_eq!(again.stages(), stages);
+        for (s, want) in stages.iter().zip(&before) {
+            let got = again.maps(*s).unwrap();
+            assert_eq!(
+                got.mapv(f32::to_bits),
+                want.mapv(f32::to_bits),
+                "{mechanism:?} {s:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_row_view_has_every_stage_but_the_gate_and_g_times_d() {
+    let e = explorer("one two three four");
+    let lines = e.row_lines(2).unwrap();
+    let labels: Vec<&str> = lines.iter().map(|l| l.label).collect();
+    assert_eq!(labels, ["A", "shift(A)", "D", "G ⊙ D", "A′"]);
+    let (g, d) = (e.map(StageId::G).unwrap(), e.map(StageId::D).unwrap());
+    for (j, v) in lines[3].values.iter().enumerate() {
+        assert_eq!(*v, g[[2, j]] * d[[2, j]]);
+    }
+    // A′ = A + G ⊙ D along the row.
+    for j in 0..4 {
+        assert_eq!(lines[4].values[j], lines[0].values[j] + lines[3].values[j]);
+    }
+    assert!(e.row_lines(4).is_none(), "row 4 is past the 4 tokens");
 }

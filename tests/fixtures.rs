@@ -1,7 +1,8 @@
 //! The reference cases: every `NAME.spec.json` in `tests/fixtures/stages/` (copied unchanged from
-//! the project's shared reference set), run
-//! through the same path as `diffattn stages`, must match `NAME.expected.json` (computed in
-//! float64 by an independent numpy implementation) within 1e-4 absolute (DESIGN.md §6).
+//! the project's shared reference set) and in `tests/fixtures/real/` (the real-layer format of
+//! DESIGN.md §7), run through the same path as `diffattn stages`, must match
+//! `NAME.expected.json` (computed in float64 by independent numpy implementations) within 1e-4
+//! absolute (DESIGN.md §6).
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::{Path, PathBuf};
@@ -57,16 +58,28 @@ fn compare(path: &str, got: &Value, want: &Value, errors: &mut Vec<String>) {
 
 #[test]
 fn every_shared_fixture_matches_within_1e_4() {
-    let dir = fixtures_dir();
-    let mut specs: Vec<PathBuf> = std::fs::read_dir(&dir)
+    check_every_fixture(&fixtures_dir(), 100);
+}
+
+/// The real-layer cases of DESIGN.md §7 (rope, grouped-query attention, biases, pairings,
+/// V2, hierarchical), made by `tests/fixtures/real/make.py` with the float64 reference.
+#[test]
+fn every_real_layer_fixture_matches_within_1e_4() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real");
+    check_every_fixture(&dir, 20);
+}
+
+fn check_every_fixture(dir: &Path, at_least: usize) {
+    let mut specs: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
         .filter(|p| p.to_string_lossy().ends_with(".spec.json"))
         .collect();
     specs.sort();
     assert!(
-        specs.len() >= 100,
-        "expected the shared fixtures, found {}",
+        specs.len() >= at_least,
+        "expected the fixtures in {}, found {}",
+        dir.display(),
         specs.len()
     );
 

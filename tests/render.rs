@@ -277,6 +277,8 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
         font_px: 12.0,
         mask: None,
         masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 320);
 
@@ -326,6 +328,8 @@ fn svg_text_is_the_layout_font_size() {
         font_px: 12.0,
         mask: None,
         masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(Array2::zeros((2, 2)).view(), &frame, 200, 200);
     let size: f64 = svg
@@ -351,6 +355,8 @@ fn empty_maps_draw_a_frame() {
         font_px: 24.0,
         mask: None,
         masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 600, 500);
     assert!(svg.contains("∅ (1 × 0)"));
@@ -382,6 +388,8 @@ fn labels_are_truncated_and_mismatched_labels_tolerated() {
         font_px: 12.0,
         mask: None,
         masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 300, 300);
     assert!(svg.contains("internation…") && !svg.contains("internationalisation"));
@@ -416,6 +424,8 @@ fn panels_sit_side_by_side() {
         font_px: 12.0,
         mask: None,
         masked_label: "",
+        constant: None,
+        constant_label: "",
     };
     let svg = panel_svg(
         &[
@@ -470,6 +480,8 @@ proptest! {
             font_px: 14.0,
             mask: None,
             masked_label: "",
+            constant: None,
+            constant_label: "",
         };
         let svg = heatmap_svg(map.view(), &frame, 360, 300);
         assert_only_known_markup(&svg);
@@ -499,6 +511,8 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         font_px: 12.0,
         mask: Some(causal),
         masked_label: "masked",
+        constant: None,
+        constant_label: "",
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 400);
     let light = hex(MASKED_RGB[1]);
@@ -544,4 +558,49 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         assert!(!svg.contains(&light));
         assert!(!svg.contains(">masked<"));
     }
+}
+
+#[test]
+fn a_constant_map_says_so_instead_of_stretching_noise() {
+    use diffattn::render::constant_value;
+    // D at a shift of 0 is zero up to rounding: one colour, and the colorbar says "constant".
+    let tokens = labels(&["a", "b"]);
+    let d = array![[1e-9_f32, -2e-9], [0.0, 3e-9]];
+    let scale = Scale::diverging_for(d.view());
+    let frame = Frame {
+        title: "D",
+        row_labels: &tokens,
+        col_labels: &tokens,
+        scale: &scale,
+        theme: &Theme::light(),
+        font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: constant_value(d.view()),
+        constant_label: "constant",
+    };
+    assert_eq!(frame.constant, Some(0.0));
+    let svg = heatmap_svg(d.view(), &frame, 400, 400);
+    assert!(svg.contains("constant"), "the colorbar names it");
+    assert!(svg.contains("= 0.0000"));
+    // A real spread is not constant.
+    assert_eq!(constant_value(array![[0.1_f32, 0.2]].view()), None);
+}
+
+#[test]
+fn maps_drawn_together_share_one_scale_so_one_value_has_one_colour() {
+    use diffattn::engine::ScaleKind;
+    let a = array![[0.6_f32, 0.4], [0.3, 0.7]];
+    let fused = array![[0.9_f32, 0.1], [0.2, 0.8]];
+    let shared = Scale::for_maps(ScaleKind::Sequential, &[a.view(), fused.view()]);
+    assert_eq!(shared.range(), (0.0, 0.9));
+    // Alone, each would have its own range, and 0.6 would differ in colour between them.
+    let (own_a, own_f) = (
+        Scale::for_values(ScaleKind::Sequential, a.view()),
+        Scale::for_values(ScaleKind::Sequential, fused.view()),
+    );
+    assert_ne!(own_a.color(0.6), own_f.color(0.6));
+    // Shared, the cell of 0.6 in A and a cell of 0.6 anywhere in A′ would be one colour: the
+    // colour of 0.6 on 0..0.9, two thirds up the palette.
+    assert_eq!(shared.color(0.6), Scale::sequential(0.0, 0.9).color(0.6));
 }

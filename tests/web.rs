@@ -1,7 +1,7 @@
 //! Browser tests of the wasm boundary (`diffattn::web::Explorer`), run by
 //! `wasm-bindgen-test-runner` in headless Chromium (`scripts/check`, or
 //! `cargo test --target wasm32-unknown-unknown --test web`). What a person does on the page is
-//! tested end to end by `tests/e2e/`; these tests pin the handle's contract with `www/app.js`.
+//! tested end to end by `tests/e2e/`; these tests pin the handle's contract with `www/explorer/engine.js`.
 #![cfg(target_arch = "wasm32")]
 
 use diffattn::web::Explorer;
@@ -46,12 +46,33 @@ fn canvases(n: usize, width: u32, height: u32) -> Vec<HtmlCanvasElement> {
         .collect()
 }
 
+/// The whole shown map of `stage`, through a window as large as any map.
 fn map_data(ex: &mut Explorer, stage: &str) -> Vec<f32> {
-    let m = ex.map(stage).map_err(error_message).expect("map");
+    let m = ex
+        .window(stage, 0, 0, usize::MAX, usize::MAX)
+        .map_err(error_message)
+        .expect("map");
     get(&m, "data")
         .dyn_into::<js_sys::Float32Array>()
         .expect("Float32Array")
         .to_vec()
+}
+
+/// `ex.update` with a patch written as JSON.
+fn update(ex: &mut Explorer, patch: &str) -> Result<(), String> {
+    let value = js_sys::JSON::parse(patch).expect("a JSON patch");
+    ex.update(value).map_err(error_message)
+}
+
+fn view(ex: &Explorer) -> JsValue {
+    ex.view().map_err(error_message).expect("view")
+}
+
+fn strings(v: &JsValue) -> Vec<String> {
+    js_sys::Array::from(v)
+        .iter()
+        .filter_map(|t| t.as_string())
+        .collect()
 }
 
 fn sentence(text: &str) -> Explorer {
@@ -83,14 +104,22 @@ fn set_text_reports_tokens_and_truncation() {
 #[wasm_bindgen_test]
 fn render_draws_every_stage_and_hit_testing_finds_cells() {
     let mut ex = sentence("the film was not bad at all");
-    let stages = js_sys::Array::from(&ex.stages().map_err(error_message).unwrap());
-    let names: Vec<String> = stages
+    let stages = js_sys::Array::from(&get(&view(&ex), "stages"));
+    let labels: Vec<String> = stages
         .iter()
-        .map(|s| get(&s, "name").as_string().unwrap())
+        .map(|s| get(&s, "label").as_string().unwrap())
         .collect();
-    assert_eq!(names, ["A", "shift(A)", "D", "G", "A′"]);
+    assert_eq!(labels, ["A", "shift(A)", "D", "G", "A′"]);
+    let ids: Vec<String> = stages
+        .iter()
+        .map(|s| get(&s, "id").as_string().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "shifted", "d", "g", "fused"]);
     let cs = canvases(5, 400, 360);
-    let timings = ex.render(cs.clone(), 12.0).map_err(error_message).unwrap();
+    let timings = ex
+        .render(cs.clone(), 12.0, vec![])
+        .map_err(error_message)
+        .unwrap();
     assert!(num(&timings, "compute_ms") >= 0.0 && num(&timings, "draw_ms") >= 0.0);
     for (i, canvas) in cs.iter().enumerate() {
         let rect = ex.cell_rect(i, 3, 4).map_err(error_message).unwrap();
@@ -121,19 +150,19 @@ fn the_shift_changes_later_stages_but_not_a() {
     let mut ex = sentence("one two three four five");
     let a = map_data(&mut ex, "a");
     let fused = map_data(&mut ex, "fused");
-    ex.set_shift(2).map_err(error_message).unwrap();
+    update(&mut ex, r#"{"shift": 2}"#).unwrap();
     assert_eq!(map_data(&mut ex, "a"), a);
     assert_ne!(map_data(&mut ex, "fused"), fused);
     let recomputed = ex.recomputations().map_err(error_message).unwrap();
     assert_eq!(num(&recomputed, "maps"), 1.0, "A was computed once");
-    ex.set_heads(8).map_err(error_message).unwrap();
+    update(&mut ex, r#"{"heads": 8}"#).unwrap();
     assert_ne!(map_data(&mut ex, "a"), a);
 }
 
 #[wasm_bindgen_test]
 fn a_cell_carries_the_arithmetic_of_the_fused_map() {
     let mut ex = sentence("not good , not bad");
-    ex.set_gate(1.5, 3.0, -0.5).map_err(error_message).unwrap();
+    update(&mut ex, r#"{"alpha": 1.5, "beta": 3.0, "gamma": -0.5}"#).unwrap();
     let cell = ex.cell(3, 1).map_err(error_message).unwrap();
     assert_eq!(get(&cell, "query").as_string().as_deref(), Some("not"));
     assert_eq!(get(&cell, "key").as_string().as_deref(), Some("good"));
@@ -153,13 +182,31 @@ fn a_cell_carries_the_arithmetic_of_the_fused_map() {
 #[wasm_bindgen_test]
 fn bad_input_is_a_readable_error_and_the_handle_keeps_working() {
     let mut ex = sentence("still works");
-    assert!(error_message(ex.set_mechanism("magic").unwrap_err()).contains("mechanism"));
-    assert!(error_message(ex.set_heads(3).unwrap_err()).contains("heads"));
-    assert!(error_message(ex.set_gate(f32::NAN, 0.0, 0.0).unwrap_err()).contains("gate.alpha"));
+    assert!(update(&mut ex, r#"{"mechanism": "magic"}"#)
+        .unwrap_err()
+        .starts_with("mechanism: unknown \"magic\""));
+    assert!(update(&mut ex, r#"{"heads": 3}"#)
+        .unwrap_err()
+        .starts_with("heads:"));
+    let msg = update(&mut ex, r#"{"shiftt": 2}"#).unwrap_err();
+    assert_eq!(msg, "shiftt: not a setting (did you mean \"shift\"?)");
+    assert!(update(&mut ex, r#"{"shift": "two"}"#)
+        .unwrap_err()
+        .contains("shift"));
+    assert!(update(&mut ex, r#"{"head": 0}"#)
+        .unwrap_err()
+        .starts_with("head:"));
+    // One bad value in a patch changes nothing, not even the good ones beside it.
+    let before = ex.settings().map_err(error_message).unwrap();
+    assert!(update(&mut ex, r#"{"shift": 5, "head": 9}"#).is_err());
+    assert_eq!(
+        num(&ex.settings().map_err(error_message).unwrap(), "shift"),
+        num(&before, "shift")
+    );
     assert!(error_message(ex.load_spec("{").unwrap_err()).contains("not valid JSON"));
     let msg = error_message(ex.load_spec(r#"{"mechanism": "standard", "heads": 1, "causal": false, "x": [[1, 2]], "w_q": [[1]], "w_k": [[1]], "w_v": [[1]], "w_o": [[1]]}"#).unwrap_err());
     assert!(msg.starts_with("x:"), "{msg}");
-    ex.render(canvases(5, 300, 300), 12.0)
+    ex.render(canvases(5, 300, 300), 12.0, vec![])
         .map_err(error_message)
         .unwrap();
     assert_eq!(map_data(&mut ex, "a").len(), 4);
@@ -176,17 +223,26 @@ fn every_mechanism_renders() {
         "local",
     ] {
         let mut ex = sentence("a sentence of six tokens");
-        ex.set_mechanism(mechanism).map_err(error_message).unwrap();
-        let n = js_sys::Array::from(&ex.stages().map_err(error_message).unwrap()).length() as usize;
-        ex.render(canvases(n, 300, 300), 12.0)
+        update(&mut ex, &format!(r#"{{"mechanism": "{mechanism}"}}"#)).unwrap();
+        let v = view(&ex);
+        let n = js_sys::Array::from(&get(&v, "stages")).length() as usize;
+        ex.render(canvases(n, 300, 300), 12.0, vec![])
             .map_err(error_message)
             .unwrap();
-        let heads = ex.head_choices();
-        assert!(heads.contains(&4), "{mechanism}: {heads:?}");
-        ex.render_all_heads(canvases(4, 200, 200), 10.0)
+        let heads: Vec<f64> = js_sys::Array::from(&get(&v, "head_choices"))
+            .iter()
+            .filter_map(|h| h.as_f64())
+            .collect();
+        assert!(heads.contains(&4.0), "{mechanism}: {heads:?}");
+        ex.render_all_heads(canvases(4, 200, 200), 10.0, "")
             .map_err(error_message)
             .unwrap();
-        assert_eq!(mechanism == "diff_transformer", ex.lambda().is_some());
+        let readout = get(&view(&ex), "readout").as_string().unwrap_or_default();
+        assert_eq!(
+            mechanism == "diff_transformer",
+            readout.starts_with("λ = "),
+            "{readout}"
+        );
     }
 }
 
@@ -195,16 +251,25 @@ fn exports_are_json_and_svg() {
     let mut ex = sentence("export me");
     let json: serde_json::Value =
         serde_json::from_str(&ex.export_json().map_err(error_message).unwrap()).unwrap();
-    assert_eq!(json["heads"].as_array().map(Vec::len), Some(4));
-    assert!(json["heads"][0]["fused"].is_array());
-    let svg = ex.export_svg(4).map_err(error_message).unwrap();
+    // A spec (it opens again with load_spec), with the stages for reading.
+    assert_eq!(json["heads"], 4);
+    assert_eq!(json["tokens"], serde_json::json!(["export", "me"]));
+    assert_eq!(json["stages"]["heads"].as_array().map(Vec::len), Some(4));
+    assert!(json["stages"]["heads"][0]["fused"].is_array());
+    let mut again = Explorer::new();
+    again
+        .load_spec(&ex.export_json().map_err(error_message).unwrap())
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(map_data(&mut again, "fused"), map_data(&mut ex, "fused"));
+    let svg = ex.export_svg("fused").map_err(error_message).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("A′"));
     assert!(ex
         .export_panel_svg()
         .map_err(error_message)
         .unwrap()
         .contains("shift(A)"));
-    assert!(ex.export_svg(9).is_err());
+    assert!(error_message(ex.export_svg("a1").unwrap_err()).starts_with("stage:"));
 }
 
 #[wasm_bindgen_test]
@@ -214,12 +279,13 @@ fn a_spec_replaces_the_sentence_until_cleared() {
         "x": [[1, 0], [0, 1], [1, 1]], "w_q": [[1, 0], [0, 1]], "w_k": [[1, 0], [0, 1]],
         "w_v": [[1, 0], [0, 1]], "w_o": [[1, 0], [0, 1]]}"#;
     ex.load_spec(spec).map_err(error_message).unwrap();
-    assert!(ex.is_spec());
-    assert_eq!(ex.head_choices(), vec![1]);
+    let v = view(&ex);
+    assert_eq!(get(&v, "spec").as_bool(), Some(true));
+    assert_eq!(js_sys::Array::from(&get(&v, "head_choices")).length(), 1);
     assert_eq!(map_data(&mut ex, "a").len(), 9);
     let info = ex.clear_spec().map_err(error_message).unwrap();
     assert_eq!(js_sys::Array::from(&get(&info, "tokens")).length(), 2);
-    assert!(!ex.is_spec());
+    assert_eq!(get(&view(&ex), "spec").as_bool(), Some(false));
 }
 
 #[path = "bits/cases.rs"]
@@ -279,7 +345,7 @@ fn a_trained_model_loads_brings_its_settings_and_predicts() {
     assert!(label == "positive" || label == "negative");
     let prob = num(&p, "probability");
     assert!((0.5..=1.0).contains(&prob), "{prob}");
-    ex.render(canvases(5, 300, 300), 12.0)
+    ex.render(canvases(5, 300, 300), 12.0, vec![])
         .map_err(error_message)
         .unwrap();
     // A corrupt file is an error naming the weights; the trained model stays.
@@ -295,4 +361,62 @@ fn a_trained_model_loads_brings_its_settings_and_predicts() {
         .map_err(error_message)
         .unwrap()
         .is_undefined());
+}
+
+#[wasm_bindgen_test]
+fn the_view_says_what_to_draw_without_the_page_knowing_the_mechanism() {
+    let mut ex = sentence("the cat sat");
+    let v = view(&ex);
+    assert_eq!(
+        strings(&get(&v, "parameters")),
+        ["shift", "difference", "fill", "renormalize", "gate"]
+    );
+    assert_eq!(get(&v, "final_stage").as_string().as_deref(), Some("fused"));
+    assert_eq!(num(&v, "head_width"), 16.0, "d = 64 over 4 heads");
+    assert_eq!(get(&v, "masked").as_bool(), Some(false));
+    update(&mut ex, r#"{"mechanism": "input_diff", "causal": true}"#).unwrap();
+    let v = view(&ex);
+    assert_eq!(strings(&get(&v, "parameters")), Vec::<String>::new());
+    assert_eq!((num(&v, "tokens"), num(&v, "keys")), (3.0, 2.0));
+    assert_eq!(get(&v, "masked").as_bool(), Some(true));
+    let labels = ex.labels().map_err(error_message).unwrap();
+    assert_eq!(strings(&get(&labels, "keys")), ["the→cat", "cat→sat"]);
+    // The defaults and the registry come from Rust.
+    let defaults = diffattn::web::defaults().map_err(error_message).unwrap();
+    assert_eq!(
+        get(&defaults, "mechanism").as_string().as_deref(),
+        Some("shift_diff")
+    );
+    assert_eq!(num(&defaults, "head"), 1.0, "heads count from 1");
+    let all = js_sys::Array::from(&diffattn::web::mechanisms().map_err(error_message).unwrap());
+    assert_eq!(all.length(), 6);
+}
+
+#[wasm_bindgen_test]
+fn a_window_is_the_part_of_the_map_asked_for() {
+    let mut ex = sentence("one two three four five six");
+    let whole = map_data(&mut ex, "d");
+    let w = ex.window("d", 2, 1, 2, 3).map_err(error_message).unwrap();
+    assert_eq!((num(&w, "rows"), num(&w, "cols")), (2.0, 3.0));
+    let data = get(&w, "data")
+        .dyn_into::<js_sys::Float32Array>()
+        .unwrap()
+        .to_vec();
+    // Row 2, columns 1..4 of a 6 x 6 map, then row 3.
+    assert_eq!(data[..3], whole[2 * 6 + 1..2 * 6 + 4]);
+    assert_eq!(data[3..], whole[3 * 6 + 1..3 * 6 + 4]);
+}
+
+#[wasm_bindgen_test]
+fn moving_away_from_a_trained_model_is_reported_by_name() {
+    let mut ex = sentence("a fine film");
+    ex.load_model(include_bytes!("../weights/shift_diff.bin"))
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(
+        strings(&get(&view(&ex), "moved_away")),
+        Vec::<String>::new()
+    );
+    update(&mut ex, r#"{"shift": 3, "causal": true}"#).unwrap();
+    assert_eq!(strings(&get(&view(&ex), "moved_away")), ["causal", "shift"]);
 }

@@ -12,7 +12,7 @@
 // in the handler measures the same work without the random wait for a frame that a synthetic
 // event, dispatched at any moment, would add. Ticks are paced one per frame, as a drag is.
 
-import init, { Explorer, bench_engine, version } from '../pkg/diffattn.js';
+import init, { Explorer, bench_engine, defaults, version } from '../pkg/bench/diffattn.js';
 
 // Words the tokenizer keeps whole: a sentence of n of them is n tokens.
 const WORDS = (
@@ -27,136 +27,137 @@ export function sentence(n, last = null) {
   return words.join(' ');
 }
 
-const shiftInput = document.getElementById('shift');
-const headSelect = document.getElementById('head');
-const mapsDiv = document.getElementById('maps');
+/** The benchmark over one handle `ex`: `{ setup, ticks, engine }` (window.bench). */
+function createBench(ex) {
+  const shiftInput = document.getElementById('shift');
+  const headSelect = document.getElementById('head');
+  const mapsDiv = document.getElementById('maps');
 
-let ex = null;
-/** What is drawn now: { view, canvases, contexts, font_px, heads, tokens }. */
-let current = null;
-/** Samples of the ticks being timed. */
-let samples = [];
+  /** What is drawn now: { view, canvases, contexts, font_px, heads, tokens }. */
+  let current = null;
+  /** Samples of the ticks being timed. */
+  let samples = [];
 
-const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
-function render() {
-  const { view, canvases, font_px } = current;
-  return view === 'all_heads' ? ex.render_all_heads(canvases, font_px) : ex.render(canvases, font_px);
-}
+  function render() {
+    const { view, canvases, font_px } = current;
+    return view === 'all_heads' ? ex.render_all_heads(canvases, font_px, '') : ex.render(canvases, font_px, []);
+  }
 
-/** Forces every canvas's recorded drawing to be rasterised (see the header). */
-function flush() {
-  for (const ctx of current.contexts) ctx.getImageData(0, 0, 1, 1);
-}
+  /** Forces every canvas's recorded drawing to be rasterised (see the header). */
+  function flush() {
+    for (const ctx of current.contexts) ctx.getImageData(0, 0, 1, 1);
+  }
 
-/** Times one control change: the setter, the render and the rasterisation. */
-function timed(apply) {
-  const t0 = performance.now();
-  apply();
-  const result = render();
-  const t1 = performance.now();
-  flush();
-  const t2 = performance.now();
-  const compute = result.compute_ms;
-  samples.push({
-    total_ms: t2 - t0,
-    compute_ms: compute,
-    // Everything up to the end of the render that is not the engine: the drawing calls.
-    draw_ms: t1 - t0 - compute,
-    raster_ms: t2 - t1,
-  });
-}
+  /** Times one control change: the setter, the render and the rasterisation. */
+  function timed(apply) {
+    const t0 = performance.now();
+    apply();
+    const result = render();
+    const t1 = performance.now();
+    flush();
+    const t2 = performance.now();
+    const compute = result.compute_ms;
+    samples.push({
+      total_ms: t2 - t0,
+      compute_ms: compute,
+      // Everything up to the end of the render that is not the engine: the drawing calls.
+      draw_ms: t1 - t0 - compute,
+      raster_ms: t2 - t1,
+    });
+  }
 
-shiftInput.addEventListener('input', () => timed(() => ex.set_shift(Number(shiftInput.value))));
-headSelect.addEventListener('change', () => timed(() => ex.set_head(Number(headSelect.value))));
+  shiftInput.addEventListener('input', () => timed(() => ex.update({ shift: Number(shiftInput.value) })));
+  headSelect.addEventListener('change', () => timed(() => ex.update({ head: Number(headSelect.value) })));
 
-/**
- * Draws `tokens` tokens with `heads` heads: the five stages of head 0 (`view: "stages"`) or
- * the final map of every head (`view: "all_heads"`), each on a `width_px` x `height_px` canvas.
- */
-export function setup({ tokens, heads, view = 'stages', width_px = 384, height_px = 336, font_px = 13 }) {
-  const info = ex.set_text(sentence(tokens));
-  if (info.tokens.length !== tokens) throw new Error(`sentence(${tokens}) gave ${info.tokens.length} tokens`);
-  ex.set_mechanism('shift_diff');
-  ex.set_heads(heads);
-  ex.set_head(0);
-  ex.set_shift(1);
-  shiftInput.min = String(-tokens);
-  shiftInput.max = String(tokens);
-  shiftInput.value = '1';
-  headSelect.replaceChildren(
-    ...Array.from({ length: heads }, (_, h) => new Option(String(h + 1), String(h))),
-  );
-  const count = view === 'all_heads' ? heads : ex.stages().length;
-  const dpr = window.devicePixelRatio || 1;
-  const canvases = Array.from({ length: count }, () => {
-    const c = document.createElement('canvas');
-    c.width = width_px;
-    c.height = height_px;
-    c.style.width = `${width_px / dpr}px`;
-    c.style.height = `${height_px / dpr}px`;
-    return c;
-  });
-  mapsDiv.replaceChildren(...canvases);
-  current = {
-    view,
-    canvases,
-    contexts: canvases.map((c) => c.getContext('2d')),
-    font_px,
-    heads,
-    tokens,
-  };
-  render();
-  flush();
-  return { tokens: info.tokens.length, maps: count, stages: Array.from(ex.stages(), (s) => s.id) };
-}
+  /**
+   * Draws `tokens` tokens with `heads` heads: the five stages of head 0 (`view: "stages"`) or
+   * the final map of every head (`view: "all_heads"`), each on a `width_px` x `height_px` canvas.
+   */
+  function setup({ tokens, heads, view = 'stages', width_px = 384, height_px = 336, font_px = 13 }) {
+    const info = ex.set_text(sentence(tokens));
+    if (info.tokens.length !== tokens) throw new Error(`sentence(${tokens}) gave ${info.tokens.length} tokens`);
+    // The engine's default mechanism is shift-difference attention, the one the page opens with.
+    ex.update({ mechanism: defaults().mechanism, heads, head: 1, shift: 1 });
+    shiftInput.min = String(-tokens);
+    shiftInput.max = String(tokens);
+    shiftInput.value = '1';
+    headSelect.replaceChildren(
+      ...Array.from({ length: heads }, (_, h) => new Option(String(h + 1), String(h + 1))),
+    );
+    const count = view === 'all_heads' ? heads : ex.view().stages.length;
+    const dpr = window.devicePixelRatio || 1;
+    const canvases = Array.from({ length: count }, () => {
+      const c = document.createElement('canvas');
+      c.width = width_px;
+      c.height = height_px;
+      c.style.width = `${width_px / dpr}px`;
+      c.style.height = `${height_px / dpr}px`;
+      return c;
+    });
+    mapsDiv.replaceChildren(...canvases);
+    current = {
+      view,
+      canvases,
+      contexts: canvases.map((c) => c.getContext('2d')),
+      font_px,
+      heads,
+      tokens,
+    };
+    render();
+    flush();
+    return { tokens: info.tokens.length, maps: count, stages: ex.view().stages.map((s) => s.id) };
+  }
 
-/**
- * Moves a control `reps` times, one tick per animation frame, after `warmup` untimed ticks.
- * `control`: "shift" (the shift slider, k = 1..8 round and round) or "head" (the head shown).
- * Returns the samples and how often each cache layer was recomputed meanwhile.
- */
-export async function ticks({ control = 'shift', reps = 30, warmup = 5 }) {
-  const tick = (i) => {
-    if (control === 'shift') {
-      shiftInput.value = String(1 + ((i + 1) % 8));
-      shiftInput.dispatchEvent(new Event('input', { bubbles: true }));
-    } else if (control === 'head') {
-      headSelect.value = String((i + 1) % current.heads);
-      headSelect.dispatchEvent(new Event('change', { bubbles: true }));
-    } else if (control === 'typing') {
-      // Retyping the last word: the tokens change, so everything is recomputed.
-      timed(() => ex.set_text(sentence(current.tokens, i % 2 ? 'tired' : 'tried')));
-    } else {
-      throw new Error(`unknown control ${control}`);
+  /**
+   * Moves a control `reps` times, one tick per animation frame, after `warmup` untimed ticks.
+   * `control`: "shift" (the shift slider, k = 1..8 round and round) or "head" (the head shown).
+   * Returns the samples and how often each cache layer was recomputed meanwhile.
+   */
+  async function ticks({ control = 'shift', reps = 30, warmup = 5 }) {
+    const tick = (i) => {
+      if (control === 'shift') {
+        shiftInput.value = String(1 + ((i + 1) % 8));
+        shiftInput.dispatchEvent(new Event('input', { bubbles: true }));
+      } else if (control === 'head') {
+        headSelect.value = String(((i + 1) % current.heads) + 1);
+        headSelect.dispatchEvent(new Event('change', { bubbles: true }));
+      } else if (control === 'typing') {
+        // Retyping the last word: the tokens change, so everything is recomputed.
+        timed(() => ex.set_text(sentence(current.tokens, i % 2 ? 'tired' : 'tried')));
+      } else {
+        throw new Error(`unknown control ${control}`);
+      }
+    };
+    for (let i = 0; i < warmup; i++) {
+      await nextFrame();
+      tick(i);
     }
-  };
-  for (let i = 0; i < warmup; i++) {
-    await nextFrame();
-    tick(i);
+    samples = [];
+    const before = ex.recomputations();
+    for (let i = warmup; i < warmup + reps; i++) {
+      await nextFrame();
+      tick(i);
+    }
+    const after = ex.recomputations();
+    const recomputed = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+    const timedSamples = samples;
+    samples = [];
+    return { samples: timedSamples, recomputed };
   }
-  samples = [];
-  const before = ex.recomputations();
-  for (let i = warmup; i < warmup + reps; i++) {
-    await nextFrame();
-    tick(i);
-  }
-  const after = ex.recomputations();
-  const recomputed = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
-  const timedSamples = samples;
-  samples = [];
-  return { samples: timedSamples, recomputed };
-}
 
-/** The engine alone in wasm: see `bench_engine` in src/web.rs. */
-export function engine({ tokens, heads, reps = 20 }) {
-  return bench_engine(tokens, heads, reps);
+  /** The engine alone in wasm: see `bench_engine` in src/web/bench.rs. */
+  function engine({ tokens, heads, reps = 20 }) {
+    return bench_engine(tokens, heads, reps);
+  }
+
+  return { setup, ticks, engine };
 }
 
 async function main() {
   await init();
-  ex = new Explorer();
-  window.bench = { setup, ticks, engine, sentence, version: version() };
+  const { setup, ticks } = (window.bench = { ...createBench(new Explorer()), sentence, version: version() });
   document.body.dataset.ready = 'true';
   if (new URLSearchParams(location.search).has('run')) {
     const log = document.getElementById('log');

@@ -17,7 +17,10 @@ USAGE
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
-prints the stages as JSON. A bad spec exits with status 2 and a message naming the field.
+prints the stages as JSON. The spec is JSON, or the binary form: a safetensors file whose
+tensors are the array fields and whose __metadata__ "spec" holds the other fields as JSON
+(docs/DESIGN.md §7.8; python/'s diffattn.save writes it). A bad spec exits with status 2 and
+a message naming the field.
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
 negative with the trained model of mechanism M (default shift_diff; also standard,
@@ -28,8 +31,9 @@ One model reads both languages (English words and Chinese characters share its v
 --lang only names the language in the output, and `auto` (the default) picks zh when most
 tokens are CJK characters. The weights are built into the binary from weights/.
 
-SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
+SPEC (one sentence; weights in PyTorch's [out][in] layout)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
+                | "diff_transformer_v2" | "hierarchical"
     heads       H, a positive integer dividing d (diff heads for diff_transformer: 2H divides d)
     causal      true | false
     x           L x d   the vectors entering the attention layer
@@ -41,12 +45,21 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout, no biases)
                       subln ([d/H])
     cosine:           tau
     local:            window (radius, integer >= 0)
+  A real layer (docs/DESIGN.md §7; diffattn.capture in python/ writes these):
+    head_dim, kv_heads (grouped-query attention), b_q b_k b_v b_o (biases),
+    rope {layout "half"|"interleaved", theta | inv_freq, rotary_dim, positions,
+          attention_scaling}, tokens (labels), model, layer
+    diff_transformer:    pairing "adjacent"|"halves", lambda_init (instead of depth),
+                         subln optional (no learned weight), subln_eps
+    diff_transformer_v2: w_lambda (H x d): lambda = sigmoid(x w_lambda^T) per token and head
+    hierarchical:        segment (tokens per segment)
 
 OUTPUT
     heads   one object per head: "a" (L x L; L x (L-1) for input_diff);
             shift_diff adds "shifted", "d", "g", "fused" (and "shifted_back" when symmetric);
-            diff_transformer has "a1", "a2", "diff" instead
-    lambda  diff_transformer only
+            diff_transformer and diff_transformer_v2 have "a1", "a2", "diff" instead;
+            hierarchical has "local", "segments" (L x segments) and "a"
+    lambda  diff_transformer: one number; diff_transformer_v2: L x H
     output  L x d
 
 EXAMPLE
@@ -103,7 +116,7 @@ fn stages(args: &[String]) -> ExitCode {
         Ok(text) => text,
         Err(message) => return fail(2, &message),
     };
-    let spec = match diffattn::spec::parse_spec(&text).and_then(|s| s.run()) {
+    let spec = match diffattn::spec::parse_spec_bytes(&text).and_then(|s| s.run()) {
         Ok(stages) => diffattn::spec::stages_json(&stages),
         Err(e) => return fail(2, &format!("bad spec: {e}")),
     };
@@ -193,7 +206,9 @@ fn predict(args: &[String]) -> ExitCode {
         );
     }
     let text = if words.is_empty() || words == ["-"] {
-        match read_input(None) {
+        match read_input(None).and_then(|bytes| {
+            String::from_utf8(bytes).map_err(|e| format!("cannot read standard input: {e}"))
+        }) {
             Ok(text) => text,
             Err(message) => return fail(2, &message.replace("a spec", "a sentence")),
         }
@@ -258,7 +273,7 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
 }
 
-fn read_input(file: Option<&str>) -> Result<String, String> {
+fn read_input(file: Option<&str>) -> Result<Vec<u8>, String> {
     match file {
         None | Some("-") => {
             let stdin = std::io::stdin();
@@ -268,14 +283,14 @@ fn read_input(file: Option<&str>) -> Result<String, String> {
                         .to_string(),
                 );
             }
-            let mut text = String::new();
+            let mut bytes = Vec::new();
             stdin
                 .lock()
-                .read_to_string(&mut text)
+                .read_to_end(&mut bytes)
                 .map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(text)
+            Ok(bytes)
         }
-        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}")),
+        Some(path) => std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}")),
     }
 }
 

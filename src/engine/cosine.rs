@@ -7,6 +7,7 @@ use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
 use super::kernels;
+use super::layout::HeadShape;
 use super::mask::Mask;
 use super::standard::maps_from_scores;
 
@@ -49,7 +50,18 @@ pub fn attention(
     mask: Mask,
     tau: f32,
 ) -> Result<Array3<f32>, EngineError> {
-    maps_from_scores(q, k, heads, mask, 0, |q_h, k_h| {
+    grouped(q, k, &HeadShape::plain(q.ncols(), heads)?, mask, tau)
+}
+
+/// Cosine attention maps over any head layout, `(query_heads, tokens, tokens)`.
+pub fn grouped(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    tau: f32,
+) -> Result<Array3<f32>, EngineError> {
+    maps_from_scores(q, k, shape, mask, 0, |q_h, k_h| {
         cosine_scores(q_h, k_h, tau)
     })
 }

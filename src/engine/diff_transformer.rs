@@ -18,9 +18,10 @@ use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, Axis, Zip};
 
 use super::error::EngineError;
 use super::kernels;
+use super::layout::{HeadShape, Pairing};
 use super::mask::Mask;
 use super::numeric::{saturate, saturate_all};
-use super::projection::{head, linear, Projected};
+use super::projection::{head, Weights};
 use super::standard;
 
 /// RMSNorm's epsilon, as in the official code.
@@ -39,14 +40,23 @@ pub struct DiffTransformerParams {
     pub lambda_q2: Vec<f32>,
     /// `λk2`, length `d_h`.
     pub lambda_k2: Vec<f32>,
-    /// RMSNorm's learned weight over one head's `2·d_h` value channels.
+    /// RMSNorm's learned weight over one head's `2·d_h` value channels (all ones for a norm
+    /// without a learned weight, like DiffLlama's).
     pub subln: Vec<f32>,
+    /// `lambda_init` itself, instead of the one `depth` gives (DESIGN.md §7.4).
+    pub lambda_init: Option<f32>,
+    /// RMSNorm's epsilon ([`RMS_NORM_EPS`] in the official code).
+    pub subln_eps: f32,
 }
 
 impl DiffTransformerParams {
-    /// Checks every vector against the head width `d_h` for `heads` diff heads of width `d`.
-    pub fn check(&self, d_model: usize, heads: usize) -> Result<usize, EngineError> {
-        let d_h = diff_head_width(d_model, heads)?;
+    /// `lambda_init`: the given one, or `0.8 - 0.6·exp(-0.3·depth)`.
+    pub fn lambda_init(&self) -> f32 {
+        self.lambda_init.unwrap_or_else(|| lambda_init(self.depth))
+    }
+
+    /// Checks every vector against the head width `d_h`.
+    pub fn check(&self, d_h: usize) -> Result<usize, EngineError> {
         for (field, v, want) in [
             ("lambda_q1", &self.lambda_q1, d_h),
             ("lambda_k1", &self.lambda_k1, d_h),
@@ -57,7 +67,7 @@ impl DiffTransformerParams {
             if v.len() != want {
                 return Err(EngineError::Shape {
                     field,
-                    expected: format!("{want} values (d_h = d_model / heads / 2 = {d_h})"),
+                    expected: format!("{want} values (head_dim d_h = {d_h})"),
                     found: format!("{} values", v.len()),
                 });
             }
@@ -103,7 +113,7 @@ pub fn lambda(params: &DiffTransformerParams) -> f32 {
     // The engine's exp, not the platform's, so lambda has the same bits everywhere.
     let e1 = kernels::exp(saturate(dot(&params.lambda_q1, &params.lambda_k1)));
     let e2 = kernels::exp(saturate(dot(&params.lambda_q2, &params.lambda_k2)));
-    saturate(saturate(e1 - e2) + lambda_init(params.depth))
+    saturate(saturate(e1 - e2) + params.lambda_init())
 }
 
 /// `x / sqrt(mean(x²) + eps) · weight` over each row.
@@ -143,18 +153,36 @@ pub struct DiffTransformerMaps {
     pub diff: Array3<f32>,
 }
 
-/// The maps `A1`, `A2` and `A1 - lambda·A2` from projected queries and keys.
+/// The two query heads that form diff head `h` (DESIGN.md §7.4).
+fn pair(pairing: Pairing, h: usize, heads: usize) -> (usize, usize) {
+    match pairing {
+        Pairing::Adjacent => (2 * h, 2 * h + 1),
+        Pairing::Halves => (h, h + heads),
+    }
+}
+
+/// The maps `A1`, `A2` and `A1 - lambda·A2` from (rotated) queries and keys: query head `j` of
+/// the `2H` scores against key head `shape.key_head(j)` of the `2G`.
 pub fn maps(
-    projected: &Projected,
-    heads: usize,
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    pairing: Pairing,
     mask: Mask,
     params: &DiffTransformerParams,
 ) -> Result<DiffTransformerMaps, EngineError> {
-    params.check(projected.q.ncols(), heads)?;
-    // Split into 2H heads of width d_h; heads 2h and 2h+1 form diff head h.
-    let both = standard::attention(projected.q.view(), projected.k.view(), 2 * heads, mask)?;
-    let a1 = both.slice(s![0..;2, .., ..]).to_owned();
-    let a2 = both.slice(s![1..;2, .., ..]).to_owned();
+    params.check(shape.head_dim)?;
+    let both = standard::grouped(q, k, shape, mask)?;
+    let (heads, queries, keys) = (shape.heads, both.dim().1, both.dim().2);
+    let mut a1 = Array3::<f32>::zeros((heads, queries, keys));
+    let mut a2 = a1.clone();
+    for h in 0..heads {
+        let (first, second) = pair(pairing, h, heads);
+        a1.index_axis_mut(Axis(0), h)
+            .assign(&both.index_axis(Axis(0), first));
+        a2.index_axis_mut(Axis(0), h)
+            .assign(&both.index_axis(Axis(0), second));
+    }
     let lambda = lambda(params);
     let mut diff = &a1 - &(&a2 * lambda);
     saturate_all(&mut diff);
@@ -162,30 +190,48 @@ pub fn maps(
         a1,
         a2,
         lambda,
-        lambda_init: lambda_init(params.depth),
+        lambda_init: params.lambda_init(),
         diff,
     })
 }
 
-/// The layer output `concat_h((1 - lambda_init)·RMSNorm(diff_h·V_h))·W_oᵀ`.
+/// The value of diff head `h`, `(keys, 2·d_h)`: adjacent takes value head `g` of width `2·d_h`,
+/// halves joins value heads `g` and `g + G` of width `d_h` (`g = ⌊h / (H/G)⌋`).
+fn head_value(v: ArrayView2<f32>, shape: &HeadShape, pairing: Pairing, h: usize) -> Array2<f32> {
+    let (g, d_h) = (shape.value_head(h), shape.head_dim);
+    match pairing {
+        Pairing::Adjacent => head(v, g, 2 * d_h).to_owned(),
+        Pairing::Halves => {
+            let mut joined = Array2::<f32>::zeros((v.nrows(), 2 * d_h));
+            joined.slice_mut(s![.., ..d_h]).assign(&head(v, g, d_h));
+            joined
+                .slice_mut(s![.., d_h..])
+                .assign(&head(v, g + shape.kv_heads, d_h));
+            joined
+        }
+    }
+}
+
+/// The layer output `concat_h((1 - lambda_init)·RMSNorm(diff_h·V_h))·W_oᵀ + b_o`.
 pub fn output(
     maps: &DiffTransformerMaps,
     v: ArrayView2<f32>,
-    subln: &[f32],
-    w_o: ArrayView2<f32>,
+    shape: &HeadShape,
+    pairing: Pairing,
+    params: &DiffTransformerParams,
+    weights: &Weights,
 ) -> Array2<f32> {
     let (heads, queries, _) = maps.diff.dim();
-    let d = v.ncols();
-    let d_v = d / heads.max(1);
-    let weight = ndarray::ArrayView1::from(subln);
-    let mut concat = Array2::<f32>::zeros((queries, d));
+    let d_v = 2 * shape.head_dim;
+    let weight = ndarray::ArrayView1::from(&params.subln);
+    let mut concat = Array2::<f32>::zeros((queries, heads * d_v));
     for (h, diff_h) in maps.diff.axis_iter(Axis(0)).enumerate() {
-        let mixed = kernels::matmul(diff_h, head(v, h, d_v), 1.0);
-        let mut normed = rms_norm_rows(mixed.view(), weight, RMS_NORM_EPS);
+        let mixed = kernels::matmul(diff_h, head_value(v, shape, pairing, h).view(), 1.0);
+        let mut normed = rms_norm_rows(mixed.view(), weight, params.subln_eps);
         normed.mapv_inplace(|x| saturate(x * (1.0 - maps.lambda_init)));
         concat
             .slice_mut(s![.., h * d_v..(h + 1) * d_v])
             .assign(&normed);
     }
-    linear(concat.view(), w_o)
+    weights.out(concat.view())
 }

@@ -8,9 +8,10 @@
 use ndarray::{s, Array2, Array3, ArrayView2};
 
 use super::error::EngineError;
+use super::layout::HeadShape;
 use super::mask::Mask;
 use super::numeric::saturate_all;
-use super::projection::{linear, Weights};
+use super::projection::Weights;
 use super::standard;
 
 /// The steps `Δ = X[1:] - X[:-1]`, shape `(tokens - 1, d)`.
@@ -46,23 +47,23 @@ impl InputDiffProjected {
     pub fn new(x: ArrayView2<f32>, weights: &Weights) -> InputDiffProjected {
         let delta = step_differences(x);
         InputDiffProjected {
-            q: linear(x, weights.w_q.view()),
-            k: linear(delta.view(), weights.w_k.view()),
-            v: linear(delta.view(), weights.w_v.view()),
+            q: weights.queries(x),
+            k: weights.keys(delta.view()),
+            v: weights.values(delta.view()),
         }
     }
 }
 
-/// Input-difference attention maps, shape `(heads, tokens, tokens - 1)`.
+/// Input-difference attention maps, shape `(query heads, tokens, tokens - 1)`.
 pub fn attention(
     projected: &InputDiffProjected,
-    heads: usize,
+    shape: &HeadShape,
     causal: bool,
 ) -> Result<Array3<f32>, EngineError> {
     standard::maps_from_scores(
         projected.q.view(),
         projected.k.view(),
-        heads,
+        shape,
         Mask::causal(causal),
         1,
         standard::scaled_dot_scores,

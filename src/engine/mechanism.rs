@@ -16,13 +16,20 @@
 //!
 //! Adding a mechanism means a module of its own, a variant here (with its entries in the
 //! `impl MechanismKind` tables), its arm in `base_maps`, and its name in `crate::names`.
+//!
+//! Every mechanism runs over a head layout ([`HeadShape`], DESIGN.md §7.1): the plain one of
+//! §1–§6, where `heads` re-splits square projections, or a real layer's (head width, key/value
+//! heads, biases, rotary positions), fixed by its weights.
 
 use ndarray::{Array2, Array3, ArrayView2};
 
 use super::cosine;
 use super::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
+use super::diff_transformer_v2::{self, DiffTransformerV2Maps};
 use super::error::EngineError;
+use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
+use super::layout::HeadShape;
 use super::mask::Mask;
 use super::projection::{mix_values, Projected, Weights};
 use super::shift_diff::{self, Difference, ShiftDiffMaps, ShiftDiffParams};
@@ -45,6 +52,11 @@ pub enum MechanismKind {
     Cosine,
     /// Attention within a window around each token (§4).
     Local,
+    /// Differential Transformer V2: λ per token and head (§7.5). In the stages format only.
+    DiffTransformerV2,
+    /// Local attention within segments and attention over segment summaries (§7.6). In the
+    /// stages format only.
+    Hierarchical,
 }
 
 /// A parameter a mechanism takes beyond the number of heads and the causal mask. Each is one
@@ -65,6 +77,8 @@ pub enum Parameter {
     Tau,
     /// Local attention's radius `w`.
     Window,
+    /// Hierarchical attention's segment size `s`.
+    Segment,
 }
 
 impl Parameter {
@@ -91,7 +105,7 @@ const SHIFT_PARAMETERS: [Parameter; 5] = [
 ];
 
 impl MechanismKind {
-    /// Every mechanism, in the order the page lists them.
+    /// Every mechanism of the page, in the order it lists them; each ships a trained model.
     pub const ALL: [MechanismKind; 6] = [
         MechanismKind::ShiftDiff,
         MechanismKind::Standard,
@@ -99,6 +113,18 @@ impl MechanismKind {
         MechanismKind::InputDiff,
         MechanismKind::Cosine,
         MechanismKind::Local,
+    ];
+
+    /// Every mechanism of the stages format: the page's and those only the CLI runs so far.
+    pub const FORMAT: [MechanismKind; 8] = [
+        MechanismKind::ShiftDiff,
+        MechanismKind::Standard,
+        MechanismKind::DiffTransformer,
+        MechanismKind::InputDiff,
+        MechanismKind::Cosine,
+        MechanismKind::Local,
+        MechanismKind::DiffTransformerV2,
+        MechanismKind::Hierarchical,
     ];
 
     /// The name in the stages format, the weights format, the page and its address.
@@ -110,6 +136,8 @@ impl MechanismKind {
             MechanismKind::InputDiff => "input_diff",
             MechanismKind::Cosine => "cosine",
             MechanismKind::Local => "local",
+            MechanismKind::DiffTransformerV2 => "diff_transformer_v2",
+            MechanismKind::Hierarchical => "hierarchical",
         }
     }
 
@@ -125,7 +153,10 @@ impl MechanismKind {
                 stages.extend([StageId::D, StageId::G, StageId::Fused]);
                 stages
             }
-            MechanismKind::DiffTransformer => vec![StageId::A1, StageId::A2, StageId::Diff],
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => {
+                vec![StageId::A1, StageId::A2, StageId::Diff]
+            }
+            MechanismKind::Hierarchical => vec![StageId::Local, StageId::Segments, StageId::A],
             MechanismKind::Standard
             | MechanismKind::InputDiff
             | MechanismKind::Cosine
@@ -137,7 +168,7 @@ impl MechanismKind {
     pub fn final_stage(self) -> StageId {
         match self {
             MechanismKind::ShiftDiff => StageId::Fused,
-            MechanismKind::DiffTransformer => StageId::Diff,
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => StageId::Diff,
             _ => StageId::A,
         }
     }
@@ -148,9 +179,11 @@ impl MechanismKind {
             MechanismKind::ShiftDiff => &SHIFT_PARAMETERS,
             MechanismKind::Cosine => &[Parameter::Tau],
             MechanismKind::Local => &[Parameter::Window],
-            MechanismKind::Standard | MechanismKind::DiffTransformer | MechanismKind::InputDiff => {
-                &[]
-            }
+            MechanismKind::Hierarchical => &[Parameter::Segment],
+            MechanismKind::Standard
+            | MechanismKind::DiffTransformer
+            | MechanismKind::InputDiff
+            | MechanismKind::DiffTransformerV2 => &[],
         }
     }
 
@@ -159,12 +192,12 @@ impl MechanismKind {
         self.parameters().contains(&parameter)
     }
 
-    /// How many query heads of the projection make one head of the mechanism: 2 for the
-    /// Differential Transformer (heads `2h` and `2h+1` form diff head `h`), else 1. The head
+    /// How many query heads of the projection make one head of the mechanism: 2 for both
+    /// Differential Transformers (two maps per diff head), else 1. In the plain layout the head
     /// count must divide `d / query_heads_per_head()`.
     pub fn query_heads_per_head(self) -> usize {
         match self {
-            MechanismKind::DiffTransformer => 2,
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => 2,
             _ => 1,
         }
     }
@@ -207,7 +240,10 @@ impl MechanismKind {
             (_, StageId::Fused) => "A′ = A + G ⊙ D",
             (_, StageId::A1) => "A1 = softmax(Q₁K₁ᵀ/√dₕ + M)",
             (_, StageId::A2) => "A2 = softmax(Q₂K₂ᵀ/√dₕ + M)",
+            (MechanismKind::DiffTransformerV2, StageId::Diff) => "A1 − λᵢ·A2, λᵢ = σ(xᵢ·W_λ)",
             (_, StageId::Diff) => "A1 − λ·A2",
+            (_, StageId::Local) => "softmax over own-segment keys and other segments' means",
+            (_, StageId::Segments) => "weight on segment m's mean key K̄ₘ",
         }
     }
 }
@@ -233,6 +269,13 @@ pub enum Mechanism {
         /// The radius `w`.
         window: usize,
     },
+    /// Differential Transformer V2 (§7.5); its `W_λ` is in the weights.
+    DiffTransformerV2,
+    /// Hierarchical attention with segments of `segment` tokens (§7.6).
+    Hierarchical {
+        /// The segment size `s`.
+        segment: usize,
+    },
 }
 
 impl Mechanism {
@@ -245,6 +288,8 @@ impl Mechanism {
             Mechanism::InputDiff => MechanismKind::InputDiff,
             Mechanism::Cosine { .. } => MechanismKind::Cosine,
             Mechanism::Local { .. } => MechanismKind::Local,
+            Mechanism::DiffTransformerV2 => MechanismKind::DiffTransformerV2,
+            Mechanism::Hierarchical { .. } => MechanismKind::Hierarchical,
         }
     }
 
@@ -303,6 +348,10 @@ pub enum BaseMaps {
     Attention(Array3<f32>),
     /// The Differential Transformer's `A1`, `A2`, lambda and `A1 − λA2`.
     DiffTransformer(DiffTransformerMaps),
+    /// V2's `A1`, `A2`, λ per token and head, and `A1 − λA2`.
+    DiffTransformerV2(DiffTransformerV2Maps),
+    /// Hierarchical attention's `local`, `segments` and token map `A`.
+    Hierarchical(HierarchicalMaps),
 }
 
 impl BaseMaps {
@@ -313,6 +362,12 @@ impl BaseMaps {
             (BaseMaps::DiffTransformer(m), StageId::A1) => Some(&m.a1),
             (BaseMaps::DiffTransformer(m), StageId::A2) => Some(&m.a2),
             (BaseMaps::DiffTransformer(m), StageId::Diff) => Some(&m.diff),
+            (BaseMaps::DiffTransformerV2(m), StageId::A1) => Some(&m.a1),
+            (BaseMaps::DiffTransformerV2(m), StageId::A2) => Some(&m.a2),
+            (BaseMaps::DiffTransformerV2(m), StageId::Diff) => Some(&m.diff),
+            (BaseMaps::Hierarchical(m), StageId::Local) => Some(&m.local),
+            (BaseMaps::Hierarchical(m), StageId::Segments) => Some(&m.segments),
+            (BaseMaps::Hierarchical(m), StageId::A) => Some(&m.a),
             _ => None,
         }
     }
@@ -321,35 +376,72 @@ impl BaseMaps {
     pub fn lambda(&self) -> Option<f32> {
         match self {
             BaseMaps::DiffTransformer(m) => Some(m.lambda),
-            BaseMaps::Attention(_) => None,
+            _ => None,
         }
     }
 }
 
-/// Step 2: the maps of `mechanism` over a projection, with `heads` heads.
+/// Step 2: the maps of `mechanism` over a projection of `weights`, with `heads` heads: the
+/// head layout is resolved and checked, and queries and keys rotated when the layer has rotary
+/// positions.
 pub fn base_maps(
     mechanism: &Mechanism,
     projection: &Projection,
+    weights: &Weights,
     heads: usize,
     causal: bool,
 ) -> Result<BaseMaps, EngineError> {
     let mask = mechanism.mask(causal);
+    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
     let tokens = match projection {
         Projection::Tokens(p) => p,
         Projection::Steps(p) => {
-            return input_diff::attention(p, heads, causal).map(BaseMaps::Attention);
+            if weights.layout.rope.is_some() {
+                return Err(EngineError::Shape {
+                    field: "rope",
+                    expected: "no rope (input_diff's keys are steps between tokens)".to_string(),
+                    found: "rope".to_string(),
+                });
+            }
+            return input_diff::attention(p, &shape, causal).map(BaseMaps::Attention);
         }
     };
-    let (q, k) = (tokens.q.view(), tokens.k.view());
+    // Rotated copies only when the layer has rotary positions (never on the page's layouts).
+    let rotated = match &weights.layout.rope {
+        Some(rope) => Some((
+            rope.rotate(tokens.q.view(), shape.head_dim)?,
+            rope.rotate(tokens.k.view(), shape.head_dim)?,
+        )),
+        None => None,
+    };
+    let (q, k) = match &rotated {
+        Some((q, k)) => (q.view(), k.view()),
+        None => (tokens.q.view(), tokens.k.view()),
+    };
     Ok(match mechanism {
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
-            BaseMaps::Attention(standard::attention(q, k, heads, mask)?)
+            BaseMaps::Attention(standard::grouped(q, k, &shape, mask)?)
         }
         Mechanism::Cosine { tau } => {
-            BaseMaps::Attention(cosine::attention(q, k, heads, mask, *tau)?)
+            BaseMaps::Attention(cosine::grouped(q, k, &shape, mask, *tau)?)
         }
-        Mechanism::DiffTransformer(params) => {
-            BaseMaps::DiffTransformer(diff_transformer::maps(tokens, heads, mask, params)?)
+        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps(
+            q,
+            k,
+            &shape,
+            weights.layout.pairing,
+            mask,
+            params,
+        )?),
+        Mechanism::DiffTransformerV2 => BaseMaps::DiffTransformerV2(diff_transformer_v2::maps(
+            q,
+            k,
+            tokens.lambda_logits.as_ref(),
+            &shape,
+            mask,
+        )?),
+        Mechanism::Hierarchical { segment } => {
+            BaseMaps::Hierarchical(hierarchical::maps(q, k, &shape, mask, *segment)?)
         }
         Mechanism::InputDiff => {
             return Err(mismatch(
@@ -388,20 +480,35 @@ pub fn output(
     weights: &Weights,
 ) -> Result<Array2<f32>, EngineError> {
     let v = projection.values();
-    let w_o = weights.w_o.view();
+    let heads = match base {
+        BaseMaps::Attention(a) => a.dim().0,
+        BaseMaps::DiffTransformer(m) => m.diff.dim().0,
+        BaseMaps::DiffTransformerV2(m) => m.diff.dim().0,
+        BaseMaps::Hierarchical(m) => m.a.dim().0,
+    };
+    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
     match (base, mechanism) {
-        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(params)) => {
-            Ok(diff_transformer::output(maps, v, &params.subln, w_o))
+        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(params)) => Ok(
+            diff_transformer::output(maps, v, &shape, weights.layout.pairing, params, weights),
+        ),
+        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2) => {
+            Ok(mix_values(&maps.diff, v, &shape, weights))
+        }
+        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => {
+            Ok(mix_values(&maps.a, v, &shape, weights))
         }
         (BaseMaps::Attention(_), Mechanism::ShiftDiff(_)) => match shift {
-            Some(s) => Ok(mix_values(&s.fused, v, w_o)),
+            Some(s) => Ok(mix_values(&s.fused, v, &shape, weights)),
             None => Err(mismatch("the shift stages", "none")),
         },
-        (BaseMaps::Attention(_), Mechanism::DiffTransformer(_)) => {
-            Err(mismatch("the maps A1 and A2", "one map per head"))
-        }
-        (BaseMaps::Attention(a), _) => Ok(mix_values(a, v, w_o)),
-        (BaseMaps::DiffTransformer(_), _) => Err(mismatch("one map per head", "A1 and A2")),
+        (
+            BaseMaps::Attention(a),
+            Mechanism::Standard
+            | Mechanism::InputDiff
+            | Mechanism::Cosine { .. }
+            | Mechanism::Local { .. },
+        ) => Ok(mix_values(a, v, &shape, weights)),
+        _ => Err(mismatch(mechanism.name(), "the maps of another mechanism")),
     }
 }
 
@@ -445,6 +552,20 @@ pub enum Stages {
         /// The layer output.
         output: Array2<f32>,
     },
+    /// Differential Transformer V2.
+    DiffTransformerV2 {
+        /// `A1`, `A2`, λ per token and head, and `A1 - λ·A2`.
+        maps: DiffTransformerV2Maps,
+        /// The layer output.
+        output: Array2<f32>,
+    },
+    /// Hierarchical attention.
+    Hierarchical {
+        /// `local`, `segments` and the token map `A`.
+        maps: HierarchicalMaps,
+        /// The layer output.
+        output: Array2<f32>,
+    },
 }
 
 impl Stages {
@@ -453,7 +574,9 @@ impl Stages {
         match self {
             Stages::Attention { output, .. }
             | Stages::ShiftDiff { output, .. }
-            | Stages::DiffTransformer { output, .. } => output,
+            | Stages::DiffTransformer { output, .. }
+            | Stages::DiffTransformerV2 { output, .. }
+            | Stages::Hierarchical { output, .. } => output,
         }
     }
 
@@ -463,6 +586,8 @@ impl Stages {
             Stages::Attention { a, .. } => a,
             Stages::ShiftDiff { maps, .. } => &maps.fused,
             Stages::DiffTransformer { maps, .. } => &maps.diff,
+            Stages::DiffTransformerV2 { maps, .. } => &maps.diff,
+            Stages::Hierarchical { maps, .. } => &maps.a,
         }
     }
 }
@@ -493,7 +618,7 @@ pub fn run(
 ) -> Result<Stages, EngineError> {
     weights.check_input(x)?;
     let projection = Projection::new(mechanism.kind(), x, weights);
-    let base = base_maps(mechanism, &projection, heads, causal)?;
+    let base = base_maps(mechanism, &projection, weights, heads, causal)?;
     let mut shift = ShiftDiffMaps::empty();
     let has_shift = shift_stages_into(mechanism, &base, causal, &mut shift)?;
     let output = output(
@@ -505,6 +630,8 @@ pub fn run(
     )?;
     Ok(match base {
         BaseMaps::DiffTransformer(maps) => Stages::DiffTransformer { maps, output },
+        BaseMaps::DiffTransformerV2(maps) => Stages::DiffTransformerV2 { maps, output },
+        BaseMaps::Hierarchical(maps) => Stages::Hierarchical { maps, output },
         BaseMaps::Attention(a) if has_shift => Stages::ShiftDiff {
             a,
             maps: shift,

@@ -1,4 +1,5 @@
-//! The engine: every attention mechanism of DESIGN.md sections 1 to 4, one sentence at a time.
+//! The engine: every attention mechanism of DESIGN.md sections 1 to 4 and 7, one sentence at a
+//! time.
 //!
 //! The engine works on `ndarray` values in `f32` and knows nothing of JSON, text, drawing or
 //! the browser (it never imports `web_sys`). Each mechanism lives in its own module and exposes
@@ -11,9 +12,12 @@
 pub mod bilstm;
 pub mod cosine;
 pub mod diff_transformer;
+pub mod diff_transformer_v2;
 pub mod error;
+pub mod hierarchical;
 pub mod input_diff;
 pub mod kernels;
+pub mod layout;
 pub mod local;
 pub mod mask;
 pub mod mechanism;
@@ -25,10 +29,11 @@ pub mod stage;
 pub mod standard;
 
 pub use error::EngineError;
+pub use layout::{Frequencies, HeadShape, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{
     base_maps, output, run, shift_stages_into, BaseMaps, Mechanism, MechanismKind, Parameter,
     Projection, Stages,
 };
-pub use projection::{Projected, Weights};
-pub use stage::{ScaleKind, StageId};
+pub use projection::{Biases, Projected, Weights};
+pub use stage::{ScaleGroup, ScaleKind, StageId};

@@ -58,3 +58,17 @@ pub fn sigmoid(x: f32) -> f32 {
     // branch (kernels::reference::sigmoid, which the gate kernel computes lane by lane).
     super::kernels::sigmoid(x)
 }
+
+/// `e^x` for the `x <= 0` of a softmax: the engine's own exponential (`kernels::exp`), the same
+/// bits on every platform. (The name is from when this was the platform's `expf` for
+/// non-positive arguments.)
+///
+/// ```
+/// use diffattn::engine::numeric::exp_nonpositive;
+/// assert_eq!(exp_nonpositive(0.0), 1.0);
+/// assert_eq!(exp_nonpositive(-200.0), 0.0);
+/// ```
+#[inline]
+pub fn exp_nonpositive(x: f32) -> f32 {
+    super::kernels::exp(x)
+}

@@ -1,12 +1,15 @@
-//! The layer's weights and the linear maps around attention: `Q, K, V = X·Wᵀ`, head splitting,
-//! and `O = concat_h(A_h·V_h)·W_oᵀ` (DESIGN.md §1).
+//! The layer's weights and the linear maps around attention: `Q, K, V = X·Wᵀ + b`, head
+//! splitting, and `O = concat_h(A_h·V_h)·W_oᵀ + b_o` (DESIGN.md §1, §7.1).
 
-use ndarray::{s, Array2, Array3, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
 use super::kernels::{self, PackedB};
+use super::layout::{HeadShape, Layout};
+use super::numeric::saturate_all;
 
-/// The four `d x d` projection matrices of one attention layer, PyTorch layout `[out, in]`.
+/// The projection matrices of one attention layer, PyTorch layout `[out, in]`, with the
+/// optional parts of a real layer: biases, V2's λ projection and the head layout.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Weights {
     /// Query projection `W_q`.
@@ -17,6 +20,48 @@ pub struct Weights {
     pub w_v: Array2<f32>,
     /// Output projection `W_o`.
     pub w_o: Array2<f32>,
+    /// `b_q`, `b_k`, `b_v`, `b_o`, each optional.
+    pub biases: Biases,
+    /// Differential Transformer V2's `W_λ`, `(heads, d)`: `λ = σ(x·W_λᵀ)` (§7.5).
+    pub w_lambda: Option<Array2<f32>>,
+    /// How the projections split into heads, and the rotary positions.
+    pub layout: Layout,
+}
+
+/// The optional biases of the four projections, one value per output row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Biases {
+    /// `b_q`.
+    pub b_q: Option<Array1<f32>>,
+    /// `b_k`.
+    pub b_k: Option<Array1<f32>>,
+    /// `b_v`.
+    pub b_v: Option<Array1<f32>>,
+    /// `b_o`.
+    pub b_o: Option<Array1<f32>>,
+}
+
+impl Biases {
+    /// Checks that each bias has one value per row of its matrix.
+    pub fn check(&self, w: &Weights) -> Result<(), EngineError> {
+        for (field, b, m) in [
+            ("b_q", &self.b_q, &w.w_q),
+            ("b_k", &self.b_k, &w.w_k),
+            ("b_v", &self.b_v, &w.w_v),
+            ("b_o", &self.b_o, &w.w_o),
+        ] {
+            if let Some(b) = b {
+                if b.len() != m.nrows() {
+                    return Err(EngineError::Shape {
+                        field,
+                        expected: format!("{} values (rows of w_{})", m.nrows(), &field[2..]),
+                        found: format!("{} values", b.len()),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Weights {
@@ -40,12 +85,84 @@ impl Weights {
                 });
             }
         }
-        Ok(Weights { w_q, w_k, w_v, w_o })
+        Ok(Weights::unchecked(w_q, w_k, w_v, w_o))
     }
 
-    /// The model width `d`.
+    /// The projections of a real layer (DESIGN.md §7.1): `w_q`, `w_k`, `w_v` read rows of width
+    /// `d` (the rows of `w_o`); their heights, the biases and the layout are checked against the
+    /// heads when the layer runs ([`HeadShape::resolve`]).
+    pub fn real(
+        w_q: Array2<f32>,
+        w_k: Array2<f32>,
+        w_v: Array2<f32>,
+        w_o: Array2<f32>,
+        biases: Biases,
+        w_lambda: Option<Array2<f32>>,
+        layout: Layout,
+    ) -> Result<Weights, EngineError> {
+        let d = w_o.nrows();
+        if d == 0 {
+            return Err(EngineError::ZeroWidth);
+        }
+        for (field, w) in [("w_q", &w_q), ("w_k", &w_k), ("w_v", &w_v)] {
+            if w.ncols() != d {
+                return Err(EngineError::Shape {
+                    field,
+                    expected: format!("rows of width {d} (d_model, the rows of w_o)"),
+                    found: format!("rows of width {}", w.ncols()),
+                });
+            }
+        }
+        let weights = Weights {
+            biases,
+            w_lambda,
+            layout,
+            ..Weights::unchecked(w_q, w_k, w_v, w_o)
+        };
+        weights.biases.check(&weights)?;
+        Ok(weights)
+    }
+
+    fn unchecked(
+        w_q: Array2<f32>,
+        w_k: Array2<f32>,
+        w_v: Array2<f32>,
+        w_o: Array2<f32>,
+    ) -> Weights {
+        Weights {
+            w_q,
+            w_k,
+            w_v,
+            w_o,
+            biases: Biases::default(),
+            w_lambda: None,
+            layout: Layout::default(),
+        }
+    }
+
+    /// `Q = X·W_qᵀ + b_q`.
+    pub fn queries(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        affine(x, self.w_q.view(), self.biases.b_q.as_ref())
+    }
+
+    /// `K = X·W_kᵀ + b_k`.
+    pub fn keys(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        affine(x, self.w_k.view(), self.biases.b_k.as_ref())
+    }
+
+    /// `V = X·W_vᵀ + b_v`.
+    pub fn values(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        affine(x, self.w_v.view(), self.biases.b_v.as_ref())
+    }
+
+    /// `concat · W_oᵀ + b_o`.
+    pub fn out(&self, concat: ArrayView2<f32>) -> Array2<f32> {
+        affine(concat, self.w_o.view(), self.biases.b_o.as_ref())
+    }
+
+    /// The model width `d`: the width of the input rows (and of the output).
     pub fn d_model(&self) -> usize {
-        self.w_q.nrows()
+        self.w_o.nrows()
     }
 
     /// Checks that `x` is a non-empty `(tokens, d)` sequence for these weights.
@@ -77,24 +194,37 @@ pub fn linear(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     kernels::matmul(x, w.t(), 1.0)
 }
 
+/// `y = x·Wᵀ + b` (no bias: [`linear`]).
+pub fn affine(x: ArrayView2<f32>, w: ArrayView2<f32>, b: Option<&Array1<f32>>) -> Array2<f32> {
+    let mut y = linear(x, w);
+    if let Some(b) = b {
+        y += b;
+        saturate_all(&mut y);
+    }
+    y
+}
+
 /// The queries, keys and values of one sentence, `(tokens, d)` each, before head splitting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projected {
-    /// `Q = X·W_qᵀ`.
+    /// `Q = X·W_qᵀ + b_q`.
     pub q: Array2<f32>,
-    /// `K = X·W_kᵀ`.
+    /// `K = X·W_kᵀ + b_k`.
     pub k: Array2<f32>,
-    /// `V = X·W_vᵀ`.
+    /// `V = X·W_vᵀ + b_v`.
     pub v: Array2<f32>,
+    /// `X·W_λᵀ`, `(tokens, heads)`, when the weights have V2's `W_λ`.
+    pub lambda_logits: Option<Array2<f32>>,
 }
 
 impl Projected {
     /// Projects one sequence; queries, keys and values all come from `x` (DESIGN.md §1).
     pub fn new(x: ArrayView2<f32>, weights: &Weights) -> Projected {
         Projected {
-            q: linear(x, weights.w_q.view()),
-            k: linear(x, weights.w_k.view()),
-            v: linear(x, weights.w_v.view()),
+            q: weights.queries(x),
+            k: weights.keys(x),
+            v: weights.values(x),
+            lambda_logits: weights.w_lambda.as_ref().map(|w| linear(x, w.view())),
         }
     }
 }
@@ -122,23 +252,38 @@ pub fn head(m: ArrayView2<'_, f32>, h: usize, d_h: usize) -> ArrayView2<'_, f32>
     m.slice_move(s![.., h * d_h..(h + 1) * d_h])
 }
 
-/// `O = concat_h(A_h·V_h)·W_oᵀ`: mixes the values with each head's map and projects back.
+/// `O = concat_h(A_h·V_{g(h)})·W_oᵀ + b_o`: mixes the values with each head's map and projects
+/// back.
 ///
-/// `maps` has shape `(heads, queries, keys)` and `v` shape `(keys, d)`; head `h` uses columns
-/// `h·d_v .. (h+1)·d_v` of `v` where `d_v = d / heads`.
-pub fn mix_values(maps: &Array3<f32>, v: ArrayView2<f32>, w_o: ArrayView2<f32>) -> Array2<f32> {
+/// `maps` has shape `(heads, queries, keys)` and `v` shape `(keys, kv_heads · d_h)`; head `h`
+/// uses value head `g(h) = ⌊h / (heads / kv_heads)⌋` (grouped-query attention, §7.1), which is
+/// head `h` itself in the plain layout.
+pub fn mix_values(
+    maps: &Array3<f32>,
+    v: ArrayView2<f32>,
+    shape: &HeadShape,
+    weights: &Weights,
+) -> Array2<f32> {
     let (heads, queries, _) = maps.dim();
-    let d = v.ncols();
-    let d_v = d / heads.max(1);
-    let mut concat = Array2::<f32>::zeros((queries, d));
+    let d_v = shape.head_dim;
+    let width = heads * d_v;
+    let mut concat = Array2::<f32>::zeros((queries, width));
     let cells = concat.as_slice_mut().expect("a fresh array is contiguous");
     for (h, map) in maps.axis_iter(Axis(0)).enumerate() {
-        // saturate(A_h·V_h), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
-        let v_h = PackedB::new(head(v, h, d_v));
+        // saturate(A_h·V_g(h)), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
+        let v_h = PackedB::new(head(v, shape.value_head(h), d_v));
         let map = map.as_standard_layout();
         let keys = map.ncols();
         let a = map.as_slice().expect("standard layout");
-        v_h.mul_rows(a, keys, 0..queries, 0..d_v, 1.0, &mut cells[h * d_v..], d);
+        v_h.mul_rows(
+            a,
+            keys,
+            0..queries,
+            0..d_v,
+            1.0,
+            &mut cells[h * d_v..],
+            width,
+        );
     }
-    linear(concat.view(), w_o)
+    weights.out(concat.view())
 }

@@ -22,6 +22,23 @@ pub enum StageId {
     A2,
     /// `A1 - lambda·A2`.
     Diff,
+    /// Hierarchical attention's weight on the tokens of the own segment.
+    Local,
+    /// Hierarchical attention's weight on the other segments' summaries, `(queries, segments)`.
+    Segments,
+}
+
+/// Which stages may share one colour scale when the page shows them side by side: attention
+/// maps (`A`, `shift(A)`, `A′`, `A1`, `A2`, `A1 − λA2`) with each other, differences (`D`) with
+/// each other, and the gate on its own fixed scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScaleGroup {
+    /// Attention weights, before or after a shift, a gate or a difference of two maps.
+    Attention,
+    /// The difference `D`.
+    Difference,
+    /// The gate `G`, always within 0 to 1.
+    Gate,
 }
 
 /// What kind of values a stage holds, which decides how it is coloured.
@@ -37,7 +54,7 @@ pub enum ScaleKind {
 
 impl StageId {
     /// Every stage, in display order.
-    pub const ALL: [StageId; 9] = [
+    pub const ALL: [StageId; 11] = [
         StageId::A,
         StageId::Shifted,
         StageId::ShiftedBack,
@@ -47,6 +64,8 @@ impl StageId {
         StageId::A1,
         StageId::A2,
         StageId::Diff,
+        StageId::Local,
+        StageId::Segments,
     ];
 
     /// The name a learner reads: `A`, `shift(A)`, `D`, `G`, `A′`, ...
@@ -61,15 +80,30 @@ impl StageId {
             StageId::A1 => "A1",
             StageId::A2 => "A2",
             StageId::Diff => "A1 − λ·A2",
+            StageId::Local => "local",
+            StageId::Segments => "segments",
+        }
+    }
+
+    /// The stages this one shares a colour scale with, when scales are shared.
+    pub fn scale_group(self) -> ScaleGroup {
+        match self {
+            StageId::G => ScaleGroup::Gate,
+            StageId::D => ScaleGroup::Difference,
+            _ => ScaleGroup::Attention,
         }
     }
 
     /// What kind of values the stage holds.
     pub fn scale_kind(self) -> ScaleKind {
         match self {
-            StageId::A | StageId::Shifted | StageId::ShiftedBack | StageId::A1 | StageId::A2 => {
-                ScaleKind::Sequential
-            }
+            StageId::A
+            | StageId::Shifted
+            | StageId::ShiftedBack
+            | StageId::A1
+            | StageId::A2
+            | StageId::Local
+            | StageId::Segments => ScaleKind::Sequential,
             StageId::G => ScaleKind::Unit,
             StageId::D | StageId::Fused | StageId::Diff => ScaleKind::Diverging,
         }

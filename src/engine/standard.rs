@@ -5,8 +5,9 @@ use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
 use super::kernels::{self, PackedB};
+use super::layout::HeadShape;
 use super::mask::Mask;
-use super::projection::{head, head_width};
+use super::projection::head;
 use super::softmax::{softmax_range, softmax_rows};
 
 /// The scores `Q_h·K_hᵀ / sqrt(d_h)` of one head, `(queries, keys)`.
@@ -25,21 +26,22 @@ pub fn scaled_dot_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>) -> Array2<f
 
 /// Per-head attention maps from any per-head score function, masked and softmaxed.
 ///
-/// `q` is `(queries, d)` and `k` is `(keys, d)`; both are split into `heads` column blocks.
-/// Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). The result has shape
-/// `(heads, queries, keys)`.
+/// `q` is `(queries, query_heads · d_h)` and `k` is `(keys, key_heads · d_h)`; query head `j`
+/// scores against key head `shape.key_head(j)` (grouped-query attention; the same `j` in the
+/// plain layout). Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). The
+/// result has shape `(query_heads, queries, keys)`.
 pub fn maps_from_scores(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
-    heads: usize,
+    shape: &HeadShape,
     mask: Mask,
     key_offset: usize,
     score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
 ) -> Result<Array3<f32>, EngineError> {
-    let d_h = head_width(q.ncols(), heads, "d_model")?;
-    let mut maps = Array3::<f32>::zeros((heads, q.nrows(), k.nrows()));
-    for (h, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
-        map.assign(&score(head(q, h, d_h), head(k, h, d_h)));
+    let d_h = shape.head_dim;
+    let mut maps = Array3::<f32>::zeros((shape.query_heads, q.nrows(), k.nrows()));
+    for (j, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
+        map.assign(&score(head(q, j, d_h), head(k, shape.key_head(j), d_h)));
         softmax_rows(map.view_mut(), mask, key_offset);
     }
     Ok(maps)
@@ -66,20 +68,32 @@ pub fn attention(
     heads: usize,
     mask: Mask,
 ) -> Result<Array3<f32>, EngineError> {
-    let d_h = head_width(q.ncols(), heads, "d_model")?;
+    grouped(q, k, &HeadShape::plain(q.ncols(), heads)?, mask)
+}
+
+/// Standard attention maps over any head layout, `(query_heads, tokens, tokens)`.
+///
+/// The same cells as `maps_from_scores` with [`scaled_dot_scores`], without the score matrix:
+/// a block of rows of `Q_h·K_hᵀ` goes straight into the map, only over the keys some row of the
+/// block may see (half the products under the causal mask), and is softmaxed while it is still
+/// in cache.
+pub fn grouped(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+) -> Result<Array3<f32>, EngineError> {
+    let d_h = shape.head_dim;
     let (queries, keys) = (q.nrows(), k.nrows());
     let scale = 1.0 / (d_h as f32).sqrt();
-    let mut maps = Array3::<f32>::zeros((heads, queries, keys));
+    let mut maps = Array3::<f32>::zeros((shape.query_heads, queries, keys));
     if maps.is_empty() {
         return Ok(maps);
     }
-    for (h, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
-        // The same cells as `maps_from_scores` with `scaled_dot_scores`, without the score
-        // matrix: a block of rows of Q_h·K_hᵀ goes straight into the map, only over the keys
-        // some row of the block may see (half the products under the causal mask), and is
-        // softmaxed while it is still in cache.
-        let q_h = head(q, h, d_h).as_standard_layout().into_owned();
-        let k_t = PackedB::new(head(k, h, d_h).t());
+    for (j, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
+        let q_h = head(q, j, d_h).as_standard_layout().into_owned();
+        let k_t = PackedB::new(head(k, shape.key_head(j), d_h).t());
+        let q_cells = q_h.as_slice().expect("standard layout");
         let cells = map.as_slice_mut().expect("a fresh array is contiguous");
         for start in (0..queries).step_by(ROW_BLOCK) {
             let rows = start..(start + ROW_BLOCK).min(queries);
@@ -95,7 +109,6 @@ pub fn attention(
             let hi = ranges.iter().map(|r| r.end).max();
             let block = &mut cells[rows.start * keys..rows.end * keys];
             if let (Some(lo), Some(hi)) = (lo, hi) {
-                let q_cells = q_h.as_slice().expect("standard layout");
                 k_t.mul_rows(q_cells, d_h, rows.clone(), lo..hi, scale, block, keys);
             }
             for (row, range) in block.chunks_exact_mut(keys).zip(ranges) {

@@ -38,7 +38,51 @@ pub struct CellInfo {
     pub masked: bool,
 }
 
+/// One line of the row view: a stage's values along one query row (or `G ⊙ D`, the part of
+/// `D` the gate lets through, in place of `G`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowLine {
+    /// What a learner reads: `A`, `shift(A)`, `G ⊙ D`, `A′`.
+    pub label: &'static str,
+    /// The stage drawn, or `None` for `G ⊙ D`.
+    pub stage: Option<StageId>,
+    /// One value per key.
+    pub values: Vec<f32>,
+}
+
 impl Explorer {
+    /// The row view of query `row` of the shown head: every stage but the gate as a line over
+    /// the keys, and `G ⊙ D` where the mechanism has both (in `G`'s place, after `D`);
+    /// `None` outside the map or before [`compute`](Self::compute).
+    pub fn row_lines(&self, row: usize) -> Option<Vec<RowLine>> {
+        let stages = self.stages();
+        let row_of = |s: StageId| -> Option<Vec<f32>> {
+            let map = self.map(s)?;
+            (row < map.nrows()).then(|| map.row(row).to_vec())
+        };
+        let mut lines = Vec::new();
+        for &stage in &stages {
+            if stage == StageId::G {
+                let (Some(g), Some(d)) = (row_of(StageId::G), row_of(StageId::D)) else {
+                    continue;
+                };
+                let values = g.iter().zip(&d).map(|(g, d)| g * d).collect();
+                lines.push(RowLine {
+                    label: "G ⊙ D",
+                    stage: None,
+                    values,
+                });
+                continue;
+            }
+            lines.push(RowLine {
+                label: stage.label(),
+                stage: Some(stage),
+                values: row_of(stage)?,
+            });
+        }
+        Some(lines)
+    }
+
     /// The numbers behind one cell of the shown head; `None` outside the map or before
     /// [`compute`](Self::compute).
     pub fn cell(&self, row: usize, col: usize) -> Option<CellInfo> {
@@ -78,12 +122,15 @@ impl Explorer {
     }
 
     /// The parameter the maps depend on beyond heads and mask, as a learner reads it
-    /// (`λ = 0.51`, `τ = 10.0`, `w = 2`); `None` when there is none or nothing is computed.
+    /// (`λ = 0.5100`, `τ = 10.0`, `w = 2`, negative numbers with a true minus sign); `None`
+    /// when there is none or nothing is computed.
     pub fn parameter_readout(&self) -> Option<String> {
         let m = &self.settings().maps;
         match m.mechanism {
-            MechanismKind::DiffTransformer => self.lambda().map(|l| format!("λ = {l:.3}")),
-            MechanismKind::Cosine => Some(format!("τ = {:.1}", m.tau)),
+            MechanismKind::DiffTransformer => {
+                self.lambda().map(|l| format!("λ = {}", number(l, 4)))
+            }
+            MechanismKind::Cosine => Some(format!("τ = {}", number(m.tau, 1))),
             MechanismKind::Local => Some(format!("w = {}", m.window)),
             _ => None,
         }
@@ -117,6 +164,8 @@ impl Explorer {
                 Parameter::Gate => !self.gate_is_learned(),
                 Parameter::Tau => (now.maps.tau - was.maps.tau).abs() > 1e-6,
                 Parameter::Window => now.maps.window != was.maps.window,
+                // The page has no segment control (hierarchical is in the stages format only).
+                Parameter::Segment => false,
             };
             if differs {
                 moved.push(crate::names::name_of(p));
@@ -143,4 +192,18 @@ impl Explorer {
         );
         Some(map.slice(s![r0..r1, c0..c1]).to_owned())
     }
+}
+
+/// `x` with `digits` decimals as the page prints numbers: a true minus sign (U+2212), and no
+/// "−0.0".
+fn number(x: f32, digits: usize) -> String {
+    let text = format!("{x:.digits$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        return text.trim_start_matches('-').to_string();
+    }
+    text.replace('-', "\u{2212}")
 }

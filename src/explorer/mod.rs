@@ -14,8 +14,8 @@ mod settings;
 
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
-pub use describe::{CellInfo, TokensInfo};
-pub use settings::{Learned, MapSettings, Settings, ShiftSettings};
+pub use describe::{CellInfo, RowLine, TokensInfo};
+pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffMaps};
@@ -24,7 +24,7 @@ use crate::engine::{
     Projection, StageId, Weights,
 };
 use crate::model::{Model, Prediction};
-use crate::spec::{parse_spec, stages_json, SpecError, StagesJson};
+use crate::spec::{parse_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
 use crate::text::{tokenize_limited, Token, MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
@@ -342,6 +342,32 @@ impl Explorer {
         Ok(())
     }
 
+    /// Applies a change to any of the controls: the map settings, then the shift settings,
+    /// then the head shown, each clearing only what depends on it. Every value is checked
+    /// before anything changes, so an error (naming the control) leaves every setting as it
+    /// was; the head is checked against the head count the change leaves.
+    pub fn update(&mut self, patch: &SettingsPatch) -> Result<(), EngineError> {
+        let mut shift = self.settings.shift;
+        patch.apply_shift(&mut shift);
+        shift.check()?;
+        let before = (self.settings, self.head, self.gate_override);
+        self.update_maps(|m| patch.apply_maps(m))?;
+        self.update_shift(|s| patch.apply_shift(s))?;
+        if let Some(head) = patch.head {
+            if let Err(e) = self.set_head(head) {
+                let (settings, head, gate_override) = before;
+                // Put the maps' settings back; the caches they cleared are recomputed.
+                self.update_maps(|m| *m = settings.maps)?;
+                self.settings.shift = settings.shift;
+                self.head = head;
+                self.gate_override = gate_override;
+                self.clear_shift();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// Picks the head shown; recomputes nothing.
     pub fn set_head(&mut self, head: usize) -> Result<(), EngineError> {
         if head >= self.settings.maps.heads {
@@ -415,7 +441,7 @@ impl Explorer {
                     Projection::new(kind, self.x.view(), self.weights())
                 }
             };
-            let base = base_maps(&mechanism, &projection, heads, causal);
+            let base = base_maps(&mechanism, &projection, self.weights(), heads, causal);
             self.projection = Some(projection);
             self.base = Some(base?);
             self.recomputations.maps += 1;
@@ -516,7 +542,62 @@ impl Explorer {
         Ok(prediction)
     }
 
-    /// Every stage and the layer output, in the CLI's JSON format, for "export JSON".
+    /// The layer output `(tokens, d)` under the current settings (what the final map mixes the
+    /// values into); `None` for an empty sentence.
+    pub fn layer_output(&mut self) -> Result<Option<Array2<f32>>, EngineError> {
+        self.compute()?;
+        let (Some(projection), Some(base)) = (&self.projection, &self.base) else {
+            return Ok(None);
+        };
+        output(
+            &self.mechanism()?,
+            projection,
+            base,
+            self.shift.as_ref(),
+            self.weights(),
+        )
+        .map(Some)
+    }
+
+    /// How many of the sentence's tokens the trained model's vocabulary does not know (they
+    /// read as `<unk>`); `None` for the untrained model or a loaded spec.
+    pub fn unknown_tokens(&self) -> Option<usize> {
+        if self.is_spec() {
+            return None;
+        }
+        let ids = self.model.token_ids(&self.tokens)?;
+        Some(ids.iter().filter(|&&id| id == 0).count())
+    }
+
+    /// What is drawn as a spec (the vectors, the weights, every setting and learned
+    /// parameter, the token labels) with the stages computed from it: the page's "export
+    /// JSON", a file that opens again as a spec and draws the same maps.
+    pub fn export_spec(&self) -> Result<SpecJson, EngineError> {
+        if self.is_empty() {
+            return Err(EngineError::EmptySequence);
+        }
+        let spec = Spec {
+            mechanism: self.mechanism()?,
+            heads: self.settings.maps.heads,
+            causal: self.settings.maps.causal,
+            x: self.x.clone(),
+            weights: self.weights().clone(),
+            meta: crate::spec::Meta {
+                tokens: Some(self.labels.clone()),
+                ..Default::default()
+            },
+        };
+        let stages = crate::engine::run(
+            spec.x.view(),
+            &spec.weights,
+            spec.heads,
+            spec.causal,
+            &spec.mechanism,
+        )?;
+        Ok(spec_json(&spec, Some(&stages)))
+    }
+
+    /// Every stage and the layer output, in the CLI's JSON format.
     pub fn stages_json(&self) -> Result<StagesJson, EngineError> {
         if self.is_empty() {
             return Err(EngineError::EmptySequence);
@@ -534,6 +615,7 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
         let spec = parse_spec(text)?;
+        spec.page_support()?;
         // Run it once, so that every problem shows now rather than at the first draw.
         spec.run()?;
         let settings = self
@@ -544,7 +626,10 @@ impl Explorer {
             Mechanism::DiffTransformer(p) => (None, Some(p.clone())),
             _ => (None, None),
         };
-        self.labels = (0..spec.x.nrows()).map(|i| format!("t{i}")).collect();
+        self.labels = match &spec.meta.tokens {
+            Some(tokens) => tokens.clone(),
+            None => (0..spec.x.nrows()).map(|i| format!("t{i}")).collect(),
+        };
         self.x = spec.x;
         self.source = Source::Spec(Box::new(SpecSource {
             weights: spec.weights,

@@ -115,6 +115,66 @@ impl MapSettings {
     }
 }
 
+/// A change to any of the controls at once, each `None` left as it is; what the page sends
+/// when a person moves one control or an author sets several attributes. `head` counts from 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SettingsPatch {
+    /// The mechanism.
+    pub mechanism: Option<MechanismKind>,
+    /// The number of heads.
+    pub heads: Option<usize>,
+    /// The head shown, from 0.
+    pub head: Option<usize>,
+    /// The causal mask.
+    pub causal: Option<bool>,
+    /// The shift `k`.
+    pub shift: Option<i64>,
+    /// The difference.
+    pub difference: Option<Difference>,
+    /// The fill.
+    pub fill: Option<ShiftFill>,
+    /// The renormalisation.
+    pub renormalize: Option<Renormalize>,
+    /// The gate's weight of `A`.
+    pub alpha: Option<f32>,
+    /// The gate's weight of `D`.
+    pub beta: Option<f32>,
+    /// The gate's bias.
+    pub gamma: Option<f32>,
+    /// Cosine attention's temperature.
+    pub tau: Option<f32>,
+    /// Local attention's radius.
+    pub window: Option<usize>,
+}
+
+impl SettingsPatch {
+    /// `maps` with this patch's map settings applied.
+    pub fn apply_maps(&self, maps: &mut MapSettings) {
+        set(&mut maps.mechanism, self.mechanism);
+        set(&mut maps.heads, self.heads);
+        set(&mut maps.causal, self.causal);
+        set(&mut maps.tau, self.tau);
+        set(&mut maps.window, self.window);
+    }
+
+    /// `shift` with this patch's shift settings applied.
+    pub fn apply_shift(&self, shift: &mut ShiftSettings) {
+        set(&mut shift.shift, self.shift);
+        set(&mut shift.difference, self.difference);
+        set(&mut shift.fill, self.fill);
+        set(&mut shift.renormalize, self.renormalize);
+        set(&mut shift.alpha, self.alpha);
+        set(&mut shift.beta, self.beta);
+        set(&mut shift.gamma, self.gamma);
+    }
+}
+
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *field = v;
+    }
+}
+
 /// The parameters a mechanism learned (from a trained model or a loaded spec), used in place of
 /// the sliders' values.
 #[derive(Debug, Clone, Default)]
@@ -151,6 +211,13 @@ impl Settings {
             MechanismKind::InputDiff => Mechanism::InputDiff,
             MechanismKind::Cosine => Mechanism::Cosine { tau: m.tau },
             MechanismKind::Local => Mechanism::Local { window: m.window },
+            MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
+                return Err(EngineError::Shape {
+                    field: "mechanism",
+                    expected: "a mechanism the page draws".into(),
+                    found: format!("{} (the CLI's diffattn stages runs it)", m.mechanism.key()),
+                })
+            }
         })
     }
 
@@ -175,7 +242,11 @@ impl Settings {
             }
             Mechanism::Cosine { tau } => s.maps.tau = *tau,
             Mechanism::Local { window } => s.maps.window = *window,
-            Mechanism::Standard | Mechanism::DiffTransformer(_) | Mechanism::InputDiff => {}
+            Mechanism::Standard
+            | Mechanism::DiffTransformer(_)
+            | Mechanism::InputDiff
+            | Mechanism::DiffTransformerV2
+            | Mechanism::Hierarchical { .. } => {}
         }
         s
     }

@@ -323,6 +323,8 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         Mechanism::Cosine { tau } => w.vector("tau", &[*tau]),
         Mechanism::Local { window: r } => window = Some(*r),
         Mechanism::Standard | Mechanism::InputDiff => {}
+        // No trained model has these yet; `decode` refuses their names with a message.
+        Mechanism::DiffTransformerV2 | Mechanism::Hierarchical { .. } => {}
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
@@ -593,6 +595,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
             lambda_q2: r.vector("lambda_q2")?,
             lambda_k2: r.vector("lambda_k2")?,
             subln: r.vector("subln")?,
+            lambda_init: None,
+            subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
         }),
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: *r
@@ -605,6 +609,12 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
                 .window
                 .ok_or_else(|| ModelError::Header("window is missing".to_string()))?,
         },
+        MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
+            return Err(ModelError::Header(format!(
+                "no trained {} models exist yet",
+                kind.key()
+            )))
+        }
     };
     let encoder = if r.has("bilstm.forward.w_ih") {
         let dir = |d: &str| -> Result<LstmWeights, ModelError> {

@@ -41,6 +41,11 @@ pub struct Frame<'a> {
     pub mask: Option<CellMask>,
     /// The word for forbidden cells in the page's language (`"masked"`).
     pub masked_label: &'a str,
+    /// The one value of a (nearly) constant map (see [`crate::render::constant_value`]): the
+    /// colorbar then shows that value with `constant_label` instead of a gradient.
+    pub constant: Option<f32>,
+    /// The word for a constant map in the page's language (`"constant"`).
+    pub constant_label: &'a str,
 }
 
 impl Frame<'_> {
@@ -53,7 +58,7 @@ impl Frame<'_> {
     /// let frame = Frame {
     ///     title: "A", row_labels: &tokens, col_labels: &tokens,
     ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
-    ///     mask: None, masked_label: "",
+    ///     mask: None, masked_label: "", constant: None, constant_label: "",
     /// };
     /// let layout = frame.layout(420, 420);
     /// assert_eq!((layout.rows, layout.cols), (3, 3));
@@ -101,7 +106,16 @@ impl Frame<'_> {
             }
             _ => 0.0,
         };
-        let tick_label_em = tick_label_em.max(legend_em);
+        // A constant map's colorbar shows "= value" and the word for constant instead.
+        let constant_em = match self.constant {
+            Some(v) => {
+                text_width_em(&format!("= {}", crate::render::scale::format_one(v))).max(
+                    text_width_em(&display_label(self.constant_label, MAX_LABEL_GRAPHEMES)),
+                ) + 0.2
+            }
+            None => 0.0,
+        };
+        let tick_label_em = tick_label_em.max(legend_em).max(constant_em);
         HeatmapLayout::new(&LayoutSpec {
             width_px,
             height_px,
@@ -162,7 +176,7 @@ impl LabelWidths {
 /// let frame = Frame {
 ///     title: "D = A - shift(A)", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::diverging(0.5), theme: &Theme::dark(), font_px: 24.0,
-///     mask: None, masked_label: "",
+///     mask: None, masked_label: "", constant: None, constant_label: "",
 /// };
 /// let mut svg = String::new();
 /// let layout = {
@@ -268,19 +282,73 @@ pub fn draw_frame_at<DB: DrawingBackend>(
         )?;
     }
 
-    draw_colorbar(
-        area,
-        frame.scale,
-        &layout,
-        theme,
-        text(label_size, HPos::Left, VPos::Center),
-    )?;
+    match frame.constant {
+        Some(value) => draw_constant_bar(
+            area,
+            frame,
+            value,
+            &layout,
+            text(label_size, HPos::Left, VPos::Center),
+        )?,
+        None => draw_colorbar(
+            area,
+            frame.scale,
+            &layout,
+            theme,
+            text(label_size, HPos::Left, VPos::Center),
+        )?,
+    }
     if frame.mask.is_some_and(|m| m.forbids_any(rows, cols)) {
         draw_masked_legend(
             area,
             &layout,
             frame.masked_label,
             text(label_size, HPos::Left, VPos::Center),
+        )?;
+    }
+    Ok(())
+}
+
+/// For a constant map: the colorbar's place holds one swatch of the map's colour, its value and
+/// the word for "constant", so rounding noise is not stretched over the palette.
+fn draw_constant_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+    value: f32,
+    layout: &HeatmapLayout,
+    style: TextStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let bar = layout.colorbar;
+    if bar.height == 0 || bar.width == 0 {
+        return Ok(());
+    }
+    let side = bar.width as i32;
+    let (x0, y0) = (bar.x, bar.y);
+    let swatch = [(x0, y0), (x0 + side, y0 + side)];
+    area.draw(&Rectangle::new(
+        swatch,
+        frame.scale.plotters_color(value).filled(),
+    ))?;
+    outline(
+        area,
+        PixelRect {
+            x: x0,
+            y: y0,
+            width: side as u32,
+            height: side as u32,
+        },
+        layout.border_px,
+        &frame.theme.grid,
+    )?;
+    let x = x0 + side + layout.gap_px;
+    let line = (layout.font_px * 1.3).round() as i32;
+    let shown = crate::render::scale::format_one(value);
+    area.draw_text(&format!("= {shown}"), &style, (x, y0 + side / 2))?;
+    if !frame.constant_label.is_empty() {
+        area.draw_text(
+            &display_label(frame.constant_label, MAX_LABEL_GRAPHEMES),
+            &style,
+            (x, y0 + side / 2 + line),
         )?;
     }
     Ok(())

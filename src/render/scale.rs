@@ -125,12 +125,49 @@ impl Scale {
     }
 
     /// The scale for one map of a stage holding values of `kind`: sequential from 0 to the
-    /// map's maximum, the fixed unit scale, or diverging around 0.
+    /// map's maximum (so near-uniform attention looks near-uniform, not stretched over its
+    /// small spread), the fixed unit scale, or diverging around 0.
+    ///
+    /// ```
+    /// use diffattn::engine::ScaleKind;
+    /// use diffattn::render::Scale;
+    /// use ndarray::array;
+    /// let near_uniform = array![[0.13_f32, 0.2], [0.17, 0.15]];
+    /// assert_eq!(Scale::for_values(ScaleKind::Sequential, near_uniform.view()).range(), (0.0, 0.2));
+    /// ```
     pub fn for_values(kind: ScaleKind, map: ArrayView2<f32>) -> Self {
+        Scale::for_maps(kind, &[map])
+    }
+
+    /// One scale for several maps of `kind` drawn side by side, so the same value has the same
+    /// colour in each (the page's shared-scale option). Sequential maps go from 0 to the
+    /// largest value of any of them, unless one holds a negative value (then, like diverging
+    /// maps, they share a diverging scale over the largest `|v|`); the gate keeps its unit
+    /// scale.
+    ///
+    /// ```
+    /// use diffattn::engine::ScaleKind;
+    /// use diffattn::render::Scale;
+    /// use ndarray::array;
+    /// let a = array![[0.5_f32, 0.5]];
+    /// let fused = array![[0.75_f32, -0.25]];
+    /// assert_eq!(Scale::for_maps(ScaleKind::Sequential, &[a.view()]).range(), (0.0, 0.5));
+    /// // A′ can go negative: together they share one diverging scale.
+    /// let both = Scale::for_maps(ScaleKind::Sequential, &[a.view(), fused.view()]);
+    /// assert_eq!(both, Scale::Diverging { abs_max: 0.75 });
+    /// ```
+    pub fn for_maps(kind: ScaleKind, maps: &[ArrayView2<f32>]) -> Self {
+        let finite = || maps.iter().flat_map(|m| m.iter()).filter(|v| v.is_finite());
+        let (min, max) = finite().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+        let abs_max = finite().fold(0.0_f32, |m, v| m.max(v.abs()));
         match kind {
-            ScaleKind::Sequential => Scale::sequential_for(map),
             ScaleKind::Unit => Scale::unit(),
-            ScaleKind::Diverging => Scale::diverging_for(map),
+            ScaleKind::Diverging => Scale::diverging(abs_max),
+            ScaleKind::Sequential if min < 0.0 => Scale::diverging(abs_max),
+            ScaleKind::Sequential if max > 0.0 => Scale::sequential(0.0, max),
+            ScaleKind::Sequential => Scale::unit(),
         }
     }
 
@@ -264,6 +301,47 @@ impl Scale {
             }
         }
     }
+}
+
+/// One value as a colorbar writes it: four decimals, or scientific notation when that would
+/// show nothing.
+pub(crate) fn format_one(v: f32) -> String {
+    if v == 0.0 || (v.abs() >= 1e-3 && v.abs() < 1e5) {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// The value every finite cell of `map` holds, when they all hold (nearly) the same one: their
+/// spread is at most a millionth of their size (or of 1 for small values), which is f32
+/// rounding noise for maps of probabilities. Such a map is drawn in one colour and its
+/// colorbar says "constant" instead of stretching the noise over the palette (`D` at a shift of
+/// 0 is all zeros up to 1e-8). `None` for a map with no finite cell or a real spread.
+///
+/// ```
+/// use diffattn::render::constant_value;
+/// use ndarray::array;
+/// assert_eq!(constant_value(array![[0.0_f32, 1e-9], [-2e-9, 0.0]].view()), Some(0.0));
+/// assert_eq!(constant_value(array![[0.13_f32, 0.2]].view()), None);
+/// ```
+pub fn constant_value(map: ArrayView2<f32>) -> Option<f32> {
+    let (min, max) = map
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    if min > max {
+        return None;
+    }
+    let size = min.abs().max(max.abs()).max(1.0);
+    if max - min > 1e-6 * size {
+        return None;
+    }
+    // Rounding noise around zero is zero.
+    let mid = min / 2.0 + max / 2.0;
+    Some(if mid.abs() <= 1e-6 { 0.0 } else { mid })
 }
 
 /// A scale precomputed as a table of `LUT_STEPS + 1` RGBA colours plus the NaN colour.

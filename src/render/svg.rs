@@ -40,7 +40,7 @@ pub struct Panel<'a> {
 /// let frame = Frame {
 ///     title: "A", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
-///     mask: None, masked_label: "",
+///     mask: None, masked_label: "", constant: None, constant_label: "",
 /// };
 /// let svg = heatmap_svg(attn.view(), &frame, 300, 300);
 /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -67,7 +67,7 @@ pub fn heatmap_svg(map: ArrayView2<f32>, frame: &Frame, width_px: u32, height_px
 /// let (seq, div, theme) = (Scale::unit(), Scale::diverging(0.5), Theme::light());
 /// let frame = |title, scale| Frame {
 ///     title, row_labels: &tokens, col_labels: &tokens, scale, theme: &theme, font_px: 12.0,
-///     mask: None, masked_label: "",
+///     mask: None, masked_label: "", constant: None, constant_label: "",
 /// };
 /// let svg = panel_svg(
 ///     &[

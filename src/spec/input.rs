@@ -2,12 +2,15 @@
 
 use std::fmt;
 
-use ndarray::Array2;
+use ndarray::{Array1, Array2};
 use serde::Deserialize;
 
-use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
-use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
+use crate::engine::{
+    run, Biases, EngineError, Frequencies, HeadShape, Layout, Mechanism, MechanismKind, Pairing,
+    Rope, Stages, Weights,
+};
 use crate::names::{parse, Named};
 
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
@@ -53,14 +56,27 @@ impl From<EngineError> for SpecError {
 pub struct Spec {
     /// The mechanism and its parameters.
     pub mechanism: Mechanism,
-    /// Heads (diff heads for the Differential Transformer).
+    /// Heads (diff heads for the Differential Transformers).
     pub heads: usize,
     /// Whether the causal mask applies.
     pub causal: bool,
     /// The vectors entering the layer, `(tokens, d)`.
     pub x: Array2<f32>,
-    /// The projections.
+    /// The projections, with a real layer's biases and head layout (DESIGN.md §7.1–§7.2).
     pub weights: Weights,
+    /// Labels of the tokens, model name and layer index (§7.3), if given.
+    pub meta: Meta,
+}
+
+/// A spec's metadata (DESIGN.md §7.3): shown, never computed with.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Meta {
+    /// One label per token.
+    pub tokens: Option<Vec<String>>,
+    /// The model's name.
+    pub model: Option<String>,
+    /// The layer's index in the model.
+    pub layer: Option<u64>,
 }
 
 impl Spec {
@@ -74,33 +90,84 @@ impl Spec {
             &self.mechanism,
         )?)
     }
+
+    /// Why the page cannot draw this spec yet, if it cannot: a real layer's layout or one of
+    /// the mechanisms only the stages format has (the CLI runs every spec).
+    pub fn page_support(&self) -> Result<(), SpecError> {
+        let kind = self.mechanism.kind();
+        if !MechanismKind::ALL.contains(&kind) {
+            return Err(SpecError::new(
+                "mechanism",
+                format!(
+                    "the page cannot draw {} yet; `diffattn stages` runs it",
+                    kind.key()
+                ),
+            ));
+        }
+        let w = &self.weights;
+        let plain = w.layout.is_plain() && w.biases == Biases::default() && w.w_lambda.is_none();
+        let plain = plain
+            && match &self.mechanism {
+                Mechanism::DiffTransformer(p) => {
+                    p.lambda_init.is_none() && p.subln_eps == RMS_NORM_EPS
+                }
+                _ => true,
+            };
+        if !plain {
+            return Err(SpecError::new(
+                "spec",
+                "the page cannot draw a real layer's layout yet (head_dim, kv_heads, biases, rope, pairing, lambda_init, subln_eps); `diffattn stages` runs it",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The spec as JSON has it, before validation. Numbers are read as f64 so that values beyond
-/// f32's range are caught and reported instead of silently becoming infinite.
+/// f32's range are caught and reported instead of silently becoming infinite. The array fields
+/// may instead come as tensors of the binary form (DESIGN.md §7.8).
 #[derive(Deserialize)]
 struct RawSpec {
     mechanism: String,
     heads: i64,
     causal: bool,
-    x: Vec<Vec<f64>>,
-    w_q: Vec<Vec<f64>>,
-    w_k: Vec<Vec<f64>>,
-    w_v: Vec<Vec<f64>>,
-    w_o: Vec<Vec<f64>>,
+    x: Option<Vec<Vec<f64>>>,
+    w_q: Option<Vec<Vec<f64>>>,
+    w_k: Option<Vec<Vec<f64>>>,
+    w_v: Option<Vec<Vec<f64>>>,
+    w_o: Option<Vec<Vec<f64>>>,
+    b_q: Option<Vec<f64>>,
+    b_k: Option<Vec<f64>>,
+    b_v: Option<Vec<f64>>,
+    b_o: Option<Vec<f64>>,
+    head_dim: Option<i64>,
+    kv_heads: Option<i64>,
+    rope: Option<RawRope>,
+    tokens: Option<Vec<String>>,
+    model: Option<String>,
+    layer: Option<i64>,
     shift: Option<i64>,
     difference: Option<String>,
     renormalize: Option<String>,
     shift_fill: Option<String>,
     gate: Option<RawGate>,
     depth: Option<i64>,
+    lambda_init: Option<f64>,
+    pairing: Option<String>,
     lambda_q1: Option<Vec<f64>>,
     lambda_k1: Option<Vec<f64>>,
     lambda_q2: Option<Vec<f64>>,
     lambda_k2: Option<Vec<f64>>,
     subln: Option<Vec<f64>>,
+    subln_eps: Option<f64>,
+    w_lambda: Option<Vec<Vec<f64>>>,
     tau: Option<f64>,
     window: Option<i64>,
+    segment: Option<i64>,
+    /// The stages computed from this spec (an exported file carries them, for reading); they
+    /// are recomputed, never read.
+    #[allow(dead_code)]
+    stages: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -110,14 +177,43 @@ struct RawGate {
     gamma: Vec<f64>,
 }
 
-/// Parses and validates a spec (DESIGN.md §6).
+#[derive(Deserialize)]
+struct RawRope {
+    layout: String,
+    theta: Option<f64>,
+    inv_freq: Option<Vec<f64>>,
+    rotary_dim: Option<i64>,
+    positions: Option<Vec<i64>>,
+    attention_scaling: Option<f64>,
+}
+
+/// Parses and validates a spec (DESIGN.md §6–§7).
 ///
 /// Every failure names its field: `mechanism: unknown variant ...`, `heads: 3 does not divide
 /// ...`, `x[2]: row has 3 values, expected 4`, `gate.alpha: expected 2 values ...`,
-/// `w_q[0][1]: 1e39 is not a finite f32`.
+/// `w_q[0][1]: 1e39 is not a finite f32`, `kv_heads: expected a divisor of heads 4, found 3`.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
+    validate(raw_spec(text)?, Tensors::default())
+}
+
+/// Parses a spec file's bytes: JSON, or the binary form (a safetensors file, DESIGN.md §7.8).
+pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
+    if super::binary::is_safetensors(bytes) {
+        let (spec_json, tensors) = super::binary::read(bytes)?;
+        return validate(raw_spec(&spec_json)?, tensors);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_spec(text),
+        Err(e) => Err(SpecError::new(
+            "spec",
+            format!("neither JSON (not UTF-8: {e}) nor a safetensors file"),
+        )),
+    }
+}
+
+fn raw_spec(text: &str) -> Result<RawSpec, SpecError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let raw: RawSpec = serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
             "spec".to_string()
@@ -132,27 +228,135 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
             _ => inner.to_string(),
         };
         SpecError::new(field, message)
-    })?;
-    validate(raw)
+    })
 }
 
-fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
-    let heads = positive("heads", raw.heads)?;
-    let w_q = matrix("w_q", &raw.w_q)?;
-    let d = w_q.nrows();
-    let weights = Weights::new(
-        w_q,
-        matrix("w_k", &raw.w_k)?,
-        matrix("w_v", &raw.w_v)?,
-        matrix("w_o", &raw.w_o)?,
-    )?;
-    let x = matrix("x", &raw.x)?;
-    weights.check_input(x.view())?;
+/// Array fields read from the binary form, by field name.
+pub(super) type Tensors = std::collections::BTreeMap<String, Array2<f32>>;
 
+/// A matrix field from the JSON or a tensor (never both).
+fn matrix_field(
+    field: &str,
+    raw: Option<Vec<Vec<f64>>>,
+    tensors: &mut Tensors,
+) -> Result<Option<Array2<f32>>, SpecError> {
+    match (raw, tensors.remove(field)) {
+        (Some(_), Some(_)) => Err(both(field)),
+        (Some(rows), None) => matrix(field, &rows).map(Some),
+        (None, Some(m)) => Ok(Some(m)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// A vector field from the JSON or a tensor (a tensor of one row).
+fn vector_field(
+    field: &str,
+    raw: Option<Vec<f64>>,
+    tensors: &mut Tensors,
+) -> Result<Option<Vec<f32>>, SpecError> {
+    match (raw, tensors.remove(field)) {
+        (Some(_), Some(_)) => Err(both(field)),
+        (Some(values), None) => vector(field, &values).map(Some),
+        (None, Some(m)) if m.nrows() == 1 => Ok(Some(m.into_raw_vec_and_offset().0)),
+        (None, Some(_)) => Err(SpecError::new(field, "expected a tensor of rank 1")),
+        (None, None) => Ok(None),
+    }
+}
+
+fn both(field: &str) -> SpecError {
+    SpecError::new(field, "given both as a tensor and in __metadata__.spec")
+}
+
+fn validate(raw: RawSpec, mut tensors: Tensors) -> Result<Spec, SpecError> {
+    let t = &mut tensors;
+    let heads = positive("heads", raw.heads)?;
     let kind: MechanismKind = name("mechanism", &raw.mechanism)?;
+    let w_q = required("w_q", matrix_field("w_q", raw.w_q, t)?)?;
+    let w_k = required("w_k", matrix_field("w_k", raw.w_k, t)?)?;
+    let w_v = required("w_v", matrix_field("w_v", raw.w_v, t)?)?;
+    let w_o = required("w_o", matrix_field("w_o", raw.w_o, t)?)?;
+    let w_lambda = matrix_field("w_lambda", raw.w_lambda, t)?;
+    let x = required("x", matrix_field("x", raw.x, t)?)?;
+    let biases = Biases {
+        b_q: vector_field("b_q", raw.b_q, t)?.map(Array1::from),
+        b_k: vector_field("b_k", raw.b_k, t)?.map(Array1::from),
+        b_v: vector_field("b_v", raw.b_v, t)?.map(Array1::from),
+        b_o: vector_field("b_o", raw.b_o, t)?.map(Array1::from),
+    };
+    let lambdas = [
+        ("lambda_q1", vector_field("lambda_q1", raw.lambda_q1, t)?),
+        ("lambda_k1", vector_field("lambda_k1", raw.lambda_k1, t)?),
+        ("lambda_q2", vector_field("lambda_q2", raw.lambda_q2, t)?),
+        ("lambda_k2", vector_field("lambda_k2", raw.lambda_k2, t)?),
+    ];
+    let subln = vector_field("subln", raw.subln, t)?;
+    if let Some(name) = tensors.keys().next() {
+        return Err(SpecError::new(
+            name.clone(),
+            "a tensor that is not an array field of the format",
+        ));
+    }
+
+    let layout = Layout {
+        head_dim: raw.head_dim.map(|v| positive("head_dim", v)).transpose()?,
+        kv_heads: raw.kv_heads.map(|v| positive("kv_heads", v)).transpose()?,
+        pairing: match raw.pairing {
+            None => Pairing::Adjacent,
+            Some(p) => name("pairing", &p)?,
+        },
+        rope: raw.rope.map(|r| rope(r, x.nrows())).transpose()?,
+    };
+    if kind == MechanismKind::InputDiff && layout.rope.is_some() {
+        return Err(SpecError::new(
+            "rope",
+            "input_diff has no positions for its keys (steps between tokens)",
+        ));
+    }
+    let real = layout.head_dim.is_some()
+        || layout.kv_heads.is_some()
+        || w_lambda.is_some()
+        || kind == MechanismKind::DiffTransformerV2;
+    let weights = if real {
+        Weights::real(w_q, w_k, w_v, w_o, biases, w_lambda, layout)?
+    } else {
+        let mut w = Weights::new(w_q, w_k, w_v, w_o)?;
+        w.biases = biases;
+        w.layout = layout;
+        w.biases.check(&w)?;
+        w
+    };
+    weights.check_input(x.view())?;
+    let shape = HeadShape::resolve(kind, &weights, heads)?;
+    if let Some(rope) = &weights.layout.rope {
+        check_rotary_dim(rope, shape.head_dim)?;
+    }
+
     let mechanism = match kind {
         MechanismKind::Standard => Mechanism::Standard,
         MechanismKind::InputDiff => Mechanism::InputDiff,
+        MechanismKind::DiffTransformerV2 => {
+            match &weights.w_lambda {
+                None => {
+                    return Err(SpecError::new(
+                        "w_lambda",
+                        "missing (this mechanism needs it)",
+                    ))
+                }
+                Some(w) if w.nrows() != heads => {
+                    return Err(SpecError::new(
+                        "w_lambda",
+                        format!(
+                            "expected {heads} x {} (heads, d_model), found {} x {}",
+                            weights.d_model(),
+                            w.nrows(),
+                            w.ncols()
+                        ),
+                    ))
+                }
+                Some(_) => {}
+            }
+            Mechanism::DiffTransformerV2
+        }
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: finite("tau", required("tau", raw.tau)?)?,
         },
@@ -162,6 +366,9 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
                 .map_err(|_| SpecError::new("window", format!("must be >= 0, found {window}")))?;
             Mechanism::Local { window }
         }
+        MechanismKind::Hierarchical => Mechanism::Hierarchical {
+            segment: positive("segment", required("segment", raw.segment)?)?,
+        },
         MechanismKind::ShiftDiff => {
             let gate = required("gate", raw.gate)?;
             let gate = Gate {
@@ -169,6 +376,7 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
                 beta: vector("gate.beta", &gate.beta)?,
                 gamma: vector("gate.gamma", &gate.gamma)?,
             };
+            gate.check(heads)?;
             Mechanism::ShiftDiff(ShiftDiffParams {
                 shift: required("shift", raw.shift)?,
                 difference: name("difference", &required("difference", raw.difference)?)?,
@@ -181,45 +389,181 @@ fn validate(raw: RawSpec) -> Result<Spec, SpecError> {
             })
         }
         MechanismKind::DiffTransformer => {
-            let depth = required("depth", raw.depth)?;
-            let depth = u32::try_from(depth).map_err(|_| {
-                SpecError::new(
-                    "depth",
-                    format!("must be between 0 and 2^32 - 1, found {depth}"),
-                )
-            })?;
-            Mechanism::DiffTransformer(DiffTransformerParams {
+            let (depth, lambda_init) = match (raw.depth, raw.lambda_init) {
+                (Some(depth), None) => (
+                    u32::try_from(depth).map_err(|_| {
+                        SpecError::new(
+                            "depth",
+                            format!("must be between 0 and 2^32 - 1, found {depth}"),
+                        )
+                    })?,
+                    None,
+                ),
+                (None, Some(init)) => (0, Some(finite("lambda_init", init)?)),
+                (None, None) => {
+                    return Err(SpecError::new(
+                        "depth",
+                        "missing: give depth or lambda_init",
+                    ))
+                }
+                (Some(_), Some(_)) => {
+                    return Err(SpecError::new(
+                        "depth",
+                        "give exactly one of depth and lambda_init",
+                    ))
+                }
+            };
+            let [q1, k1, q2, k2] = lambdas.map(|(field, v)| required(field, v));
+            let params = DiffTransformerParams {
                 depth,
-                lambda_q1: vector("lambda_q1", &required("lambda_q1", raw.lambda_q1)?)?,
-                lambda_k1: vector("lambda_k1", &required("lambda_k1", raw.lambda_k1)?)?,
-                lambda_q2: vector("lambda_q2", &required("lambda_q2", raw.lambda_q2)?)?,
-                lambda_k2: vector("lambda_k2", &required("lambda_k2", raw.lambda_k2)?)?,
-                subln: vector("subln", &required("subln", raw.subln)?)?,
-            })
+                lambda_q1: q1?,
+                lambda_k1: k1?,
+                lambda_q2: q2?,
+                lambda_k2: k2?,
+                // No learned weight (DiffLlama's groupnorm) is a weight of ones.
+                subln: subln.unwrap_or_else(|| vec![1.0; 2 * shape.head_dim]),
+                lambda_init,
+                subln_eps: match raw.subln_eps {
+                    None => RMS_NORM_EPS,
+                    Some(eps) => positive_finite("subln_eps", eps)?,
+                },
+            };
+            params.check(shape.head_dim)?;
+            Mechanism::DiffTransformer(params)
         }
     };
-
-    // Check head counts and per-head vector lengths now, so the error names the field.
-    match &mechanism {
-        Mechanism::DiffTransformer(p) => {
-            p.check(d, heads)?;
-        }
-        Mechanism::ShiftDiff(p) => {
-            crate::engine::projection::head_width(d, heads, "d_model")?;
-            p.gate.check(heads)?;
-        }
-        _ => {
-            crate::engine::projection::head_width(d, heads, "d_model")?;
-        }
+    if kind != MechanismKind::DiffTransformer && weights.layout.pairing != Pairing::Adjacent {
+        return Err(SpecError::new(
+            "pairing",
+            "only diff_transformer pairs heads",
+        ));
     }
 
+    let meta = Meta {
+        tokens: match raw.tokens {
+            Some(t) if t.len() != x.nrows() => {
+                return Err(SpecError::new(
+                    "tokens",
+                    format!(
+                        "expected {} labels (one per row of x), found {}",
+                        x.nrows(),
+                        t.len()
+                    ),
+                ))
+            }
+            t => t,
+        },
+        model: raw.model,
+        layer: raw
+            .layer
+            .map(|l| {
+                u64::try_from(l)
+                    .map_err(|_| SpecError::new("layer", format!("must be >= 0, found {l}")))
+            })
+            .transpose()?,
+    };
     Ok(Spec {
         mechanism,
         heads,
         causal: raw.causal,
         x,
         weights,
+        meta,
     })
+}
+
+/// The rope object (DESIGN.md §7.2) for a sequence of `tokens` tokens.
+fn rope(raw: RawRope, tokens: usize) -> Result<Rope, SpecError> {
+    let frequencies = match (raw.theta, raw.inv_freq) {
+        (Some(theta), None) => {
+            let theta = positive_finite("rope.theta", theta)?;
+            Frequencies::Theta(theta as f64)
+        }
+        (None, Some(f)) => Frequencies::Explicit(
+            vector("rope.inv_freq", &f)?
+                .into_iter()
+                .map(f64::from)
+                .collect(),
+        ),
+        _ => {
+            return Err(SpecError::new(
+                "rope",
+                "give exactly one of theta and inv_freq",
+            ))
+        }
+    };
+    let positions = match raw.positions {
+        None => (0..tokens as u64).collect(),
+        Some(p) if p.len() != tokens => {
+            return Err(SpecError::new(
+                "rope.positions",
+                format!(
+                    "expected {tokens} integers (one per token), found {}",
+                    p.len()
+                ),
+            ))
+        }
+        Some(p) => p
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                u64::try_from(v).map_err(|_| {
+                    SpecError::new(
+                        format!("rope.positions[{i}]"),
+                        format!("must be >= 0, found {v}"),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(Rope {
+        layout: name("rope.layout", &raw.layout)?,
+        frequencies,
+        rotary_dim: raw
+            .rotary_dim
+            .map(|r| positive("rope.rotary_dim", r))
+            .transpose()?,
+        positions,
+        attention_scaling: match raw.attention_scaling {
+            None => 1.0,
+            Some(c) => f64::from(finite("rope.attention_scaling", c)?),
+        },
+    })
+}
+
+fn check_rotary_dim(rope: &Rope, head_dim: usize) -> Result<(), SpecError> {
+    let r = rope.rotary_dim.unwrap_or(head_dim);
+    if r < 2 || r % 2 != 0 || r > head_dim {
+        return Err(SpecError::new(
+            "rope.rotary_dim",
+            format!("expected an even number from 2 to head_dim {head_dim}, found {r}"),
+        ));
+    }
+    if let Frequencies::Explicit(f) = &rope.frequencies {
+        if f.len() != r / 2 {
+            return Err(SpecError::new(
+                "rope.inv_freq",
+                format!(
+                    "expected {} values (rotary_dim / 2), found {}",
+                    r / 2,
+                    f.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn positive_finite(field: &str, value: f64) -> Result<f32, SpecError> {
+    let v = finite(field, value)?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(SpecError::new(
+            field,
+            format!("must be positive, found {value}"),
+        ))
+    }
 }
 
 /// The value a name stands for (`crate::names`), or an error naming the field.

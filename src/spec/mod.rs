@@ -1,15 +1,17 @@
-//! The stages format (DESIGN.md §6): the engine's public JSON interface, shared by the
-//! `diffattn stages` command and the page's "open spec" and "export JSON".
+//! The stages format (DESIGN.md §6–§7): the engine's public JSON interface, shared by the
+//! `diffattn stages` command and the page's "open spec" and "export JSON"; a spec may also be
+//! a safetensors file (`binary`, §7.8).
 //!
 //! A spec names a mechanism, its parameters, the vectors `x` and the weights; the answer holds
 //! every intermediate map per head and the layer output. Parsing validates everything and
 //! names the field at fault, so a bad spec is an error message, never a panic.
 
+mod binary;
 mod input;
 mod output;
 
-pub use input::{parse_spec, Spec, SpecError};
-pub use output::{stages_json, HeadStagesJson, StagesJson};
+pub use input::{parse_spec, parse_spec_bytes, Meta, Spec, SpecError};
+pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, StagesJson};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///

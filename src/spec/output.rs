@@ -3,7 +3,10 @@
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 use serde::Serialize;
 
-use crate::engine::Stages;
+use crate::engine::{Mechanism, Stages};
+use crate::names::name_of;
+
+use super::input::Spec;
 
 /// The maps of one head. Which fields are present depends on the mechanism (DESIGN.md §6).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -35,6 +38,22 @@ pub struct HeadStagesJson {
     /// `A1 - lambda·A2` (diff_transformer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Vec<Vec<f32>>>,
+    /// Hierarchical attention's weight on the own segment's tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<Vec<Vec<f32>>>,
+    /// Hierarchical attention's weight on the other segments, `(tokens, segments)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<Vec<f32>>>,
+}
+
+/// The Differential Transformer's one λ, or V2's λ per token (row) and head (column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LambdaJson {
+    /// One λ for the layer.
+    Layer(f32),
+    /// `(tokens, heads)`.
+    PerToken(Vec<Vec<f32>>),
 }
 
 /// The whole answer: per-head maps, lambda for the Differential Transformer, and the output.
@@ -44,7 +63,7 @@ pub struct StagesJson {
     pub heads: Vec<HeadStagesJson>,
     /// The layer's lambda (diff_transformer only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda: Option<f32>,
+    pub lambda: Option<LambdaJson>,
     /// The layer output, `tokens x d`.
     pub output: Vec<Vec<f32>>,
 }
@@ -98,8 +117,183 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                     ..Default::default()
                 })
                 .collect(),
-            lambda: Some(maps.lambda),
+            lambda: Some(LambdaJson::Layer(maps.lambda)),
+            output: matrix(output),
+        },
+        Stages::DiffTransformerV2 { maps, output } => StagesJson {
+            heads: (0..maps.diff.len_of(Axis(0)))
+                .map(|h| HeadStagesJson {
+                    a1: Some(head(&maps.a1, h)),
+                    a2: Some(head(&maps.a2, h)),
+                    diff: Some(head(&maps.diff, h)),
+                    ..Default::default()
+                })
+                .collect(),
+            lambda: Some(LambdaJson::PerToken(matrix(&maps.lambda))),
+            output: matrix(output),
+        },
+        Stages::Hierarchical { maps, output } => StagesJson {
+            heads: (0..maps.a.len_of(Axis(0)))
+                .map(|h| HeadStagesJson {
+                    local: Some(head(&maps.local, h)),
+                    segments: Some(head(&maps.segments, h)),
+                    a: Some(head(&maps.a, h)),
+                    ..Default::default()
+                })
+                .collect(),
+            lambda: None,
             output: matrix(output),
         },
     }
+}
+
+/// The gate of a shift-difference spec: `{ alpha, beta, gamma }`, one value per head.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateJson {
+    /// Weights of `A`.
+    pub alpha: Vec<f32>,
+    /// Weights of `D`.
+    pub beta: Vec<f32>,
+    /// Biases.
+    pub gamma: Vec<f32>,
+}
+
+/// A spec as JSON (DESIGN.md §6), with the token labels and, optionally, the stages computed
+/// from it: what the page's "export JSON" writes, so the file opens again as a spec (the
+/// loader recomputes the stages and never reads them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpecJson {
+    /// The mechanism's name.
+    pub mechanism: &'static str,
+    /// Heads (diff heads for the Differential Transformer).
+    pub heads: usize,
+    /// The causal mask.
+    pub causal: bool,
+    /// The vectors entering the layer.
+    pub x: Vec<Vec<f32>>,
+    /// `W_q`, `[out][in]`.
+    pub w_q: Vec<Vec<f32>>,
+    /// `W_k`.
+    pub w_k: Vec<Vec<f32>>,
+    /// `W_v`.
+    pub w_v: Vec<Vec<f32>>,
+    /// `W_o`.
+    pub w_o: Vec<Vec<f32>>,
+    /// Shift-difference: the shift.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift: Option<i64>,
+    /// Shift-difference: the difference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difference: Option<&'static str>,
+    /// Shift-difference: the renormalisation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renormalize: Option<&'static str>,
+    /// Shift-difference: the fill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift_fill: Option<&'static str>,
+    /// Shift-difference: the gate per head.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateJson>,
+    /// Differential Transformer: the depth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// Differential Transformer: `lambda_init` itself, when given instead of the depth's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_init: Option<f32>,
+    /// Differential Transformer: RMSNorm's epsilon, when not the official code's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subln_eps: Option<f32>,
+    /// Hierarchical: the segment size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment: Option<usize>,
+    /// Differential Transformer: `λq1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_q1: Option<Vec<f32>>,
+    /// Differential Transformer: `λk1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_k1: Option<Vec<f32>>,
+    /// Differential Transformer: `λq2`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_q2: Option<Vec<f32>>,
+    /// Differential Transformer: `λk2`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda_k2: Option<Vec<f32>>,
+    /// Differential Transformer: the RMSNorm weight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subln: Option<Vec<f32>>,
+    /// Cosine: the temperature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tau: Option<f32>,
+    /// Local: the radius.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
+    /// The row labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Vec<String>>,
+    /// The stages computed from this spec, for reading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<StagesJson>,
+}
+
+/// A spec as JSON, with `stages` when given.
+pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
+    let mut out = SpecJson {
+        mechanism: name_of(spec.mechanism.kind()),
+        heads: spec.heads,
+        causal: spec.causal,
+        x: matrix(&spec.x),
+        w_q: matrix(&spec.weights.w_q),
+        w_k: matrix(&spec.weights.w_k),
+        w_v: matrix(&spec.weights.w_v),
+        w_o: matrix(&spec.weights.w_o),
+        shift: None,
+        difference: None,
+        renormalize: None,
+        shift_fill: None,
+        gate: None,
+        depth: None,
+        lambda_init: None,
+        subln_eps: None,
+        segment: None,
+        lambda_q1: None,
+        lambda_k1: None,
+        lambda_q2: None,
+        lambda_k2: None,
+        subln: None,
+        tau: None,
+        window: None,
+        tokens: spec.meta.tokens.clone(),
+        stages: stages.map(stages_json),
+    };
+    match &spec.mechanism {
+        Mechanism::ShiftDiff(p) => {
+            out.shift = Some(p.shift);
+            out.difference = Some(name_of(p.difference));
+            out.renormalize = Some(name_of(p.renormalize));
+            out.shift_fill = Some(name_of(p.fill));
+            out.gate = Some(GateJson {
+                alpha: p.gate.alpha.clone(),
+                beta: p.gate.beta.clone(),
+                gamma: p.gate.gamma.clone(),
+            });
+        }
+        Mechanism::DiffTransformer(p) => {
+            out.depth = Some(p.depth);
+            out.lambda_q1 = Some(p.lambda_q1.clone());
+            out.lambda_k1 = Some(p.lambda_k1.clone());
+            out.lambda_q2 = Some(p.lambda_q2.clone());
+            out.lambda_k2 = Some(p.lambda_k2.clone());
+            out.subln = Some(p.subln.clone());
+            out.lambda_init = p.lambda_init;
+            out.subln_eps = (p.subln_eps != crate::engine::diff_transformer::RMS_NORM_EPS)
+                .then_some(p.subln_eps);
+        }
+        Mechanism::Hierarchical { segment } => out.segment = Some(*segment),
+        Mechanism::Cosine { tau } => out.tau = Some(*tau),
+        Mechanism::Local { window } => out.window = Some(*window),
+        // V2's W_λ is part of the weights, which a page-drawn spec never has (the page
+        // refuses real layouts: `Spec::page_support`).
+        Mechanism::Standard | Mechanism::InputDiff | Mechanism::DiffTransformerV2 => {}
+    }
+    out
 }

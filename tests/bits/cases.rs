@@ -61,6 +61,7 @@ pub fn lines() -> Vec<String> {
                     Stages::DiffTransformer { maps: m, .. } => {
                         maps.extend([("a1", &m.a1), ("a2", &m.a2), ("diff", &m.diff)]);
                     }
+                    other => maps.push(("final", other.final_maps())),
                 }
                 for (name, m) in maps {
                     out.push(format!("{case} {name} {:016x}", map_hash(m)));
@@ -127,6 +128,8 @@ fn mechanisms(heads: usize, d: usize) -> Vec<Mechanism> {
             lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
             lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
             subln: seeded_normal_vec(2 * d_h, 14, 1.0),
+            lambda_init: None,
+            subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

@@ -25,16 +25,19 @@ test('the address round-trips: a copied link opens the same view', async () => {
   await setRange(page, '#shift', -2);
   await setRange(page, '#alpha', 2.5);
   await setRange(page, '#gamma', -1.2);
-  const choices = await page.evaluate(() => Array.from(window.diffattn.explorer.head_choices()));
+  const choices = await page.evaluate(() => window.diffattn.call((ex) => ex.view().head_choices));
   await setRange(page, '#heads', choices.indexOf(8));
-  await page.selectOption('#head', '5');
+  await page.selectOption('#head', '6');
   await settled(page);
   const url = page.url();
   const params = new URL(url).searchParams;
-  assert.equal(params.get('k'), '-2');
+  // One name per control, the same as the state's and the element's attributes.
+  assert.equal(params.get('shift'), '-2');
   assert.equal(params.get('heads'), '8');
   assert.equal(params.get('head'), '6');
-  assert.equal(params.get('diff'), 'symmetric');
+  assert.equal(params.get('difference'), 'symmetric');
+  assert.equal(params.get('renormalize'), 'softmax');
+  for (const old of ['k', 'diff', 'renorm', 'mech', 'w', 'all', 'model']) assert.equal(params.get(old), null, old);
   const controls = await controlValues(page);
   const maps = {};
   for (const id of ['a', 'shifted', 'shifted_back', 'd', 'g', 'fused']) maps[id] = await mapData(page, id);
@@ -47,6 +50,20 @@ test('the address round-trips: a copied link opens the same view', async () => {
   assert.deepEqual(second.errors, []);
   await first.context.close();
   await second.context.close();
+});
+
+test('an old link with the earlier parameter names still opens the view it named', async () => {
+  const { page, errors, context } = await openExplorer(h, 'text=a+b+c+d&mech=shift_diff&k=2&diff=symmetric&renorm=softmax&model=untrained&all=0');
+  const state = await page.evaluate(() => window.diffattn.state);
+  assert.equal(state.shift, 2);
+  assert.equal(state.difference, 'symmetric');
+  assert.equal(state.renormalize, 'softmax');
+  assert.equal(state.weights, 'untrained');
+  const params = new URL(page.url()).searchParams;
+  assert.equal(params.get('shift'), '2');
+  assert.equal(params.get('k'), null, 'the address is rewritten with the new names');
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('Chinese: one token per character, and lang=zh switches every string', async () => {
@@ -94,7 +111,7 @@ test('a 360 px phone: one column, no horizontal scroll', async () => {
   const { scrollWidth, innerWidth, lefts } = await page.evaluate(() => ({
     scrollWidth: document.documentElement.scrollWidth,
     innerWidth,
-    lefts: [...document.querySelectorAll('.map')].map((m) => Math.round(m.getBoundingClientRect().left)),
+    lefts: [...window.diffattn.root.querySelectorAll('.map')].map((m) => Math.round(m.getBoundingClientRect().left)),
   }));
   assert.ok(scrollWidth <= innerWidth, `page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
   assert.equal(new Set(lefts).size, 1, `maps are not in one column: ${lefts}`);
@@ -118,15 +135,15 @@ test('touch: a tap selects a cell and shows its arithmetic', async () => {
   const canvas = page.locator('canvas.map-canvas >> nth=4');
   await canvas.scrollIntoViewIfNeeded();
   const point = await page.evaluate(() => {
-    const c = document.querySelectorAll('canvas.map-canvas')[4];
+    const c = window.diffattn.root.querySelectorAll('canvas.map-canvas')[4];
     const rect = c.getBoundingClientRect();
-    const cell = window.diffattn.explorer.cell_rect(4, 1, 2);
+    const cell = window.diffattn.call((ex) => ex.cell_rect(4, 1, 2));
     const scale = rect.width / c.width;
     return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
   });
   await page.touchscreen.tap(point.x, point.y);
   await settled(page);
-  assert.match(await page.textContent('#readout'), /Row 1, .* column 2,/);
+  assert.match(await page.textContent('#readout'), /Row 2, .* column 3,/);
   assert.match(await page.textContent('#readout'), /A′ᵢⱼ = Aᵢⱼ \+ Gᵢⱼ × Dᵢⱼ/);
   assert.deepEqual(errors, []);
   await context.close();
@@ -140,14 +157,14 @@ test('wide screens: the five maps sit side by side on a 1920 px projector', asyn
   // Resizing the window re-sizes the canvases (CSS size × devicePixelRatio) and redraws them.
   await page.setViewportSize({ width: 1100, height: 900 });
   await page.waitForFunction(() =>
-    [...document.querySelectorAll('canvas.map-canvas')].every(
+    [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].every(
       (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
     ),
   );
   await settled(page);
   await page.setViewportSize({ width: 1920, height: 1080 });
   await page.waitForFunction(() =>
-    [...document.querySelectorAll('canvas.map-canvas')].every(
+    [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].every(
       (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
     ),
   );
@@ -159,7 +176,7 @@ test('wide screens: the five maps sit side by side on a 1920 px projector', asyn
   await screenshot(page, 'address-all-heads');
   await page.click('canvas.map-canvas >> nth=2');
   await settled(page);
-  assert.equal(await page.inputValue('#head'), '2');
+  assert.equal(await page.inputValue('#head'), '3');
   assert.equal(await page.locator('canvas.map-canvas').count(), 5);
   assert.deepEqual(errors, []);
   await context.close();

@@ -58,7 +58,7 @@ test('HTML and script tags are drawn as text and never run', async () => {
     // Hovering shows the tokens as text in the tooltip.
     await page.locator('canvas.map-canvas').first().scrollIntoViewIfNeeded();
     const box = await page.locator('canvas.map-canvas').first().boundingBox();
-    const rect = await page.evaluate(() => window.diffattn.explorer.cell_rect(0, 0, 0));
+    const rect = await page.evaluate(() => window.diffattn.call((ex) => ex.cell_rect(0, 0, 0)));
     const scale = box.width / (await page.$eval('canvas.map-canvas', (c) => c.width));
     await page.mouse.move(box.x + (rect.x + rect.width / 2) * scale, box.y + (rect.y + rect.height / 2) * scale);
     await page.waitForSelector('#tooltip:not([hidden])');
@@ -102,7 +102,7 @@ test('10,000 characters: drawn up to 512 tokens with a visible notice', async ()
   assert.match(await page.textContent('#token-count'), /^512 tokens$/);
   assert.match((await canvasInfo(page))[0].label, /of 512 tokens$/);
   // The screen-reader table is capped, and says so.
-  await page.waitForFunction(() => /first 32 rows and 32 columns of 512 × 512/.test(document.querySelector('#table-fallback caption')?.textContent ?? ''));
+  await page.waitForFunction(() => /first 32 rows and 32 columns of 512 × 512/.test(window.diffattn.root.querySelector('#table-fallback caption')?.textContent ?? ''));
   assert.equal(await page.locator('#table-fallback tbody tr').count(), 32);
   const timings = await page.evaluate(() => ({ ...window.diffattn.timings }));
   assert.ok(timings.renders > 0);
@@ -118,7 +118,7 @@ test('a Rust panic restarts the engine and the next input redraws', async () => 
   // A panic traps the wasm call with a RuntimeError and leaves that handle unusable; stand in
   // for one by making the current handle's render trap once.
   await page.evaluate(() => {
-    const old = window.diffattn.explorer;
+    const old = window.diffattn.call((ex) => ex);
     window.__oldExplorer = old;
     old.render = () => {
       throw new WebAssembly.RuntimeError('unreachable');
@@ -128,7 +128,9 @@ test('a Rust panic restarts the engine and the next input redraws', async () => 
   const message = page.locator('#messages .message[data-key="crash"]');
   await message.waitFor();
   assert.match(await message.textContent(), /restarted/);
-  assert.ok(await page.evaluate(() => window.diffattn.explorer !== window.__oldExplorer), 'a fresh handle');
+  assert.ok(await page.evaluate(() => window.diffattn.call((ex) => ex) !== window.__oldExplorer), 'a fresh handle');
+  assert.equal(await page.evaluate(() => window.__oldExplorer.__wbg_ptr), 0, 'the old handle was freed');
+  assert.equal(await page.evaluate(() => window.diffattn.view.engine.restarts), 1);
   await page.fill('#sentence', 'and this one draws');
   await settled(page);
   assert.deepEqual(await drawnTokens(page), ['and', 'this', 'one', 'draws']);
@@ -140,7 +142,7 @@ test('errors go to the visible, dismissable message area and the page keeps work
   const { page, errors } = await openExplorer(h);
   // An error the engine throws (an out-of-range head, set from outside the page's controls).
   await page.evaluate(() => {
-    setTimeout(() => window.diffattn.explorer.set_heads(3));
+    setTimeout(() => window.diffattn.call((ex) => ex.update({ heads: 3 })));
   });
   const message = page.locator('#messages .message');
   await message.waitFor();
@@ -158,6 +160,6 @@ test('errors go to the visible, dismissable message area and the page keeps work
   await settled(page);
   assert.deepEqual(await drawnTokens(page), ['still', 'working']);
   // Both were reported by the browser as uncaught; nothing else went wrong.
-  assert.equal(errors.filter((e) => !/set_heads|heads|3|a rejected promise/.test(e)).length, 0, errors.join('\n'));
+  assert.equal(errors.filter((e) => !/heads|3|a rejected promise/.test(e)).length, 0, errors.join('\n'));
   await page.context().close();
 });

@@ -32,11 +32,11 @@ const percent = (p) => (p >= 0.995 ? '> 99' : String(Math.round(p * 100)));
 /** The readout as the page shows it, and what the engine says. */
 async function readout(page) {
   return page.evaluate(() => ({
-    label: document.querySelector('#prediction').dataset.label,
-    probability: document.querySelector('#prediction').dataset.probability,
-    text: document.querySelector('#prediction-value').textContent,
-    reason: document.querySelector('#prediction-reason').textContent,
-    engine: window.diffattn.explorer.prediction() ?? null,
+    label: window.diffattn.root.querySelector('#prediction').dataset.label,
+    probability: window.diffattn.root.querySelector('#prediction').dataset.probability,
+    text: window.diffattn.root.querySelector('#prediction-value').textContent,
+    reason: window.diffattn.root.querySelector('#prediction-reason').textContent,
+    engine: window.diffattn.call((ex) => ex.prediction()) ?? null,
   }));
 }
 
@@ -49,12 +49,12 @@ test('the trained model is the default: weights requested, badge, a live predict
   const requests = [];
   const { page, errors, context } = await openExplorer(h, { text: POSITIVE }, {});
   page.on('request', (req) => requests.push(req.url()));
-  const info = await page.evaluate(() => window.diffattn.explorer.model_info());
+  const info = await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()));
   assert.equal(info.trained, true);
   assert.equal(info.mechanism, MANIFEST.default);
   assert.equal(info.d_model, MANIFEST.d_model);
   assert.match(await page.textContent('#model-status'), /Weights: trained \(Shift-difference gated\), d_model = 32/);
-  assert.equal(await page.inputValue('#model'), 'trained');
+  assert.equal(await page.inputValue('#weights'), 'trained');
   assert.equal(await page.locator('#weights-loading').isHidden(), true);
   assert.equal(await page.evaluate(() => document.body.dataset.ready), 'true');
 
@@ -79,7 +79,7 @@ test('the trained model is the default: weights requested, badge, a live predict
   assert.match(r.reason, /empty/);
 
   // The trained settings are in the controls; the learned gate is described, not in the address.
-  const settings = await page.evaluate(() => window.diffattn.explorer.settings());
+  const settings = await page.evaluate(() => window.diffattn.call((ex) => ex.settings()));
   assert.equal(settings.gate_learned, true);
   assert.equal(await page.locator('#gate-learned-note').isVisible(), true);
   const entry = MANIFEST.models.find((m) => m.mechanism === 'shift_diff');
@@ -90,7 +90,7 @@ test('the trained model is the default: weights requested, badge, a live predict
   );
   assert.equal(await page.locator('#moved-away').isHidden(), true);
   const params = new URL(page.url()).searchParams;
-  for (const key of ['alpha', 'beta', 'gamma', 'model', 'heads', 'k']) assert.equal(params.get(key), null, key);
+  for (const key of ['alpha', 'beta', 'gamma', 'weights', 'heads', 'shift']) assert.equal(params.get(key), null, key);
   assert.deepEqual(requests, [], 'nothing fetched after start');
   assert.deepEqual(errors, []);
   await context.close();
@@ -107,7 +107,7 @@ test('the first view loads only the manifest and the default model, and draws wi
   const maps = await canvasInfo(page);
   assert.equal(maps.length, 5);
   for (const m of maps) assert.ok(m.colours > 8, `${m.stage} is blank`);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.model_info().trained), true);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).trained), true);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -120,11 +120,11 @@ test('switching the mechanism loads its weights lazily, with its trained heads',
   await page.selectOption('#mechanism', 'diff_transformer');
   await settled(page);
   assert.deepEqual(weightRequests, ['/weights/diff_transformer.bin']);
-  const info = await page.evaluate(() => window.diffattn.explorer.model_info());
+  const info = await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()));
   assert.equal(info.mechanism, 'diff_transformer');
   assert.match(await page.textContent('#model-status'), /trained \(Differential Transformer\)/);
   assert.equal(await page.evaluate(() => window.diffattn.state.heads), 2);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.settings().heads), 2);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.settings()).heads), 2);
   assert.match(await page.textContent('#heads-out'), /^2 · d_h = 8$/);
   assert.equal(await page.locator('#head option').count(), 2);
   const after = await canvasInfo(page);
@@ -134,20 +134,20 @@ test('switching the mechanism loads its weights lazily, with its trained heads',
   assert.ok(['positive', 'negative'].includes(r.label));
   assert.equal(r.engine.label, r.label);
   assert.match(await page.textContent('#trained-with'), /Differential Transformer, 2 heads, no causal mask/);
-  assert.equal(new URL(page.url()).searchParams.get('mech'), 'diff_transformer');
+  assert.equal(new URL(page.url()).searchParams.get('mechanism'), 'diff_transformer');
 
   // Back to shift_diff: the cached bytes are used, no new request.
   await page.selectOption('#mechanism', 'shift_diff');
   await settled(page);
   assert.deepEqual(weightRequests, ['/weights/diff_transformer.bin']);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.model_info().mechanism), 'shift_diff');
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).mechanism), 'shift_diff');
   assert.equal(await page.evaluate(() => window.diffattn.state.heads), 4);
   r = await readout(page);
   assert.equal(r.label, 'positive');
 
   // A link to the cosine model opens it directly.
-  const second = await openExplorer(h, { text: POSITIVE, mech: 'cosine' });
-  assert.equal(await second.page.evaluate(() => window.diffattn.explorer.model_info().mechanism), 'cosine');
+  const second = await openExplorer(h, { text: POSITIVE, mechanism: 'cosine' });
+  assert.equal(await second.page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).mechanism), 'cosine');
   assert.match(await second.page.textContent('#trained-with'), /Cosine, 4 heads, τ = \d+\.\d, no causal mask/);
   assert.deepEqual(second.errors, []);
   await second.context.close();
@@ -155,13 +155,13 @@ test('switching the mechanism loads its weights lazily, with its trained heads',
   await context.close();
 });
 
-test('model=untrained gives the seeded model and no prediction; the picker switches back and forth', async () => {
-  const { page, errors, context } = await openExplorer(h, { text: POSITIVE, model: 'untrained' });
+test('weights=untrained gives the seeded model and no prediction; the picker switches back and forth', async () => {
+  const { page, errors, context } = await openExplorer(h, { text: POSITIVE, weights: 'untrained' });
   const requests = [];
   page.on('request', (req) => req.url().includes('.bin') && requests.push(new URL(req.url()).pathname));
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.model_info().trained), false);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).trained), false);
   assert.match(await page.textContent('#model-status'), /untrained \(seeded random\), d_model = 64/);
-  assert.equal(await page.inputValue('#model'), 'untrained');
+  assert.equal(await page.inputValue('#weights'), 'untrained');
   let r = await readout(page);
   assert.equal(r.label, 'none');
   assert.equal(r.engine, null);
@@ -174,19 +174,19 @@ test('model=untrained gives the seeded model and no prediction; the picker switc
   assert.deepEqual(requests, []);
   assert.deepEqual((await canvasInfo(page)).map((m) => m.stage), ['a']);
 
-  await page.selectOption('#model', 'trained');
+  await page.selectOption('#weights', 'trained');
   await settled(page);
   assert.deepEqual(requests, ['/weights/standard.bin']);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.model_info().mechanism), 'standard');
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).mechanism), 'standard');
   r = await readout(page);
   assert.ok(r.engine && r.label === r.engine.label);
-  assert.equal(new URL(page.url()).searchParams.get('model'), null);
+  assert.equal(new URL(page.url()).searchParams.get('weights'), null);
 
-  await page.selectOption('#model', 'untrained');
+  await page.selectOption('#weights', 'untrained');
   await settled(page);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.model_info().trained), false);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).trained), false);
   assert.equal((await readout(page)).label, 'none');
-  assert.equal(new URL(page.url()).searchParams.get('model'), 'untrained');
+  assert.equal(new URL(page.url()).searchParams.get('weights'), 'untrained');
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -199,9 +199,9 @@ test('a failing weights request shows a message and the page keeps working untra
   const message = page.locator('#messages [data-key="weights"]');
   assert.equal(await message.isVisible(), true);
   assert.match(await message.textContent(), /Could not load the trained weights for Cosine .*untrained model/);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.model_info().trained), false);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).trained), false);
   assert.match(await page.textContent('#model-status'), /untrained/);
-  assert.equal(await page.inputValue('#model'), 'untrained');
+  assert.equal(await page.inputValue('#weights'), 'untrained');
   assert.equal((await readout(page)).label, 'none');
   const maps = await canvasInfo(page);
   assert.deepEqual(maps.map((m) => m.stage), ['a']);
@@ -223,28 +223,28 @@ test('"trained with" and "moved away": the shift slider, the gate and the heads'
   assert.match(await page.textContent('#moved-away'), /moved away from the trained settings \(k\)/);
   const r = await readout(page);
   assert.equal(r.engine?.label, r.label, 'still a prediction under the new settings');
-  assert.equal(await page.getAttribute('#model-doc-link', 'href'), '../docs/MODEL.md#when-the-heads-slider-leaves-the-trained-head-count');
+  assert.match(await page.getAttribute('#model-doc-link', 'href'), /\/docs\/MODEL\.md#when-the-heads-slider-leaves-the-trained-head-count$/);
   // Moving a gate slider: the gate is no longer the learned one.
   await setRange(page, '#alpha', 1);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.settings().gate_learned), false);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.settings()).gate_learned), false);
   assert.equal(await page.locator('#gate-learned-note').isHidden(), true);
   assert.match(await page.textContent('#moved-away'), /\(k, gate sliders\)/);
   assert.equal(new URL(page.url()).searchParams.get('alpha'), '1');
   await screenshot(page, 'model-moved-away');
   // A reload of that address keeps the moved settings over the trained ones.
   const second = await openExplorer(h, new URL(page.url()).search);
-  assert.equal(await second.page.evaluate(() => window.diffattn.explorer.settings().shift), 2);
-  assert.equal(await second.page.evaluate(() => window.diffattn.explorer.settings().gate_learned), false);
+  assert.equal(await second.page.evaluate(() => window.diffattn.call((ex) => ex.settings()).shift), 2);
+  assert.equal(await second.page.evaluate(() => window.diffattn.call((ex) => ex.settings()).gate_learned), false);
   assert.equal(await second.page.locator('#moved-away').isVisible(), true);
   await second.context.close();
   // Back to the trained settings.
   await page.click('#back-to-trained');
   await settled(page);
   assert.equal(await page.locator('#moved-away').isHidden(), true);
-  assert.equal(await page.evaluate(() => window.diffattn.state.k), 1);
-  assert.equal(await page.evaluate(() => window.diffattn.explorer.settings().gate_learned), true);
+  assert.equal(await page.evaluate(() => window.diffattn.state.shift), 1);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.settings()).gate_learned), true);
   // Heads away from the trained count.
-  const choices = await page.evaluate(() => Array.from(window.diffattn.explorer.head_choices()));
+  const choices = await page.evaluate(() => window.diffattn.call((ex) => ex.view().head_choices));
   await setRange(page, '#heads', choices.indexOf(8));
   assert.match(await page.textContent('#moved-away'), /\(heads\)/);
   assert.deepEqual(errors, []);
@@ -258,7 +258,7 @@ test('Chinese: a review gives a prediction, every new string is in Chinese', asy
   assert.equal(r.text, `▲ 正面 · ${percent(r.engine.probability)} %`);
   assert.match(await page.textContent('#model-status'), /权重：已训练/);
   assert.match(await page.textContent('#trained-with'), /^训练设置：.*测试准确率/);
-  assert.equal(await page.textContent('label[for="model"]'), '权重');
+  assert.equal(await page.textContent('label[for="weights"]'), '权重');
   await type(page, NEGATIVE_ZH);
   r = await readout(page);
   assert.equal(r.label, 'negative');

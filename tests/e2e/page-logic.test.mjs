@@ -3,11 +3,22 @@
 // `node --test tests/e2e/` and need neither pkg/ nor Chromium.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { test } from 'node:test';
-import { LANGUAGES, PRESETS, STRINGS, detectLanguage, formatParts, placeholders, translate } from '../../www/i18n.js';
-import { DEFAULTS, RANGES, decodeState, encodeState, nearestChoice, shiftModulo, snap } from '../../www/state.js';
-import { cellLines, fmt, parseFmt, visibleToken } from '../../www/format.js';
+import { LANGUAGES, PRESETS, STRINGS, detectLanguage, formatParts, placeholders, translate } from '../../www/explorer/i18n.js';
+import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
+import { decodeAddress, encodeAddress } from '../../www/address.js';
+import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
+import { FrameScheduler } from '../../www/explorer/scheduler.js';
+import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
+
+/** The engine's names (what `names()` of the wasm module returns), for the pure functions. */
+const NAMES = {
+  mechanisms: ['shift_diff', 'standard', 'diff_transformer', 'input_diff', 'cosine', 'local'],
+  differences: ['single', 'symmetric'],
+  fills: ['circular', 'zero'],
+  renormalizations: ['none', 'softmax'],
+};
 
 test('i18n: every key exists in both languages with the same placeholders', () => {
   const en = Object.keys(STRINGS.en).sort();
@@ -21,16 +32,23 @@ test('i18n: every key exists in both languages with the same placeholders', () =
 });
 
 test('i18n: every key the page uses is in the dictionary', async () => {
-  const html = await readFile(new URL('../../www/index.html', import.meta.url), 'utf8');
-  const app = await readFile(new URL('../../www/app.js', import.meta.url), 'utf8');
+  const sources = ['../../www/index.html', '../../www/app.js', ...(await readdir(new URL('../../www/explorer/', import.meta.url))).filter((f) => f.endsWith('.js')).map((f) => `../../www/explorer/${f}`)];
   const used = new Set();
-  for (const m of html.matchAll(/data-i18n(?:-[a-z-]+)?="([\w]+)"/g)) used.add(m[1]);
-  for (const m of app.matchAll(/\bt(?:Nodes)?\('([\w]+)'/g)) used.add(m[1]);
-  for (const m of app.matchAll(/translate\(state\.lang, '([\w]+)'/g)) used.add(m[1]);
+  for (const file of sources) {
+    const text = await readFile(new URL(file, import.meta.url), 'utf8');
+    for (const m of text.matchAll(/data-i18n(?:-[a-z-]+)?="([\w]+)"/g)) used.add(m[1]);
+    for (const m of text.matchAll(/\bt\('([\w]+)'/g)) used.add(m[1]);
+    for (const m of text.matchAll(/translate\([\w.]+, '([\w]+)'/g)) used.add(m[1]);
+  }
   assert.ok(used.size > 40, `found only ${used.size} keys: the scan is broken`);
   for (const key of used) assert.ok(key in STRINGS.en, `missing key ${key}`);
   // Keys built at run time.
   for (const id of ['a', 'shifted', 'shifted_back', 'd', 'g', 'fused', 'a1', 'a2', 'diff']) assert.ok(`stage_${id}` in STRINGS.en);
+  for (const m of NAMES.mechanisms) assert.ok(`mech_${m}` in STRINGS.en, m);
+  for (const [prefix, list] of [['diff', NAMES.differences], ['fill', NAMES.fills], ['renorm', NAMES.renormalizations]]) {
+    for (const v of list) assert.ok(`${prefix}_${v}` in STRINGS.en, `${prefix}_${v}`);
+  }
+  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window']) assert.ok(`moved_${p}` in STRINGS.en, p);
   for (const lang of LANGUAGES) assert.ok(`preset_group_${lang}` in STRINGS.en);
 });
 
@@ -60,20 +78,17 @@ test('i18n: language detection and formatting', () => {
   for (const lang of LANGUAGES) assert.ok(PRESETS[lang].length >= 3);
 });
 
-test('state: defaults decode from an empty address', () => {
-  assert.deepEqual(decodeState(''), { ...DEFAULTS });
-  assert.deepEqual(decodeState('?', { lang: 'zh', text: '你好' }), { ...DEFAULTS, lang: 'zh', text: '你好' });
-});
-
-test('state: encode then decode gives the same state', () => {
+test('address: an empty address names nothing; every key round-trips', () => {
+  const empty = decodeAddress('', NAMES);
+  assert.deepEqual(empty.state, {});
+  assert.equal(empty.named.size, 0);
   const state = {
-    ...DEFAULTS,
     text: 'A <b>bold</b> & "quoted" 🤦🏽‍♀️ שלום\u200b text + more',
     mechanism: 'diff_transformer',
     heads: 8,
     head: 3,
     causal: true,
-    k: -7,
+    shift: -7,
     difference: 'symmetric',
     fill: 'zero',
     renormalize: 'softmax',
@@ -82,39 +97,35 @@ test('state: encode then decode gives the same state', () => {
     gamma: 4,
     tau: 12.5,
     window: 5,
-    allHeads: true,
+    all_heads: true,
+    weights: 'untrained',
     lang: 'zh',
-    embed: true,
     theme: 'dark',
-    model: 'untrained',
   };
-  const query = encodeState(state);
-  assert.deepEqual(decodeState(`?${query}`), state);
+  const query = encodeAddress(state, {});
+  assert.deepEqual(decodeAddress(`?${query}`, NAMES).state, state);
   // Only what differs from the defaults is written, besides the text and the language.
-  assert.equal(encodeState({ ...DEFAULTS }), new URLSearchParams({ text: DEFAULTS.text, lang: 'en' }).toString());
+  assert.equal(encodeAddress({ text: 'x', lang: 'en', shift: 1, heads: 4 }, { shift: 1, heads: 4 }), 'text=x&lang=en');
+  assert.equal(encodeAddress({ text: 'x', lang: 'en', shift: 2 }, { shift: 1 }, { embed: true, maps: 'A,D' }), 'text=x&lang=en&shift=2&embed=1&maps=A%2CD');
 });
 
-test('state: malformed values fall back to the defaults, numbers snap into range', () => {
-  const s = decodeState('?mech=evil&heads=0&head=-2&causal=maybe&k=1e9&alpha=NaN&beta=0.30000000004&tau=-5&w=2.6&diff=x&fill=&renorm=softmax&lang=fr&theme=neon');
-  assert.equal(s.mechanism, DEFAULTS.mechanism);
-  assert.equal(s.heads, DEFAULTS.heads);
-  assert.equal(s.head, DEFAULTS.head);
-  assert.equal(s.causal, DEFAULTS.causal);
-  assert.equal(s.k, RANGES.k.max);
-  assert.equal(s.alpha, DEFAULTS.alpha);
-  assert.equal(s.beta, 0.3);
-  assert.equal(s.tau, RANGES.tau.min);
-  assert.equal(s.window, 3);
-  assert.equal(s.difference, DEFAULTS.difference);
-  assert.equal(s.fill, DEFAULTS.fill);
-  assert.equal(s.renormalize, 'softmax');
-  assert.equal(s.lang, DEFAULTS.lang);
-  assert.equal(s.theme, DEFAULTS.theme);
-  assert.equal(decodeState('?text=').text, '');
+test('address: older parameter names are read, the new name wins when both are there', () => {
+  const old = decodeAddress('?mech=cosine&k=3&diff=symmetric&renorm=softmax&w=4&all=1&model=untrained', NAMES).state;
+  assert.deepEqual(old, { mechanism: 'cosine', shift: 3, difference: 'symmetric', renormalize: 'softmax', window: 4, all_heads: true, weights: 'untrained' });
+  assert.equal(decodeAddress('?k=3&shift=5', NAMES).state.shift, 5);
+  assert.equal(decodeAddress('?shift=5&k=3', NAMES).state.shift, 5);
+});
+
+test('address: malformed values are left out, numbers snap into range', () => {
+  const s = decodeAddress('?mechanism=evil&heads=0&head=-2&causal=maybe&shift=1e9&alpha=NaN&beta=0.30000000004&tau=-5&window=2.6&difference=x&fill=&renormalize=softmax&lang=fr&theme=neon&bogus=1', NAMES).state;
+  assert.deepEqual(s, { shift: RANGES.shift.max, beta: 0.3, tau: RANGES.tau.min, window: 3, renormalize: 'softmax' });
+  assert.equal(decodeAddress('?text=', NAMES).state.text, '');
   assert.equal(snap(0.1 + 0.2, RANGES.alpha), 0.3);
+  assert.equal(parseValue('lang', 'zh-Hans', NAMES), 'zh');
+  assert.equal(parseValue('causal', '', NAMES), true, 'a bare attribute means true');
 });
 
-test('state: k mod L and the nearest head count', () => {
+test('state: k mod L, the nearest head count, and the patch of what changed', () => {
   assert.equal(shiftModulo(3, 5), 3);
   assert.equal(shiftModulo(-1, 5), 4);
   assert.equal(shiftModulo(10, 5), 0);
@@ -123,6 +134,127 @@ test('state: k mod L and the nearest head count', () => {
   assert.equal(nearestChoice([1, 2, 4, 8, 16, 32, 64], 5), 4);
   assert.equal(nearestChoice([1, 2, 4, 8, 16, 32], 64), 32);
   assert.equal(nearestChoice([1, 2, 4], 3), 2);
+  // Only engine keys whose values differ from what the engine holds are sent.
+  assert.deepEqual(patchOf({ shift: 2, heads: 4, text: 'x', lang: 'en' }, { shift: 1, heads: 4 }), { shift: 2 });
+  assert.deepEqual(patchOf({ shift: 1 }, { shift: 1 }), {});
+});
+
+test('scheduler: many changes in one frame make one render; overlays never render', () => {
+  const frames = [];
+  const runs = [];
+  const s = new FrameScheduler((work) => runs.push(work), { requestFrame: (cb) => frames.push(cb) });
+  s.schedule('render');
+  s.schedule('overlay');
+  s.schedule('render');
+  assert.equal(frames.length, 1, 'one frame requested');
+  frames.shift()();
+  assert.deepEqual(runs, [{ render: true, overlay: true }]);
+  s.schedule('overlay');
+  frames.shift()();
+  assert.deepEqual(runs[1], { render: false, overlay: true });
+});
+
+test('scheduler: a render waits for what holds it back, then runs', async () => {
+  const frames = [];
+  const runs = [];
+  let release;
+  let held = new Promise((resolve) => (release = resolve));
+  const s = new FrameScheduler((work) => runs.push(work), { hold: () => held, requestFrame: (cb) => frames.push(cb) });
+  s.schedule('render');
+  frames.shift()();
+  assert.equal(runs.length, 0, 'held');
+  let settled = false;
+  s.settled().then(() => (settled = true));
+  held = null;
+  release();
+  await Promise.resolve();
+  await Promise.resolve();
+  assert.equal(frames.length, 1, 'a frame was asked for once the hold was released');
+  frames.shift()();
+  assert.deepEqual(runs, [{ render: true, overlay: false }]);
+  await Promise.resolve();
+  assert.equal(settled, true);
+});
+
+/** A stand-in for the wasm-bindgen module: handles that count their frees and can trap. */
+function fakeGlue() {
+  const made = [];
+  class Explorer {
+    constructor() {
+      this.__wbg_ptr = 8 + made.length * 16;
+      this.freed = 0;
+      made.push(this);
+    }
+    __destroy_into_raw() {
+      const ptr = this.__wbg_ptr;
+      this.__wbg_ptr = 0;
+      return ptr;
+    }
+    free() {
+      this.freed += 1;
+    }
+    ok() {
+      return 42;
+    }
+    trap() {
+      throw new WebAssembly.RuntimeError('unreachable');
+    }
+    refuse() {
+      throw new Error('heads: 3 does not divide 64');
+    }
+  }
+  // Memory holding each handle's strong count 8 bytes before it: 2 after a trapped call.
+  const memory = { buffer: new ArrayBuffer(1024) };
+  const counts = new Uint32Array(memory.buffer);
+  const frees = [];
+  const exports = {
+    memory,
+    __wbg_explorer_free(ptr, delayed) {
+      frees.push([ptr, delayed]);
+      counts[(ptr - 8) / 4] -= 1;
+    },
+  };
+  return { glue: { Explorer }, exports, made, counts, frees };
+}
+
+test('engine: a panic frees the old handle (every strong count) and makes a fresh one', () => {
+  const fake = fakeGlue();
+  let restarted = 0;
+  const engine = new Engine(fake.glue, fake.exports, { onRestart: () => (restarted += 1) });
+  assert.equal(engine.state, 'ready');
+  assert.equal(engine.call((ex) => ex.ok()), 42);
+  const old = fake.made[0];
+  // The trapped call's borrow is never given back: the count is 2.
+  fake.counts[(old.__wbg_ptr - 8) / 4] = 2;
+  const ptr = old.__wbg_ptr;
+  assert.throws(() => engine.call((ex) => ex.trap()), EngineRestarted);
+  assert.deepEqual(fake.frees, [[ptr, 1], [ptr, 1]], 'both counts dropped: the memory is given back');
+  assert.equal(fake.counts[(ptr - 8) / 4], 0);
+  assert.equal(old.__wbg_ptr, 0);
+  assert.equal(engine.state, 'ready');
+  assert.equal(engine.restarts, 1);
+  assert.equal(restarted, 1);
+  assert.notEqual(fake.made[1], old);
+  assert.equal(engine.call((ex) => ex.ok()), 42);
+  // An ordinary error is passed on and restarts nothing.
+  assert.throws(() => engine.call((ex) => ex.refuse()), /heads: 3/);
+  assert.equal(engine.restarts, 1);
+});
+
+test('engine: when no fresh handle can be made it is stopped, and says so on every call', () => {
+  const fake = fakeGlue();
+  let stopped = null;
+  const engine = new Engine(fake.glue, fake.exports, { onStop: (cause) => (stopped = cause) });
+  fake.counts[(fake.made[0].__wbg_ptr - 8) / 4] = 2;
+  fake.glue.Explorer = class {
+    constructor() {
+      throw new WebAssembly.RuntimeError('out of memory');
+    }
+  };
+  assert.throws(() => engine.call((ex) => ex.trap()), EngineStopped);
+  assert.equal(engine.state, 'stopped');
+  assert.match(String(stopped), /out of memory/);
+  assert.throws(() => engine.call((ex) => ex.ok()), EngineStopped);
 });
 
 test('format: numbers, and the arithmetic of a shift-difference cell', () => {

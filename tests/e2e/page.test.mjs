@@ -19,7 +19,7 @@ before(async () => {
   h = await startHarness();
   // These tests look at the untrained seeded model's maps (d_model = 64, a scalar gate from
   // the sliders); tests/e2e/model.test.mjs covers the trained default.
-  shared = await openExplorer(h, 'model=untrained');
+  shared = await openExplorer(h, 'weights=untrained');
 });
 after(async () => {
   await h?.close();
@@ -56,7 +56,7 @@ test('the shift slider changes shift(A), D and A′ but not A', async () => {
   const data = {};
   for (const id of ['a', 'shifted', 'd', 'fused']) data[id] = await mapData(page, id);
   await setRange(page, '#shift', 3);
-  assert.equal(await page.evaluate(() => window.diffattn.state.k), 3);
+  assert.equal(await page.evaluate(() => window.diffattn.state.shift), 3);
   assert.match(await page.textContent('#shift-out'), /k = 3/);
   const afterShift = await canvasInfo(page);
   assert.equal(afterShift[0].hash, before[0].hash, 'A was redrawn differently');
@@ -70,8 +70,8 @@ test('the shift slider changes shift(A), D and A′ but not A', async () => {
 test('changing the number of heads changes A; the slider offers divisors of d only', async () => {
   const { page, errors } = shared;
   const a4 = await mapData(page, 'a');
-  const choices = await page.evaluate(() => Array.from(window.diffattn.explorer.head_choices()));
-  const d = await page.evaluate(() => window.diffattn.explorer.model_info().d_model);
+  const choices = await page.evaluate(() => window.diffattn.call((ex) => ex.view().head_choices));
+  const d = await page.evaluate(() => window.diffattn.call((ex) => ex.model_info()).d_model);
   for (const c of choices) assert.equal(d % c, 0);
   assert.equal(await page.getAttribute('#heads', 'max'), String(choices.length - 1));
   await setRange(page, '#heads', choices.indexOf(2));
@@ -79,30 +79,28 @@ test('changing the number of heads changes A; the slider offers divisors of d on
   assert.notDeepEqual(await mapData(page, 'a'), a4);
   assert.match((await canvasInfo(page))[0].label, /head 1 of 2/);
   assert.equal(await page.locator('#head option').count(), 2);
-  await page.selectOption('#head', '1');
+  await page.selectOption('#head', '2');
   await settled(page);
   assert.match((await canvasInfo(page))[4].label, /^A′, head 2 of 2/);
-  await page.selectOption('#head', '0');
+  await page.selectOption('#head', '1');
   await setRange(page, '#heads', choices.indexOf(4));
   assert.deepEqual(await mapData(page, 'a'), a4);
   assert.deepEqual(errors, []);
 });
 
-test('showing another head or hovering calls no setter that invalidates the maps', async () => {
+test('showing another head or hovering sends no setting that invalidates the maps', async () => {
   const { page, errors } = shared;
   await page.evaluate(() => {
-    const ex = window.diffattn.explorer;
-    window.__calls = [];
-    for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(ex))) {
-      if (!name.startsWith('set_')) continue;
-      const original = ex[name];
-      ex[name] = function (...args) {
-        window.__calls.push(name);
-        return original.apply(this, args);
-      };
-    }
+    const ex = window.diffattn.call((handle) => handle);
+    window.__patches = [];
+    const original = ex.update;
+    ex.update = function (patch) {
+      window.__patches.push(patch);
+      return original.call(this, patch);
+    };
   });
-  await page.selectOption('#head', '2');
+  const before = await page.evaluate(() => window.diffattn.call((ex) => ex.recomputations()));
+  await page.selectOption('#head', '3');
   await settled(page);
   const box = await page.locator('canvas.map-canvas').first().boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -110,18 +108,18 @@ test('showing another head or hovering calls no setter that invalidates the maps
   await page.mouse.move(box.x + box.width / 2 + 7, box.y + box.height / 2 + 7);
   await settled(page);
   await page.mouse.move(1, 1);
-  await page.selectOption('#head', '0');
+  await page.selectOption('#head', '1');
   await settled(page);
-  assert.deepEqual(await page.evaluate(() => window.__calls), ['set_head', 'set_head']);
+  assert.deepEqual(await page.evaluate(() => window.__patches), [{ head: 3 }, { head: 1 }]);
+  assert.deepEqual(await page.evaluate(() => window.diffattn.call((ex) => ex.recomputations())), before);
   await page.evaluate(() => {
-    const ex = window.diffattn.explorer;
-    for (const name of Object.keys(ex)) if (name.startsWith('set_')) delete ex[name];
+    delete window.diffattn.call((handle) => handle).update;
   });
   assert.deepEqual(errors, []);
 });
 
 test('other mechanisms show their own maps and only the controls that apply', async () => {
-  const { page, errors } = await openExplorer(h, 'model=untrained');
+  const { page, errors } = await openExplorer(h, 'weights=untrained');
   const visible = (id) => page.locator(`#${id}`).isVisible();
   const expected = {
     standard: { stages: ['a'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window'] },
@@ -139,12 +137,12 @@ test('other mechanisms show their own maps and only the controls that apply', as
     for (const m of maps) assert.ok(m.colours > 4, `${mechanism}: ${m.stage} is blank`);
     for (const id of want.shown) assert.equal(await visible(id), true, `${mechanism}: #${id} hidden`);
     for (const id of want.hidden) assert.equal(await visible(id), false, `${mechanism}: #${id} shown`);
-    const choices = await page.evaluate(() => Array.from(window.diffattn.explorer.head_choices()));
+    const choices = await page.evaluate(() => window.diffattn.call((ex) => ex.view().head_choices));
     assert.equal(await page.getAttribute('#heads', 'max'), String(choices.length - 1), mechanism);
     if (mechanism === 'diff_transformer') {
-      const lambda = await page.evaluate(() => window.diffattn.explorer.lambda());
-      assert.equal(typeof lambda, 'number');
-      assert.match(await page.textContent('#param-readout'), /^λ = −?\d\.\d{4}$/);
+      const readout = await page.evaluate(() => window.diffattn.call((ex) => ex.view().readout));
+      assert.match(readout, /^λ = −?\d\.\d{4}$/);
+      assert.equal(await page.textContent('#param-readout'), readout);
       assert.ok(maps[2].label.startsWith('A1 − λ·A2,'), maps[2].label);
       await screenshot(page, 'page-diff-transformer');
     }
@@ -152,7 +150,7 @@ test('other mechanisms show their own maps and only the controls that apply', as
       const map = await mapData(page, 'a');
       assert.equal(map.cols, map.rows - 1);
     }
-    if (mechanism === 'cosine') assert.equal(await page.textContent('#param-readout'), 'τ = 1.0');
+    if (mechanism === 'cosine') assert.equal(await page.textContent('#param-readout'), 'τ = 10.0');
     if (mechanism === 'local') {
       await setRange(page, '#window', 0);
       assert.equal(await page.textContent('#param-readout'), 'w = 0');
@@ -188,9 +186,9 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   await page.locator('canvas.map-canvas >> nth=4').scrollIntoViewIfNeeded();
   const target = await page.evaluate(
     ([r, c]) => {
-      const canvas = document.querySelectorAll('canvas.map-canvas')[4];
+      const canvas = window.diffattn.root.querySelectorAll('canvas.map-canvas')[4];
       const rect = canvas.getBoundingClientRect();
-      const cell = window.diffattn.explorer.cell_rect(4, r, c);
+      const cell = window.diffattn.call((ex) => ex.cell_rect(4, r, c));
       const scale = rect.width / canvas.width;
       return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
     },
@@ -198,7 +196,7 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   );
   await page.mouse.move(target.x, target.y);
   await page.waitForSelector('#tooltip:not([hidden])');
-  const expected = await page.evaluate(([r, c]) => window.diffattn.explorer.cell(r, c), [row, col]);
+  const expected = await page.evaluate(([r, c]) => window.diffattn.call((ex) => ex.cell(r, c)), [row, col]);
   const terms = await page.$$eval('#tooltip [data-term]', (spans) =>
     Object.fromEntries(spans.map((s) => [s.dataset.term, Number(s.textContent.replace('\u2212', '-'))])),
   );
@@ -208,10 +206,11 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   close(terms.d, expected.values.d, 'D');
   close(terms.fused, expected.values.fused, 'A′');
   close(expected.values.a + expected.values.g * expected.values.d, expected.values.fused, 'A + G×D');
-  close(terms.alpha, 1, 'alpha');
+  close(terms.alpha, expected.gate.alpha, 'alpha');
   const tip = await page.textContent('#tooltip');
   assert.ok(tip.includes(expected.query) && tip.includes(expected.key), tip);
   assert.match(tip, /Σ A = 1\.0000/);
+  assert.match(tip, new RegExp(`Row ${row + 1}, `), 'rows are counted from 1, as heads are');
   // Every overlay has a highlight drawn, and the maps were not re-rendered for it.
   const renders = await page.evaluate(() => window.diffattn.timings.renders);
   const painted = await page.$$eval('canvas.map-overlay', (cs) =>
@@ -226,7 +225,7 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   await page.mouse.click(target.x, target.y);
   await page.mouse.move(1, 1);
   await settled(page);
-  assert.match(await page.textContent('#readout'), new RegExp(`Row ${row}, .* column ${col},`));
+  assert.match(await page.textContent('#readout'), new RegExp(`Row ${row + 1}, .* column ${col + 1},`));
   await page.mouse.click(target.x, target.y);
   await page.mouse.move(1, 1);
   await settled(page);
@@ -241,19 +240,19 @@ test('keyboard: Tab reaches the shift slider, ArrowRight changes k, arrows move 
   let found = false;
   for (let i = 0; i < 40 && !found; i++) {
     await page.keyboard.press('Tab');
-    found = await page.evaluate(() => document.activeElement?.id === 'shift');
+    found = await page.evaluate(() => window.diffattn.root.activeElement?.id === 'shift');
   }
   assert.ok(found, 'Tab never reached the shift slider');
   // The sliders' accessible names contain the words "shift" and "heads".
   assert.equal(await page.getByRole('slider', { name: /\bshift\b/i }).count(), 1);
   assert.equal(await page.getByRole('slider', { name: /\bheads\b/i }).count(), 1);
-  assert.equal(await page.evaluate(() => document.activeElement === document.getElementById('shift')), true);
-  const name = await page.evaluate(() => document.activeElement.labels[0].textContent);
+  assert.equal(await page.evaluate(() => window.diffattn.root.activeElement === window.diffattn.root.getElementById('shift')), true);
+  const name = await page.evaluate(() => window.diffattn.root.activeElement.labels[0].textContent);
   assert.match(name, /\bshift\b/i);
-  const k = await page.evaluate(() => window.diffattn.state.k);
+  const k = await page.evaluate(() => window.diffattn.state.shift);
   await page.keyboard.press('ArrowRight');
   await settled(page);
-  assert.equal(await page.evaluate(() => window.diffattn.state.k), k + 1);
+  assert.equal(await page.evaluate(() => window.diffattn.state.shift), k + 1);
   assert.match(await page.textContent('#shift-out'), new RegExp(`k = ${k + 1}\\b`));
   // A focused map: the first arrow selects cell (0, 0), the next ones move it.
   await page.focus('canvas.map-canvas >> nth=4');
@@ -262,9 +261,9 @@ test('keyboard: Tab reaches the shift slider, ArrowRight changes k, arrows move 
   await page.keyboard.press('ArrowRight');
   await settled(page);
   const readout = await page.textContent('#readout');
-  assert.match(readout, /Row 1, query .* column 1, key/);
+  assert.match(readout, /Row 2, query .* column 2, key/);
   // The table fallback describes the focused map, with a caption and header cells.
-  await page.waitForFunction(() => document.querySelector('#table-fallback caption')?.textContent.startsWith('A′'));
+  await page.waitForFunction(() => window.diffattn.root.querySelector('#table-fallback caption')?.textContent.startsWith('A′'));
   assert.ok((await page.locator('#table-fallback th[scope="col"]').count()) > 3);
   assert.ok((await page.locator('#table-fallback th[scope="row"]').count()) > 3);
   await page.keyboard.press('Escape');
@@ -281,10 +280,10 @@ test('exports download a PNG, an SVG and the stages JSON', async () => {
     const file = await download.path();
     return { name: download.suggestedFilename(), bytes: await readFile(file) };
   };
-  await page.selectOption('#export-target', '4');
+  await page.selectOption('#export-target', 'fused');
   const png = await grab('#export-png');
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  assert.match(png.name, /fused.*\.png$/);
+  assert.equal(png.name, 'shift_diff-k1-head1-fused.png');
   await page.selectOption('#export-target', 'panel');
   const panel = await grab('#export-png');
   assert.deepEqual([...panel.bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
@@ -297,13 +296,18 @@ test('exports download a PNG, an SVG and the stages JSON', async () => {
     svgText,
   );
   assert.ok(parsed, 'the SVG does not parse');
-  await page.selectOption('#export-target', '0');
+  await page.selectOption('#export-target', 'a');
   const one = await grab('#export-svg');
+  assert.equal(one.name, 'shift_diff-k1-head1-a.svg');
   assert.match(one.bytes.toString('utf8'), /<svg[\s>]/);
   const json = await grab('#export-json');
-  const stages = JSON.parse(json.bytes.toString('utf8'));
-  assert.ok(Array.isArray(stages.heads) && stages.heads.length === 4);
-  assert.ok(Array.isArray(stages.heads[0].fused));
+  assert.equal(json.name, 'shift_diff-k1-head1-stages.json');
+  const spec = JSON.parse(json.bytes.toString('utf8'));
+  // A spec that opens again (tests/e2e/classroom.test.mjs opens it), with the stages for reading.
+  assert.equal(spec.mechanism, 'shift_diff');
+  assert.ok(Array.isArray(spec.x) && Array.isArray(spec.tokens));
+  assert.ok(Array.isArray(spec.stages.heads) && spec.stages.heads.length === 4);
+  assert.ok(Array.isArray(spec.stages.heads[0].fused));
   assert.deepEqual(errors, []);
 });
 
@@ -395,7 +399,7 @@ test('dark mode: the page and the maps follow prefers-color-scheme', async () =>
   const light = await corner();
   assert.ok(light.every((v) => v > 200), `light background ${light}`);
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+  await page.waitForFunction(() => window.diffattn.root.getElementById('explorer').dataset.theme === 'dark');
   await settled(page);
   const dark = await corner();
   assert.ok(dark.every((v) => v < 80), `dark background ${dark}`);

@@ -31,7 +31,7 @@ export async function settled(page) {
 /** Per map canvas: its stage id (dataset), size, a hash of its pixels and how many colours it has. */
 export async function canvasInfo(page) {
   return page.evaluate(() =>
-    [...document.querySelectorAll('canvas.map-canvas')].map((canvas) => {
+    [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].map((canvas) => {
       const ctx = canvas.getContext('2d');
       const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
       let hash = 2166136261;
@@ -56,7 +56,7 @@ export async function canvasInfo(page) {
 /** The shown head's map `id` as a plain array, with its shape. */
 export async function mapData(page, id) {
   return page.evaluate((stageId) => {
-    const m = window.diffattn.explorer.map(stageId);
+    const m = window.diffattn.call((ex) => ex.window(stageId, 0, 0, 1e9, 1e9));
     return m ? { rows: m.rows, cols: m.cols, data: Array.from(m.data) } : null;
   }, id);
 }
@@ -75,17 +75,15 @@ export async function setRange(page, selector, value) {
   await settled(page);
 }
 
+/** The engine's `view()`: what it draws and says now. */
+export async function engineView(page) {
+  return page.evaluate(() => window.diffattn.call((ex) => ex.view()));
+}
+
 /** The tokens the engine drew (the row labels of every map). */
 export async function drawnTokens(page) {
   return page.evaluate(() => {
-    const ex = window.diffattn.explorer;
-    const out = [];
-    for (let i = 0; ; i++) {
-      const cell = ex.cell(i, 0);
-      if (!cell) break;
-      out.push(cell.query);
-    }
-    return out;
+    return window.diffattn.call((ex) => ex.labels().rows);
   });
 }
 
@@ -93,7 +91,7 @@ export async function drawnTokens(page) {
 export async function controlValues(page) {
   return page.evaluate(() =>
     Object.fromEntries(
-      [...document.querySelectorAll('#controls input, #controls select, #controls textarea')]
+      [...window.diffattn.root.querySelectorAll('#controls input, #controls select, #controls textarea')]
         .filter((e) => e.id && e.type !== 'file')
         .map((e) => [e.id, e.type === 'checkbox' ? e.checked : e.value]),
     ),

@@ -63,8 +63,8 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
         let finals = stages.final_maps();
         let name = match &stages {
             Stages::ShiftDiff { .. } => "A′",
-            Stages::DiffTransformer { .. } => "A1 − λ·A2",
-            Stages::Attention { .. } => "A",
+            Stages::DiffTransformer { .. } | Stages::DiffTransformerV2 { .. } => "A1 − λ·A2",
+            Stages::Attention { .. } | Stages::Hierarchical { .. } => "A",
         };
         for (h, m) in finals.axis_iter(Axis(0)).enumerate() {
             let signed = !matches!(stages, Stages::Attention { .. });
@@ -117,6 +117,8 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
                     font_px: 13.0,
                     mask: None,
                     masked_label: "",
+                    constant: None,
+                    constant_label: "",
                 },
             })
             .collect();

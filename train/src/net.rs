@@ -436,6 +436,12 @@ impl Net {
                     },
                 })
             }
+            MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
+                return Err(candle_core::Error::Msg(format!(
+                    "the trainer does not train {}",
+                    self.config.mechanism.key()
+                )))
+            }
             MechanismKind::DiffTransformer => {
                 let [q1, k1, q2, k2] = self.lambdas.as_ref().expect("lambdas");
                 Mechanism::DiffTransformer(DiffTransformerParams {
@@ -445,6 +451,8 @@ impl Net {
                     lambda_q2: to_vec(q2.as_tensor())?,
                     lambda_k2: to_vec(k2.as_tensor())?,
                     subln: to_vec(self.subln.as_ref().expect("subln").as_tensor())?,
+                    lambda_init: None,
+                    subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
                 })
             }
         };
@@ -526,6 +534,12 @@ impl Net {
             Mechanism::Cosine { tau: t } => tau = Some(v(&[*t])?),
             Mechanism::Local { window } => config.window = *window,
             Mechanism::Standard | Mechanism::InputDiff => {}
+            Mechanism::DiffTransformerV2 | Mechanism::Hierarchical { .. } => {
+                return Err(ModelError::Invalid(format!(
+                    "the trainer does not train {}",
+                    kind.key()
+                )))
+            }
         }
         let lstm = match &t.encoder {
             Some(e) => {

@@ -1,16 +1,16 @@
 // Every user-visible string of the page, in English and Simplified Chinese.
 //
 // The dictionary is plain data so node's test runner can check it without a browser
-// (tests/e2e/i18n.test.mjs: both languages have the same keys and the same {placeholders}).
+// (tests/e2e/page-logic.test.mjs: both languages have the same keys and the same {placeholders}).
 // Stage names (A, shift(A), D, G, A′, A1, A2) and formulas are mathematics and are not
 // translated. Placeholders are `{name}`; `format` fills them, `formatParts` keeps
 // non-string values (DOM nodes) so the page never builds HTML from text.
 
 /** The languages the page speaks, in the order the toggle cycles through them. */
-export const LANGUAGES = ['en', 'zh'];
+export const LANGUAGES = Object.freeze(['en', 'zh']);
 
-export const STRINGS = {
-  en: {
+export const STRINGS = Object.freeze({
+  en: Object.freeze({
     page_title: 'diffattn: differential attention, every stage',
     title: 'Differential attention, every stage',
     lede: 'Type a sentence. The page computes its attention map A, shifts it, takes the difference D, gates it with G and fuses A′ = A + G ⊙ D, live, in your browser.',
@@ -136,8 +136,13 @@ export const STRINGS = {
     tip_query: 'query',
     tip_key: 'key',
     readout_cell: 'Row {i}, query {q} → column {j}, key {k}',
-    readout_rowsums: 'Row {i} sums: Σ A = {a}, Σ A′ = {f}',
-    readout_rowsum_a: 'Row {i} sums: Σ A = {a}',
+    readout_rowsums: 'Row {i} sums: {sums}',
+    readout_masked: 'This cell is masked: the query may not look at this key, so its attention is 0 here.',
+    masked_label: 'masked',
+    constant_label: 'constant',
+    row_label: 'row',
+    spec_too_large: '{name} is too large to draw (over 64 MB).',
+    tokens_count_one: '1 token',
     readout_hint: 'Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.',
     table_caption: '{name}, head {h} of {total}: rows are query tokens, columns are key tokens.',
     table_capped: 'Only the first {r} rows and {c} columns of {rows} × {cols} are listed.',
@@ -156,8 +161,8 @@ export const STRINGS = {
     howto_difftr: 'Differential Transformer (Ye et al., 2025): two softmax maps A1 and A2 from two halves of each head; A1 − λ·A2 cancels attention both maps share (noise), with one learned λ for the layer.',
     howto_other: 'Input-difference attention uses the steps between neighbouring tokens as keys (so it has one key fewer than tokens); cosine attention compares directions only, sharpened by τ; local attention only looks w tokens to either side.',
     footer: 'diffattn {v}: Rust compiled to WebAssembly; every number is computed in your browser.',
-  },
-  zh: {
+  }),
+  zh: Object.freeze({
     page_title: 'diffattn：差分注意力，逐步可视化',
     title: '差分注意力：每一步都看得见',
     lede: '输入一句话。页面会计算它的注意力图 A，将其移位，求差分 D，用门控 G 加权，再融合成 A′ = A + G ⊙ D，全部在浏览器中实时完成。',
@@ -283,8 +288,13 @@ export const STRINGS = {
     tip_query: '查询',
     tip_key: '键',
     readout_cell: '第 {i} 行，查询 {q} → 第 {j} 列，键 {k}',
-    readout_rowsums: '第 {i} 行的行和：Σ A = {a}，Σ A′ = {f}',
-    readout_rowsum_a: '第 {i} 行的行和：Σ A = {a}',
+    readout_rowsums: '第 {i} 行的行和：{sums}',
+    readout_masked: '此格被掩码：该查询不能看这个键，所以这里的注意力为 0。',
+    masked_label: '已掩码',
+    constant_label: '常数',
+    row_label: '行',
+    spec_too_large: '{name} 太大，无法绘制（超过 64 MB）。',
+    tokens_count_one: '1 个词元',
     readout_hint: '将鼠标移到图上、轻点图，或聚焦图后使用方向键，即可看到单个格子的计算过程。',
     table_caption: '{name}，第 {h} 个头（共 {total} 个）：行是查询词元，列是键词元。',
     table_capped: '只列出 {rows} × {cols} 中的前 {r} 行和前 {c} 列。',
@@ -303,12 +313,12 @@ export const STRINGS = {
     howto_difftr: '差分 Transformer（Ye 等，2025）：每个头的两半各算一个 softmax 图 A1 和 A2；A1 − λ·A2 抵消两者共有的注意力（噪声），整层共用一个学习得到的 λ。',
     howto_other: '输入差分注意力以相邻词元之间的差作为键（因此键比词元少一个）；余弦注意力只比较方向，由 τ 调节锐度；局部注意力只看左右各 w 个词元。',
     footer: 'diffattn {v}：Rust 编译为 WebAssembly；每一个数都在你的浏览器中计算。',
-  },
-};
+  }),
+});
 
 /** Example sentences for the presets menu. Chinese ones draw one token per character. */
-export const PRESETS = {
-  en: [
+export const PRESETS = Object.freeze({
+  en: Object.freeze([
     'The acting is wonderful, but the plot is thin.',
     'A wonderful, moving and beautifully acted film.',
     'A dull, boring mess of a movie.',
@@ -317,14 +327,14 @@ export const PRESETS = {
     'Attention is all you need, but the difference helps.',
     'Alice gave Bob the book, and he thanked her for it.',
     'not good, not bad, just fine',
-  ],
-  zh: [
+  ]),
+  zh: Object.freeze([
     '我爱自然语言处理。',
     '小猫坐在垫子上，因为它累了。',
     '注意力机制让模型关注重要的词。',
     '今天天气很好，我们去公园散步吧。',
-  ],
-};
+  ]),
+});
 
 /** Picks the page language from the browser's preferences: Chinese for any `zh*`, else English. */
 export function detectLanguage(preferences = []) {

@@ -1,0 +1,154 @@
+"""diffattn.capture on small random transformers models, live: the captured spec, run by the
+float64 reference, gives back the maps and output the model computed in the same pass; labels
+come from a tokenizer; unsupported models and inputs are refused with a clear message."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import transformers
+from helpers import relative_error, stack
+
+import diffattn
+
+VOCAB = 40
+
+
+def _model(family, **fields):
+    config_cls, model_cls = {
+        "diffllama": (transformers.DiffLlamaConfig, transformers.DiffLlamaForCausalLM),
+        "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+        "qwen3": (transformers.Qwen3Config, transformers.Qwen3ForCausalLM),
+        "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
+    }[family]
+    torch.manual_seed(7)
+    base = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, attn_implementation="eager")
+    if family == "gpt2":
+        base = dict(vocab_size=VOCAB, n_embd=16, n_layer=1, n_head=2)
+    model = model_cls(config_cls(**{**base, **fields})).eval()
+    if family in ("diffllama", "llama"):
+        with torch.no_grad():
+            for p in model.model.layers[1].self_attn.parameters():
+                if p.dim() == 2:
+                    p.normal_(0.0, 0.3)
+    return model
+
+
+def _run(model, ids, layer):
+    seen = {}
+    attn = model.model.layers[layer].self_attn
+    handle = attn.register_forward_hook(lambda m, a, o: seen.update(output=o[0][0].double().numpy(), weights=o[1][0].double().numpy()))
+    try:
+        spec = diffattn.capture(model, ids, layer=layer)
+    finally:
+        handle.remove()
+    return spec, seen
+
+
+@pytest.mark.parametrize("kv_heads", [2, 4])
+def test_diffllama_capture_reproduces_the_model(kv_heads):
+    model = _model("diffllama", num_key_value_heads=kv_heads, lambda_std_dev=0.3)
+    spec, seen = _run(model, torch.randint(0, VOCAB, (1, 11)), layer=1)
+    assert (spec["mechanism"], spec["pairing"], spec["heads"], spec["kv_heads"], spec["depth"]) == ("diff_transformer", "halves", 2, kv_heads // 2, 1)
+    assert "subln" not in spec and spec["subln_eps"] == 1e-5
+    got = diffattn.stages(spec)
+    # modeling_diffllama.py subtracts head h + H/2 from head h.
+    assert relative_error(stack(got, "a1"), seen["weights"][:2]) < 1e-5
+    assert relative_error(stack(got, "a2"), seen["weights"][2:]) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+    lam = math.exp(spec["lambda_q1"] @ spec["lambda_k1"]) - math.exp(spec["lambda_q2"] @ spec["lambda_k2"]) + model.model.layers[1].self_attn.lambda_init
+    assert got["lambda"] == pytest.approx(lam, rel=1e-6)
+
+
+def test_llama_capture_with_biases_and_positions_reproduces_the_model():
+    model = _model("llama", attention_bias=True, num_key_value_heads=1)
+    ids = torch.randint(0, VOCAB, (1, 9))
+    seen = {}
+    handle = model.model.layers[1].self_attn.register_forward_hook(lambda m, a, o: seen.update(output=o[0][0].double().numpy(), weights=o[1][0].double().numpy()))
+    spec = diffattn.capture(model, ids, layer=1, position_ids=torch.arange(5, 14))
+    handle.remove()
+    assert spec["rope"]["positions"] == list(range(5, 14)) and {"b_q", "b_k", "b_v", "b_o"} <= set(spec)
+    got = diffattn.stages(spec)
+    assert relative_error(stack(got, "a"), seen["weights"]) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+
+
+def test_x_is_the_input_of_the_attention_after_the_input_norm():
+    model = _model("llama")
+    with torch.no_grad():
+        model.model.layers[1].input_layernorm.weight.uniform_(0.5, 2.0)
+    ids = torch.randint(0, VOCAB, (1, 6))
+    spec = diffattn.capture(model, ids, layer=1)
+    with torch.no_grad():
+        hidden = model.model(input_ids=ids, output_hidden_states=True).hidden_states[1]  # layer 1's input
+        normed = model.model.layers[1].input_layernorm(hidden)[0].numpy()
+    np.testing.assert_allclose(spec["x"], normed, rtol=1e-6, atol=1e-6)
+
+
+def test_tokens_come_from_the_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = {"[UNK]": 0, "the": 1, "cat": 2, "sat": 3, "down": 4}
+    backend = Tokenizer(models.WordLevel(words, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=backend)
+    ids = tokenizer("the cat sat down")["input_ids"]
+    model = _model("llama")
+    assert diffattn.capture(model, ids, layer=0, tokenizer=tokenizer)["tokens"] == ["the", "cat", "sat", "down"]
+    assert diffattn.capture(model, ids, layer=0, tokens=["A", "B", "C", "D"])["tokens"] == ["A", "B", "C", "D"]
+    assert "tokens" not in diffattn.capture(model, ids, layer=0)
+    with pytest.raises(ValueError, match="tokens: 2 labels for 4 input ids"):
+        diffattn.capture(model, ids, layer=0, tokens=["A", "B"])
+
+
+@pytest.mark.parametrize(
+    "family, ids, layer, error, words",
+    [
+        ("llama", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
+        ("llama", [1, 2, 3], 2, ValueError, "layer: expected 0 to 1"),
+        ("gpt2", [1, 2, 3], 0, TypeError, "model_type 'gpt2'"),
+        # Qwen3 normalises each query and key head: not an attention the format describes.
+        ("qwen3", [1, 2, 3], 0, TypeError, "model_type 'qwen3': capture supports llama, mistral, qwen2, diffllama"),
+    ],
+)
+def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
+    model = _model(family, **({"head_dim": 8} if family == "qwen3" else {}))
+    with pytest.raises(error, match=words):
+        diffattn.capture(model, ids, layer=layer)
+
+
+class _Linear:
+    def __init__(self, rows, cols, seed):
+        self.weight = torch.from_numpy(np.random.default_rng(seed).normal(0, 0.3, (rows, cols)).astype(np.float32))
+        self.bias = None
+
+
+class MultiheadDiffAttn:
+    """The attributes of the official V1 module that capture_module reads (its own class is not
+    vendored here; tests/golden/ holds captures of the real one)."""
+
+    def __init__(self, embed_dim=16, num_heads=2, num_kv_heads=1, depth=3):
+        self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
+        self.head_dim = embed_dim // num_heads // 2
+        kv_rows = embed_dim // (num_heads // num_kv_heads)
+        self.q_proj, self.out_proj = _Linear(embed_dim, embed_dim, 1), _Linear(embed_dim, embed_dim, 2)
+        self.k_proj, self.v_proj = _Linear(kv_rows, embed_dim, 3), _Linear(kv_rows, embed_dim, 4)
+        self.lambda_init = 0.8 - 0.6 * math.exp(-0.3 * depth)
+        for i, p in enumerate(("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")):
+            setattr(self, p, torch.full((self.head_dim,), 0.1 * i))
+        self.subln = type("RMSNorm", (), {"weight": torch.ones(2 * self.head_dim), "eps": 1e-5})()
+
+
+def test_capture_module_reads_the_official_layout():
+    module = MultiheadDiffAttn()
+    x = torch.randn(1, 5, 16)
+    spec = diffattn.capture_module(module, x, theta=500.0, rotary_dim=2)
+    assert (spec["mechanism"], spec["pairing"], spec["heads"], spec["kv_heads"], spec["head_dim"]) == ("diff_transformer", "adjacent", 2, 1, 4)
+    assert spec["rope"] == {"layout": "interleaved", "theta": 500.0, "rotary_dim": 2, "positions": [0, 1, 2, 3, 4]}
+    assert spec["lambda_init"] == module.lambda_init and "depth" not in spec
+    np.testing.assert_array_equal(spec["x"], x[0].numpy())
+    # Told the layer, it writes the depth the official formula takes instead.
+    assert diffattn.capture_module(module, x, layer=3)["depth"] == 3
+    with pytest.raises(TypeError, match="capture_module supports MultiheadDiffAttn and MultiheadFlashDiffV2"):
+        diffattn.capture_module(object(), x)

@@ -1,0 +1,93 @@
+//! Hierarchical attention (DESIGN.md §7.6): local attention within segments of `s` tokens, then
+//! attention over segment summaries, in one softmax.
+//!
+//! Token `i` is in segment `σ(i) = ⌊i / s⌋`. A segment's summary key and value are the means of
+//! its tokens' keys and values. Query `i` scores the tokens of its own segment (`j ≤ i` when
+//! causal) and the summaries of the other segments (only earlier, complete ones when causal);
+//! one softmax over both gives `local` `(L, L)` and `segments` `(L, n)`, and the token map the
+//! output mixes values with spreads each summary's weight over its tokens:
+//!
+//! ```text
+//! a[i, j] = local[i, j] + segments[i, σ(j)] / |σ(j)|,   a·V = local·V + segments·V̄
+//! ```
+//!
+//! Rows of `a` sum to 1; `s = 1` and `s ≥ L` are both standard attention.
+
+use ndarray::{Array2, Array3, ArrayView2, Axis};
+
+use super::error::EngineError;
+use super::layout::HeadShape;
+use super::mask::Mask;
+use super::numeric::exp_nonpositive;
+use super::projection::head;
+use super::standard::scaled_dot_scores;
+
+/// Every stage of one hierarchical layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HierarchicalMaps {
+    /// The weight on each token of the query's own segment, `(heads, tokens, tokens)`.
+    pub local: Array3<f32>,
+    /// The weight on each other segment's summary, `(heads, tokens, segments)`.
+    pub segments: Array3<f32>,
+    /// The token map the output uses, `(heads, tokens, tokens)`.
+    pub a: Array3<f32>,
+}
+
+/// The maps of hierarchical attention with segments of `segment` tokens.
+pub fn maps(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    segment: usize,
+) -> Result<HierarchicalMaps, EngineError> {
+    if segment == 0 {
+        return Err(EngineError::Shape {
+            field: "segment",
+            expected: "at least 1 token".to_string(),
+            found: "0".to_string(),
+        });
+    }
+    let tokens = q.nrows();
+    let n = tokens.div_ceil(segment);
+    let of = |i: usize| i / segment;
+    let size = |m: usize| ((m + 1) * segment).min(tokens) - m * segment;
+    let d_h = shape.head_dim;
+    let mut local = Array3::<f32>::zeros((shape.heads, tokens, tokens));
+    let mut segments = Array3::<f32>::zeros((shape.heads, tokens, n));
+    for h in 0..shape.heads {
+        let k_h = head(k, shape.key_head(h), d_h);
+        let mut means = Array2::<f32>::zeros((n, d_h));
+        for (j, row) in k_h.outer_iter().enumerate() {
+            let mut mean = means.row_mut(of(j));
+            mean.scaled_add(1.0 / size(of(j)) as f32, &row);
+        }
+        let q_h = head(q, h, d_h);
+        let token_scores = scaled_dot_scores(q_h, k_h);
+        let summary_scores = scaled_dot_scores(q_h, means.view());
+        for i in 0..tokens {
+            let own = of(i);
+            let keys =
+                (own * segment..(own + 1) * segment).filter(|&j| j < tokens && mask.allows(i, j));
+            let summaries = (0..n).filter(|&m| m != own && (!mask.causal || m < own));
+            let cells: Vec<(bool, usize, f32)> = keys
+                .map(|j| (true, j, token_scores[[i, j]]))
+                .chain(summaries.map(|m| (false, m, summary_scores[[i, m]])))
+                .collect();
+            let max = cells.iter().fold(f32::NEG_INFINITY, |m, c| m.max(c.2));
+            let weights: Vec<f32> = cells.iter().map(|c| exp_nonpositive(c.2 - max)).collect();
+            let total: f32 = weights.iter().sum();
+            for (&(is_token, at, _), w) in cells.iter().zip(weights) {
+                let target = if is_token { &mut local } else { &mut segments };
+                target[[h, i, at]] = w / total;
+            }
+        }
+    }
+    let mut a = local.clone();
+    for (h, mut a_h) in a.axis_iter_mut(Axis(0)).enumerate() {
+        for ((i, j), cell) in a_h.indexed_iter_mut() {
+            *cell += segments[[h, i, of(j)]] / size(of(j)) as f32;
+        }
+    }
+    Ok(HierarchicalMaps { local, segments, a })
+}

@@ -1,0 +1,633 @@
+//! The page's one handle, [`Explorer`]: it owns the sentence, the controls and every cached
+//! map on the Rust side. JavaScript sends one settings patch per change (`update`), renders
+//! (`render`), and asks what to draw and say (`view`, `labels`, `cell`, `window`); maps never
+//! cross the boundary on a slider tick. Errors are `Error` objects whose message names the
+//! control or field at fault.
+
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlCanvasElement;
+
+use super::draw::Painter;
+use super::js::{
+    choice, js_error, to_js, window_js, CellJs, LabelsJs, ModelJs, PredictionJs, RectJs,
+    SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
+};
+use crate::engine::{ScaleGroup, ScaleKind, StageId};
+use crate::explorer;
+use crate::model::Model;
+use crate::names::name_of;
+use crate::render::{
+    constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel,
+};
+use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme};
+use plotters::style::RGBColor;
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// The page's one handle: owns the sentence, the controls and every cached map.
+#[wasm_bindgen]
+pub struct Explorer {
+    state: explorer::Explorer,
+    /// The last typed sentence, restored when a loaded spec is closed.
+    text: String,
+    theme: Theme,
+    /// The word the colorbar legend uses for masked cells, in the page's language.
+    masked_label: String,
+    /// The word for a (nearly) constant map's colorbar, in the page's language.
+    constant_label: String,
+    /// The word for a query row in the row view's title.
+    row_word: String,
+    /// Whether the maps drawn together share colour scales by kind (`set_shared_scale`).
+    shared_scale: bool,
+    /// The layouts of the last maps drawn by `render`, for hit-testing and highlights.
+    layouts: Vec<HeatmapLayout>,
+    /// The layout of the last row view drawn by `render_row`.
+    row_layout: Option<RowLayout>,
+    painter: Painter,
+}
+
+impl Default for Explorer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What every map of one render shares: the key labels and the widest labels, measured once.
+struct SharedLabels {
+    keys: Vec<String>,
+    widths: LabelWidths,
+}
+
+#[wasm_bindgen]
+impl Explorer {
+    /// A handle over the untrained seeded model, with an empty sentence and the default
+    /// settings.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Explorer {
+        Explorer {
+            state: explorer::Explorer::new(Model::untrained()),
+            text: String::new(),
+            theme: Theme::light(),
+            masked_label: "masked".to_string(),
+            constant_label: "constant".to_string(),
+            row_word: "row".to_string(),
+            shared_scale: false,
+            layouts: Vec::new(),
+            row_layout: None,
+            painter: Painter::default(),
+        }
+    }
+
+    /// Tokenises and embeds `text`. Returns `{ tokens, total, truncated }`.
+    pub fn set_text(&mut self, text: &str) -> Result<JsValue, JsError> {
+        self.text = text.to_string();
+        let info = self.state.set_text(text);
+        to_js(&TokensJs {
+            tokens: &info.tokens,
+            total: info.total,
+            truncated: info.truncated,
+        })
+    }
+
+    /// Changes any of the controls at once: `{ mechanism?, heads?, head?, causal?, shift?,
+    /// difference?, fill?, renormalize?, alpha?, beta?, gamma?, tau?, window? }` (`head` from
+    /// 1). Throws an `Error` naming the control for an unknown name, a wrong type or a value
+    /// the engine refuses; then nothing changes. A new mechanism snaps the heads to the
+    /// nearest count it allows: read `settings()` after.
+    pub fn update(&mut self, patch: JsValue) -> Result<(), JsError> {
+        let patch = SettingsPatchJs::from_js(patch)?;
+        self.state.update(&patch).map_err(js_error)
+    }
+
+    /// Every control's current value (see `SettingsJs`).
+    pub fn settings(&self) -> Result<JsValue, JsError> {
+        to_js(&SettingsJs::new(
+            self.state.settings(),
+            self.state.head(),
+            self.state.gate_is_learned(),
+        ))
+    }
+
+    /// What to draw and say now (see `ViewJs`); cheap, so the page may ask after every change.
+    pub fn view(&self) -> Result<JsValue, JsError> {
+        to_js(&ViewJs::new(&self.state))
+    }
+
+    /// The row and key labels: `{ rows: string[], keys: string[] }`.
+    pub fn labels(&self) -> Result<JsValue, JsError> {
+        to_js(&LabelsJs {
+            rows: self.state.labels(),
+            keys: self.state.key_labels(),
+        })
+    }
+
+    /// `"light" | "dark"`: the colours of titles, labels and background.
+    pub fn set_theme(&mut self, theme: &str) -> Result<(), JsError> {
+        self.theme = match theme {
+            "light" => Theme::light(),
+            "dark" => Theme::dark(),
+            other => {
+                return Err(JsError::new(&format!(
+                    "theme: unknown {other:?}; expected \"light\" or \"dark\""
+                )))
+            }
+        };
+        Ok(())
+    }
+
+    /// The words the drawings use for masked cells, a constant map and a row (the page
+    /// passes its translations).
+    pub fn set_labels(&mut self, masked: &str, constant: &str, row: &str) {
+        self.masked_label = masked.to_string();
+        self.constant_label = constant.to_string();
+        self.row_word = row.to_string();
+    }
+
+    /// Whether the maps drawn together share colour scales: attention maps one (sequential from
+    /// 0, or diverging if one of them is negative), differences one symmetric scale, the gate
+    /// its unit scale; so the same value has the same colour in each. Otherwise every map has
+    /// its own. Changes nothing until the next render.
+    pub fn set_shared_scale(&mut self, shared: bool) {
+        self.shared_scale = shared;
+    }
+
+    /// Draws stages of the shown head, one per canvas: `stages` by name (`["a", "d"]`), or
+    /// every stage of the mechanism in `view().stages` order when empty. Fills each canvas's
+    /// width and height attributes (device pixels). Returns `{ compute_ms, draw_ms }`.
+    pub fn render(
+        &mut self,
+        canvases: Vec<HtmlCanvasElement>,
+        font_px: f32,
+        stages: Vec<String>,
+    ) -> Result<JsValue, JsError> {
+        let shown = if stages.is_empty() {
+            self.state.stages()
+        } else {
+            stages
+                .iter()
+                .map(|s| self.stage_shown(s))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let t0 = now_ms();
+        self.state.compute().map_err(js_error)?;
+        let t1 = now_ms();
+        let head = self.state.head();
+        let labels = self.shared_labels();
+        let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
+        let scales = self.scales(&drawn);
+        self.layouts.clear();
+        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
+            let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels, scale)?;
+            self.layouts.push(layout);
+        }
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
+    }
+
+    /// Draws one stage (its name, e.g. `"fused"`; the final stage when empty) of every head,
+    /// one per canvas. Returns `{ compute_ms, draw_ms }`.
+    pub fn render_all_heads(
+        &mut self,
+        canvases: Vec<HtmlCanvasElement>,
+        font_px: f32,
+        stage: &str,
+    ) -> Result<JsValue, JsError> {
+        let t0 = now_ms();
+        self.state.compute().map_err(js_error)?;
+        let t1 = now_ms();
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        let heads = self.state.settings().maps.heads;
+        let labels = self.shared_labels();
+        let drawn: Vec<(StageId, usize)> =
+            (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
+        let scales = self.scales(&drawn);
+        self.layouts.clear();
+        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
+            let title = format!("{} · {}", stage.label(), head + 1);
+            let layout = self.draw(canvas, stage, head, &title, font_px, &labels, scale)?;
+            self.layouts.push(layout);
+        }
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
+    }
+
+    /// The cell under a device-pixel position of the `index`-th canvas of the last render:
+    /// `[row, col]`, or `undefined` outside the map.
+    pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
+        let (row, col) = self.layouts.get(index)?.cell_at(x_px, y_px)?;
+        Some(vec![row as u32, col as u32])
+    }
+
+    /// The device-pixel rectangle of one cell in the `index`-th canvas of the last render:
+    /// `{ x, y, width, height }`, or `undefined`.
+    pub fn cell_rect(&self, index: usize, row: usize, col: usize) -> Result<JsValue, JsError> {
+        match self.layouts.get(index) {
+            Some(layout) if row < layout.rows && col < layout.cols => {
+                let r = layout.cell_rect(row, col);
+                to_js(&RectJs {
+                    x: r.x,
+                    y: r.y,
+                    width: r.width,
+                    height: r.height,
+                })
+            }
+            _ => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The numbers behind one cell of the shown head (see `CellJs`), or `undefined`.
+    pub fn cell(&mut self, row: usize, col: usize) -> Result<JsValue, JsError> {
+        self.state.compute().map_err(js_error)?;
+        match self.state.cell(row, col) {
+            Some(info) => to_js(&CellJs::from(info)),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// A window of the shown head's map of `stage`: at most `rows × cols` cells from `(row,
+    /// col)`, as `{ rows, cols, row, col, data: Float32Array }` (row-major), or `undefined`
+    /// when the mechanism has no such stage. What the screen-reader table shows, without
+    /// copying the whole map.
+    pub fn window(
+        &mut self,
+        stage: &str,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<JsValue, JsError> {
+        let stage = self.stage_shown(stage)?;
+        self.state.compute().map_err(js_error)?;
+        match self.state.map_window(stage, row, col, rows, cols) {
+            Some(w) => window_js(&w, row, col),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// Draws a user's spec (the CLI's JSON). Returns `{ tokens, total, truncated }`; throws an
+    /// `Error` whose message names the field at fault.
+    pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
+        self.state.load_spec(json).map_err(js_error)?;
+        let tokens = self.state.labels();
+        to_js(&TokensJs {
+            tokens,
+            total: tokens.len(),
+            truncated: false,
+        })
+    }
+
+    /// Leaves a loaded spec and draws the last typed sentence again.
+    pub fn clear_spec(&mut self) -> Result<JsValue, JsError> {
+        let text = std::mem::take(&mut self.text);
+        self.set_text(&text)
+    }
+
+    /// What is drawn as a spec file (DESIGN.md §6: the vectors, the weights, the settings and
+    /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
+    /// `load_spec` opens it again and draws the same maps.
+    pub fn export_json(&self) -> Result<String, JsError> {
+        let spec = self.state.export_spec().map_err(js_error)?;
+        serde_json::to_string_pretty(&spec).map_err(js_error)
+    }
+
+    /// Draws the row view of query `row` (from 0) on `canvas`: every stage but the gate as a
+    /// line over the keys, with `G ⊙ D`, and key `hovered` (from 0) highlighted. Returns
+    /// `{ x, y, width, height }`, the plot in device pixels, or throws for a row past the map.
+    pub fn render_row(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        row: usize,
+        font_px: f32,
+        hovered: Option<usize>,
+    ) -> Result<JsValue, JsError> {
+        self.state.compute().map_err(js_error)?;
+        let lines = self
+            .state
+            .row_lines(row)
+            .ok_or_else(|| JsError::new(&format!("row: {row} is past the map")))?;
+        // Okabe–Ito colours, told apart with any colour vision; copies of A are dashed.
+        const COLORS: [RGBColor; 6] = [
+            RGBColor(0x00, 0x72, 0xb2),
+            RGBColor(0x56, 0xb4, 0xe9),
+            RGBColor(0xe6, 0x9f, 0x00),
+            RGBColor(0x00, 0x9e, 0x73),
+            RGBColor(0xcc, 0x79, 0xa7),
+            RGBColor(0xd5, 0x5e, 0x00),
+        ];
+        let series: Vec<RowSeries> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| RowSeries {
+                label: line.label,
+                values: line.values.clone(),
+                color: COLORS[i % COLORS.len()],
+                dashed: matches!(line.stage, Some(StageId::Shifted | StageId::ShiftedBack)),
+            })
+            .collect();
+        let keys = self.state.key_labels();
+        let query = self.state.labels().get(row).cloned().unwrap_or_default();
+        let title = format!("{} {} · {query}", self.row_word, row + 1);
+        let (mask, offset) = self.state.mask();
+        let chart = RowChart {
+            title: &title,
+            keys: &keys,
+            series: &series,
+            hovered,
+            allowed: mask.allowed_keys(row, offset, keys.len()),
+            theme: &self.theme,
+            font_px,
+        };
+        let layout = self.painter.draw_row(&canvas, &chart)?;
+        self.row_layout = Some(layout);
+        to_js(&RectJs {
+            x: layout.plot.x,
+            y: layout.plot.y,
+            width: layout.plot.width,
+            height: layout.plot.height,
+        })
+    }
+
+    /// The key under a device-pixel position of the last row view, or `undefined`.
+    pub fn row_hit(&self, x_px: f64, y_px: f64) -> Option<usize> {
+        self.row_layout?.key_at(x_px, y_px)
+    }
+
+    /// Draws the layer output (`tokens × d`, what the final map mixes the values into) on
+    /// `canvas` as a diverging heatmap. Returns `{ compute_ms, draw_ms }`.
+    pub fn render_output(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        font_px: f32,
+    ) -> Result<JsValue, JsError> {
+        let t0 = now_ms();
+        let output = self
+            .state
+            .layer_output()
+            .map_err(js_error)?
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let t1 = now_ms();
+        let cols: Vec<String> = (1..=output.ncols()).map(|c| c.to_string()).collect();
+        let widths = LabelWidths::measure(self.state.labels(), &cols);
+        let scale = Scale::for_values(ScaleKind::Diverging, output.view());
+        let frame = Frame {
+            title: "O = A′·V·W_oᵀ",
+            row_labels: self.state.labels(),
+            col_labels: &cols,
+            scale: &scale,
+            theme: &self.theme,
+            font_px,
+            mask: None,
+            masked_label: &self.masked_label,
+            constant: constant_value(output.view()),
+            constant_label: &self.constant_label,
+        };
+        self.painter.draw(&canvas, output.view(), &frame, &widths)?;
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
+    }
+
+    /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document.
+    pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
+        let stage = self.stage_shown(stage)?;
+        self.state.compute().map_err(js_error)?;
+        let map = self
+            .state
+            .map(stage)
+            .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
+        let scale = Scale::for_values(stage.scale_kind(), map);
+        let keys = self.state.key_labels();
+        let theme = Theme::light();
+        let mut frame = self.frame(stage.label(), &keys, &scale, &theme, 14.0);
+        frame.constant = constant_value(map);
+        Ok(heatmap_svg(map, &frame, 640, 600))
+    }
+
+    /// Every stage of the shown head side by side as one SVG document.
+    pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
+        self.state.compute().map_err(js_error)?;
+        let keys = self.state.key_labels();
+        let theme = Theme::light();
+        let maps = self
+            .state
+            .stages()
+            .into_iter()
+            .map(|s| {
+                let map = self.state.map(s)?;
+                Some((s, map, Scale::for_values(s.scale_kind(), map)))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
+        let panels: Vec<Panel> = maps
+            .iter()
+            .map(|(s, map, scale)| Panel {
+                map: *map,
+                frame: Frame {
+                    constant: constant_value(*map),
+                    ..self.frame(s.label(), &keys, scale, &theme, 14.0)
+                },
+            })
+            .collect();
+        Ok(panel_svg(&panels, 520, 520))
+    }
+
+    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages }`.
+    pub fn recomputations(&self) -> Result<JsValue, JsError> {
+        /// `{ projections, maps, shift_stages }`
+        #[derive(serde::Serialize)]
+        struct RecomputationsJs {
+            projections: u64,
+            maps: u64,
+            shift_stages: u64,
+        }
+        let r = self.state.recomputations();
+        to_js(&RecomputationsJs {
+            projections: r.projections,
+            maps: r.maps,
+            shift_stages: r.shift_stages,
+        })
+    }
+
+    /// The model in use (see `ModelJs`).
+    pub fn model_info(&self) -> Result<JsValue, JsError> {
+        let model = self.state.model();
+        let trained_with = self
+            .state
+            .trained_settings()
+            .map(|s| SettingsJs::new(&s, 0, true));
+        to_js(&ModelJs {
+            d_model: model.d_model(),
+            trained: model.trained,
+            label: &model.label,
+            mechanism: model.trained_parts().map(|t| name_of(t.mechanism.kind())),
+            trained_with,
+        })
+    }
+
+    /// Draws the sentence with a trained model read from the bytes of a `weights/*.bin` file,
+    /// at the settings it was trained with. Returns `model_info()`; throws an `Error` naming
+    /// the problem for a truncated or corrupt file (the current model stays).
+    pub fn load_model(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        let model = Model::from_bytes(bytes).map_err(|e| js_error(format!("weights: {e}")))?;
+        self.state.set_model(model);
+        self.model_info()
+    }
+
+    /// Back to the untrained seeded model; the settings stay (heads snap to a valid count).
+    pub fn use_untrained(&mut self) -> Result<JsValue, JsError> {
+        self.state.set_model(Model::untrained());
+        self.model_info()
+    }
+
+    /// The trained model's sentiment under the current settings:
+    /// `{ label, probability, positive }`, or `undefined` (untrained model, spec, empty
+    /// sentence, or a mechanism other than the model's).
+    pub fn prediction(&mut self) -> Result<JsValue, JsError> {
+        match self.state.prediction().map_err(js_error)? {
+            Some(p) => to_js(&PredictionJs {
+                label: p.label.as_str(),
+                probability: p.probability,
+                positive: p.positive,
+                unknown: self.state.unknown_tokens().unwrap_or(0),
+                tokens: self.state.len(),
+            }),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+}
+
+impl Explorer {
+    /// The stage named `name`, if the current mechanism shows it.
+    fn stage_shown(&self, name: &str) -> Result<StageId, JsError> {
+        let stage: StageId = choice("stage", name)?;
+        if self.state.stages().contains(&stage) {
+            Ok(stage)
+        } else {
+            Err(JsError::new(&format!(
+                "stage: {} does not show {:?}",
+                name_of(self.state.kind()),
+                name
+            )))
+        }
+    }
+
+    /// The cells the current mask forbids, drawn hatched.
+    fn cell_mask(&self) -> CellMask {
+        let (mask, key_offset) = self.state.mask();
+        CellMask { mask, key_offset }
+    }
+
+    fn shared_labels(&self) -> SharedLabels {
+        let keys = self.state.key_labels();
+        let widths = LabelWidths::measure(self.state.labels(), &keys);
+        SharedLabels { keys, widths }
+    }
+
+    /// The frame of one map: its title, the labels, its scale, the mask.
+    fn frame<'a>(
+        &'a self,
+        title: &'a str,
+        keys: &'a [String],
+        scale: &'a Scale,
+        theme: &'a Theme,
+        font_px: f32,
+    ) -> Frame<'a> {
+        Frame {
+            title,
+            row_labels: self.state.labels(),
+            col_labels: keys,
+            scale,
+            theme,
+            font_px,
+            mask: Some(self.cell_mask()),
+            masked_label: &self.masked_label,
+            constant: None,
+            constant_label: &self.constant_label,
+        }
+    }
+
+    /// The colour scale of each map to draw (`(stage, head)`): its own, or shared by the maps of
+    /// one `ScaleGroup` when `shared_scale` is on.
+    fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
+        let map = |&(stage, head): &(StageId, usize)| self.state.head_map(stage, head);
+        if !self.shared_scale {
+            return drawn
+                .iter()
+                .map(|d| map(d).map_or(Scale::unit(), |m| Scale::for_values(d.0.scale_kind(), m)))
+                .collect();
+        }
+        drawn
+            .iter()
+            .map(|&(stage, _)| {
+                let group: Vec<_> = drawn
+                    .iter()
+                    .filter(|(s, _)| s.scale_group() == stage.scale_group())
+                    .filter_map(map)
+                    .collect();
+                let kind = match stage.scale_group() {
+                    ScaleGroup::Attention => ScaleKind::Sequential,
+                    ScaleGroup::Difference => ScaleKind::Diverging,
+                    ScaleGroup::Gate => ScaleKind::Unit,
+                };
+                Scale::for_maps(kind, &group)
+            })
+            .collect()
+    }
+
+    /// Draws one head's map of one stage on a canvas with `scale`.
+    #[allow(clippy::too_many_arguments)]
+    fn draw(
+        &mut self,
+        canvas: &HtmlCanvasElement,
+        stage: StageId,
+        head: usize,
+        title: &str,
+        font_px: f32,
+        labels: &SharedLabels,
+        scale: Scale,
+    ) -> Result<HeatmapLayout, JsError> {
+        let map = self
+            .state
+            .head_map(stage, head)
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let constant = constant_value(map);
+        let frame = Frame {
+            title,
+            row_labels: self.state.labels(),
+            col_labels: &labels.keys,
+            scale: &scale,
+            theme: &self.theme,
+            font_px,
+            mask: Some(self.cell_mask()),
+            masked_label: &self.masked_label,
+            constant,
+            constant_label: &self.constant_label,
+        };
+        self.painter.draw(canvas, map, &frame, &labels.widths)
+    }
+}
+
+/// Test hooks, in the benchmark build only (cargo feature `bench`): the page's wasm never
+/// carries them.
+#[cfg(feature = "bench")]
+#[wasm_bindgen]
+impl Explorer {
+    /// Panics, so tests/e2e/component.test.mjs can check what a real Rust panic does to the
+    /// engine wrapper (a trap, a fresh handle, the old one freed).
+    pub fn trap_for_tests(&mut self) {
+        panic!("trap_for_tests: a deliberate panic");
+    }
+}

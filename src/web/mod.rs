@@ -1,0 +1,102 @@
+//! The wasm boundary: the only module with `#[wasm_bindgen]`, split by concern.
+//!
+//! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
+//!   render, hit-testing, cells, windows, specs, models, exports);
+//! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
+//! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
+//! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
+//!   timed alone in the browser, for docs/PERFORMANCE.md.
+//!
+//! Free functions: [`start`] (the panic hook), [`version`], [`defaults`], [`mechanisms`],
+//! [`names`] and [`max_tokens`],
+//! which the page reads once so that Rust is the one source of the defaults and of what each
+//! mechanism shows.
+
+#[cfg(feature = "bench")]
+mod bench;
+mod draw;
+mod handle;
+mod js;
+
+use wasm_bindgen::prelude::*;
+
+#[cfg(feature = "bench")]
+pub use bench::bench_engine;
+pub use handle::Explorer;
+
+use crate::engine::MechanismKind;
+use crate::explorer::Settings;
+use js::{to_js, MechanismJs, SettingsJs};
+
+/// Installs the panic hook once, when the module is instantiated: a panic then prints its
+/// message to the console before the call traps with a `WebAssembly.RuntimeError`.
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// The crate version, so the page can show what it runs.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// The default settings (see `SettingsJs`), the one set the page starts from.
+#[wasm_bindgen]
+pub fn defaults() -> Result<JsValue, JsError> {
+    to_js(&SettingsJs::new(&Settings::default(), 0, false))
+}
+
+/// Every mechanism of the registry, in the page's order: `[{ name, stages, parameters,
+/// final_stage }]` (`stages` with the symmetric difference's extra map).
+#[wasm_bindgen]
+pub fn mechanisms() -> Result<JsValue, JsError> {
+    let all: Vec<MechanismJs> = MechanismKind::ALL
+        .into_iter()
+        .map(MechanismJs::new)
+        .collect();
+    to_js(&all)
+}
+
+/// Every name the page may use, from `crate::names`: `{ mechanisms, differences, fills,
+/// renormalizations, stages, parameters }`, each a list of strings in order.
+#[wasm_bindgen]
+pub fn names() -> Result<JsValue, JsError> {
+    use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
+    use crate::engine::{Parameter, StageId};
+    use crate::names::names as of;
+    /// `{ mechanisms, differences, fills, renormalizations, stages, parameters }`
+    #[derive(serde::Serialize)]
+    struct NamesJs {
+        mechanisms: Vec<&'static str>,
+        differences: Vec<&'static str>,
+        fills: Vec<&'static str>,
+        renormalizations: Vec<&'static str>,
+        stages: Vec<&'static str>,
+        parameters: Vec<&'static str>,
+    }
+    to_js(&NamesJs {
+        // The page's mechanisms; the stages format has two more the page cannot draw yet.
+        mechanisms: MechanismKind::ALL.map(MechanismKind::key).to_vec(),
+        differences: of::<Difference>(),
+        fills: of::<ShiftFill>(),
+        renormalizations: of::<Renormalize>(),
+        stages: of::<StageId>(),
+        parameters: of::<Parameter>(),
+    })
+}
+
+/// The canonical name of a stage written any accepted way (`"A"` and `"a"` are `"a"`,
+/// `"shift"` is `"shifted"`), or `undefined` for no stage.
+#[wasm_bindgen]
+pub fn stage_name(name: &str) -> Option<String> {
+    crate::names::parse::<crate::engine::StageId>("stage", name.trim())
+        .ok()
+        .map(|s| crate::names::name_of(s).to_string())
+}
+
+/// The most tokens a sentence is drawn with; the rest of a longer text is cut off.
+#[wasm_bindgen]
+pub fn max_tokens() -> usize {
+    crate::text::MAX_TOKENS
+}

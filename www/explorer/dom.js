@@ -1,0 +1,49 @@
+// Small DOM helpers shared by the explorer's modules. User text only ever reaches the DOM
+// through `textContent` (never HTML), and no element gets an inline `style` attribute, so the
+// explorer runs under a strict Content-Security-Policy.
+
+import { visibleToken } from './format.js';
+
+/** A new element with an optional class and text. */
+export function make(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** A token as a bidi-isolated span whose invisible characters are made visible. */
+export function tokenNode(token) {
+  const bdi = make('bdi', 'token');
+  bdi.textContent = visibleToken(token);
+  return bdi;
+}
+
+/**
+ * Replaces a `<select>`'s options with `[{ value, label }]` (or `{ group, label: [...] }` for an
+ * optgroup), keeping the selected value when it is still offered.
+ */
+export function setOptions(select, options) {
+  const current = select.value;
+  select.replaceChildren(
+    ...options.map(({ value, label, group }) => {
+      if (group) {
+        const optgroup = make('optgroup');
+        optgroup.label = group;
+        optgroup.append(...label.map((o) => Object.assign(make('option', '', o.label), { value: o.value })));
+        return optgroup;
+      }
+      return Object.assign(make('option', '', label), { value });
+    }),
+  );
+  if ([...select.options].some((o) => o.value === current)) select.value = current;
+}
+
+/** Every element with an `id` under `root`, as `{ camelCaseId: element }`. */
+export function byId(root) {
+  const out = {};
+  for (const node of root.querySelectorAll('[id]')) {
+    out[node.id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = node;
+  }
+  return out;
+}

@@ -1,0 +1,313 @@
+// The maps of one explorer: one figure per map (the canvas the engine draws on, an overlay
+// canvas for the highlight, the formula below), their sizes in device pixels, and what a
+// person does with them: hover, tap or click a cell, move it with the arrow keys.
+//
+// Hit-testing and highlight rectangles come from the engine (`hit`, `cell_rect`: the same
+// layout the map was drawn with), so the highlight lands on the cell under the pointer.
+// Hovering only repaints the overlay; it never renders the maps.
+
+import { make } from './dom.js';
+
+export class Maps {
+  #container;
+  #engine;
+  #hint;
+  #onInteraction;
+  #onShowHead;
+  #resizeObserver;
+  #measured = new WeakMap(); // canvas -> [width_px, height_px] in device pixels
+  /** `{ figure, canvas, overlay, caption }` per map, in the order drawn. */
+  figures = [];
+  /** The cell under the mouse: `{ index, clientX, clientY, row?, col?, pending }` or null. */
+  hover = null;
+  /** The cell pinned by a click, a tap or the keys: `{ index, row, col, keyboard? }` or null. */
+  selected = null;
+  /** The map the table describes (focused, hovered or selected); -1 for the last one. */
+  active = -1;
+  /** Whether the figures show every head of one stage (clicking one shows its stages). */
+  allHeads = false;
+  /** Rows and key columns of the maps now drawn. */
+  shape = { rows: 0, cols: 0 };
+
+  /**
+   * `container` holds the figures; `engine` is the component's `Engine`; `hintId` the id of
+   * the keyboard hint. `onInteraction(what)` runs when the highlighted cell or the active map
+   * changes (`'overlay'` or `'active'`), `onResize()` when a canvas's size changed, and
+   * `onShowHead(index)` when a map of the all-heads view is picked.
+   */
+  constructor(container, engine, { hintId, onInteraction, onResize, onShowHead }) {
+    this.#container = container;
+    this.#engine = engine;
+    this.#hint = hintId;
+    this.#onInteraction = onInteraction;
+    this.#onShowHead = onShowHead;
+    this.#resizeObserver = new ResizeObserver((entries) => {
+      let changed = false;
+      for (const entry of entries) {
+        const size = deviceSize(entry);
+        this.#measured.set(entry.target, size);
+        if (entry.target.width !== size[0] || entry.target.height !== size[1]) changed = true;
+      }
+      if (changed) onResize();
+    });
+  }
+
+  /** Replaces the figures with `count` empty ones. */
+  build(count) {
+    for (const f of this.figures) this.#resizeObserver.unobserve(f.canvas);
+    this.#container.replaceChildren();
+    this.figures = [];
+    for (let index = 0; index < count; index++) {
+      const figure = make('figure', 'map');
+      figure.setAttribute('part', 'map');
+      const frame = make('div', 'map-frame');
+      const canvas = make('canvas', 'map-canvas');
+      canvas.setAttribute('role', 'img');
+      canvas.tabIndex = 0;
+      canvas.setAttribute('aria-describedby', this.#hint);
+      const overlay = make('canvas', 'map-overlay');
+      overlay.setAttribute('aria-hidden', 'true');
+      const caption = make('figcaption');
+      frame.append(canvas, overlay);
+      figure.append(frame, caption);
+      this.#container.append(figure);
+      this.#wire(canvas, index);
+      try {
+        this.#resizeObserver.observe(canvas, { box: 'device-pixel-content-box' });
+      } catch {
+        this.#resizeObserver.observe(canvas);
+      }
+      this.figures.push({ figure, canvas, overlay, caption });
+    }
+    this.#container.dataset.count = String(count);
+    this.hover = null;
+    if (this.active >= count) this.active = -1;
+  }
+
+  /** Removes every figure (an empty sentence). */
+  clear() {
+    this.build(0);
+    this.selected = null;
+  }
+
+  /** Sets every canvas's size attributes to its measured size (changed only when it differs). */
+  size() {
+    const dpr = globalThis.devicePixelRatio || 1;
+    for (const { canvas, overlay } of this.figures) {
+      let size = this.#measured.get(canvas);
+      if (!size) {
+        const rect = canvas.getBoundingClientRect();
+        size = [Math.round(rect.width * dpr), Math.round(rect.height * dpr)];
+      }
+      const [w, h] = [Math.max(1, size[0]), Math.max(1, size[1])];
+      // Assigning a canvas's size clears it, even to the same value: only when it changed.
+      for (const c of [canvas, overlay]) {
+        if (c.width !== w) c.width = w;
+        if (c.height !== h) c.height = h;
+      }
+    }
+  }
+
+  /** The canvases, in order. */
+  canvases() {
+    return this.figures.map((f) => f.canvas);
+  }
+
+  /** The label font in device pixels: 12 CSS px on small maps, up to 15 on large ones. */
+  fontPx() {
+    const dpr = globalThis.devicePixelRatio || 1;
+    const first = this.figures[0]?.canvas;
+    const cssWidth = first ? first.width / dpr : 400;
+    return Math.round(Math.min(15, Math.max(12, cssWidth / 30)) * dpr);
+  }
+
+  /** The cell the readouts describe: the hovered one, else the selected one. */
+  currentCell() {
+    if (this.allHeads) return null;
+    if (this.hover && this.hover.row !== undefined) return this.hover;
+    return this.selected;
+  }
+
+  /** Drops a selection that no longer fits the maps (fewer tokens now). */
+  fit(rows, cols) {
+    this.shape = { rows, cols };
+    if (this.selected && (this.selected.row >= rows || this.selected.col >= cols)) this.selected = null;
+  }
+
+  /** The cell under a client position on map `index`, or null. */
+  hitAt(index, clientX, clientY) {
+    const canvas = this.figures[index]?.canvas;
+    if (!canvas) return null;
+    const rect = canvas.getBoundingClientRect();
+    if (rect.width === 0 || rect.height === 0) return null;
+    const x = ((clientX - rect.left) * canvas.width) / rect.width;
+    const y = ((clientY - rect.top) * canvas.height) / rect.height;
+    const hit = this.#engine.call((ex) => ex.hit(index, x, y));
+    return hit ? { row: hit[0], col: hit[1] } : null;
+  }
+
+  /** Resolves a hover that moved since the last frame into its cell. */
+  resolveHover() {
+    if (!this.hover?.pending) return;
+    const { index, clientX, clientY } = this.hover;
+    const cell = this.hitAt(index, clientX, clientY);
+    this.hover = cell ? { index, clientX, clientY, ...cell } : { index, clientX, clientY };
+    if (cell && this.active !== index) {
+      this.active = index;
+      this.markActive();
+      this.#onInteraction('active');
+    }
+  }
+
+  /** Outlines the active map's figure. */
+  markActive() {
+    this.figures.forEach(({ figure }, i) => figure.classList.toggle('selected', i === this.active));
+  }
+
+  /** Paints the highlight of `cell` (its row dashed, the cell outlined) on every overlay. */
+  paint(cell, { outer, inner }) {
+    const dpr = globalThis.devicePixelRatio || 1;
+    this.figures.forEach(({ overlay }, i) => {
+      const ctx = overlay.getContext('2d');
+      ctx.clearRect(0, 0, overlay.width, overlay.height);
+      if (!cell) return;
+      const [rowStart, rowEnd, rect] = this.#engine.call((ex) => [
+        ex.cell_rect(i, cell.row, 0),
+        ex.cell_rect(i, cell.row, Math.max(0, this.shape.cols - 1)),
+        ex.cell_rect(i, cell.row, cell.col),
+      ]);
+      if (rowStart && rowEnd) {
+        ctx.setLineDash([4 * dpr, 3 * dpr]);
+        ctx.lineWidth = Math.max(1, dpr);
+        ctx.strokeStyle = outer;
+        const x0 = rowStart.x;
+        const x1 = rowEnd.x + rowEnd.width;
+        ctx.strokeRect(x0 + 0.5, rowStart.y + 0.5, x1 - x0 - 1, rowStart.height - 1);
+        ctx.setLineDash([]);
+      }
+      if (rect) {
+        const w = Math.max(2, Math.round(2 * dpr));
+        ctx.lineWidth = w + 2 * Math.max(1, Math.round(dpr));
+        ctx.strokeStyle = inner;
+        ctx.strokeRect(rect.x - w / 2, rect.y - w / 2, rect.width + w, rect.height + w);
+        ctx.lineWidth = w;
+        ctx.strokeStyle = outer;
+        ctx.strokeRect(rect.x - w / 2, rect.y - w / 2, rect.width + w, rect.height + w);
+      }
+    });
+  }
+
+  /** Where to put a tooltip for `cell`, in client pixels, or null when it is off screen. */
+  anchor(cell) {
+    if (this.hover && this.hover.row !== undefined) return { x: this.hover.clientX, y: this.hover.clientY };
+    const figure = this.figures[cell.index];
+    if (!figure) return null;
+    const r = this.#engine.call((ex) => ex.cell_rect(cell.index, cell.row, cell.col));
+    if (!r) return null;
+    const rect = figure.canvas.getBoundingClientRect();
+    const scale = rect.width / figure.canvas.width;
+    const x = rect.left + (r.x + r.width) * scale;
+    const y = rect.top + (r.y + r.height) * scale;
+    if (y < 0 || y > innerHeight || x < 0 || x > innerWidth) return null;
+    return { x, y };
+  }
+
+  #wire(canvas, index) {
+    canvas.addEventListener('pointermove', (event) => {
+      if (event.pointerType === 'touch' || this.allHeads) return;
+      this.hover = { index, clientX: event.clientX, clientY: event.clientY, pending: true };
+      this.#onInteraction('overlay');
+    });
+    canvas.addEventListener('pointerleave', () => {
+      if (!this.hover) return;
+      this.hover = null;
+      this.#onInteraction('overlay');
+    });
+    canvas.addEventListener('click', (event) => {
+      if (this.allHeads) {
+        this.#onShowHead(index);
+        return;
+      }
+      const cell = this.hitAt(index, event.clientX, event.clientY);
+      const same = cell && this.selected && this.selected.row === cell.row && this.selected.col === cell.col;
+      this.selected = cell && !same ? { index, ...cell } : null;
+      this.active = index;
+      if (event.pointerType === 'touch') this.hover = null;
+      this.markActive();
+      this.#onInteraction('active');
+    });
+    canvas.addEventListener('focus', () => {
+      if (this.allHeads) return;
+      this.active = index;
+      this.markActive();
+      this.#onInteraction('active');
+    });
+    canvas.addEventListener('keydown', (event) => this.#key(event, index));
+  }
+
+  #key(event, index) {
+    if (this.allHeads) {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        this.#onShowHead(index);
+      }
+      return;
+    }
+    if (event.key === 'Escape') {
+      if (this.selected) {
+        this.selected = null;
+        event.preventDefault();
+        this.#onInteraction('overlay');
+      }
+      return;
+    }
+    const move = MOVES[event.key];
+    if (!move) return;
+    event.preventDefault();
+    const { rows, cols } = this.shape;
+    if (rows === 0 || cols === 0) return;
+    const from = this.selected;
+    const clamp = (v, n) => Math.min(n - 1, Math.max(0, v));
+    const row = from ? clamp(from.row + move[0], rows) : 0;
+    const step = Number.isFinite(move[1]) ? move[1] : Math.sign(move[1]) * cols;
+    const col = from ? clamp(from.col + step, cols) : 0;
+    this.selected = { index, row, col, keyboard: true };
+    this.hover = null;
+    this.active = index;
+    this.markActive();
+    this.#onInteraction('active');
+  }
+
+  /** Stops observing the canvases. */
+  destroy() {
+    this.#resizeObserver.disconnect();
+  }
+}
+
+const MOVES = Object.freeze({
+  ArrowUp: [-1, 0],
+  ArrowDown: [1, 0],
+  ArrowLeft: [0, -1],
+  ArrowRight: [0, 1],
+  Home: [0, -Infinity],
+  End: [0, Infinity],
+});
+
+/**
+ * A canvas's size in device pixels from a ResizeObserver entry. The exact device-pixel size,
+ * where the browser knows it, avoids a resampled (blurry) canvas; emulated screens (devtools,
+ * headless) may report CSS pixels there, so it is trusted only when it agrees with the CSS
+ * size × devicePixelRatio.
+ */
+function deviceSize(entry) {
+  const dpr = globalThis.devicePixelRatio || 1;
+  const box = entry.contentBoxSize?.[0];
+  let size = box
+    ? [Math.round(box.inlineSize * dpr), Math.round(box.blockSize * dpr)]
+    : [Math.round(entry.contentRect.width * dpr), Math.round(entry.contentRect.height * dpr)];
+  const device = entry.devicePixelContentBoxSize?.[0];
+  if (device && Math.abs(device.inlineSize - size[0]) <= 2 && Math.abs(device.blockSize - size[1]) <= 2) {
+    size = [device.inlineSize, device.blockSize];
+  }
+  return size;
+}

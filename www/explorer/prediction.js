@@ -1,0 +1,99 @@
+// What the explorer says about the model: the weights badge, the live prediction of a trained
+// classifier, the settings it was trained with, and which controls moved away from them
+// (the engine's `view().moved_away`, so nothing here knows a mechanism's parameters).
+
+import { fmt } from './format.js';
+
+/**
+ * Paints the badge, the prediction and the trained-with notes. `s` is
+ * `{ prediction, modelInfo, view, manifestEntry, weights, loading, loadingMechanism, spec,
+ *    empty, lang }`; `t` translates and `mechName(m)` names a mechanism.
+ */
+export function paintModel(el, s, t, mechName) {
+  paintBadge(el, s, t, mechName);
+  paintPrediction(el, s, t);
+  paintTrainedWith(el, s, t, mechName);
+}
+
+function paintBadge(el, s, t, mechName) {
+  const info = s.modelInfo;
+  el.modelStatus.hidden = !info;
+  if (!info) return;
+  if (s.spec) {
+    el.modelStatus.textContent = t('model_spec', { name: s.spec.name, d: s.view?.d_model ?? info.d_model });
+    el.modelStatus.dataset.model = 'spec';
+    return;
+  }
+  el.modelStatus.dataset.model = info.trained ? 'trained' : 'untrained';
+  if (s.loading && s.weights === 'trained') {
+    el.modelStatus.textContent = t('model_loading', { mech: mechName(s.loadingMechanism) });
+    return;
+  }
+  el.modelStatus.textContent = info.trained
+    ? t('model_trained', { mech: mechName(info.mechanism), d: info.d_model })
+    : t('model_untrained', { d: info.d_model });
+}
+
+function reason(s) {
+  if (s.weights === 'trained' && (s.loading || !s.modelInfo)) return 'prediction_none_loading';
+  if (!s.modelInfo?.trained) return 'prediction_none_untrained';
+  if (s.spec) return 'prediction_none_spec';
+  if (s.empty) return 'prediction_none_empty';
+  return 'prediction_none_mechanism';
+}
+
+function paintPrediction(el, s, t) {
+  const p = s.prediction;
+  const box = el.prediction;
+  if (p) {
+    // A probability never reaches 1: above 99.5 % the page says "> 99" rather than "100".
+    const percent = p.probability >= 0.995 ? '> 99' : String(Math.round(p.probability * 100));
+    box.dataset.label = p.label;
+    box.dataset.probability = String(p.probability);
+    el.predictionValue.textContent = t('prediction_value', { label: t(`sentiment_${p.label}`), p: percent });
+    el.predictionMeter.hidden = false;
+    el.predictionMeter.value = p.probability;
+    el.predictionMeter.title = t('prediction_meter', { p: percent });
+    el.predictionReason.textContent = '';
+  } else {
+    box.dataset.label = 'none';
+    delete box.dataset.probability;
+    el.predictionValue.textContent = '—';
+    el.predictionMeter.hidden = true;
+    el.predictionReason.textContent = t(reason(s));
+  }
+}
+
+function paintTrainedWith(el, s, t, mechName) {
+  const info = s.modelInfo;
+  const trainedWith = info?.trained && !s.spec ? info.trained_with : null;
+  el.trainedWith.hidden = !trainedWith;
+  if (!trainedWith) {
+    el.movedAway.hidden = true;
+    return;
+  }
+  const comma = s.lang === 'zh' ? '，' : ', ';
+  const parts = [mechName(trainedWith.mechanism), t('tw_heads', { h: trainedWith.heads })];
+  if (trainedWith.mechanism === info.mechanism && s.view?.mechanism === info.mechanism) {
+    // The mechanism's own parameters, as the engine lists them for it.
+    for (const p of s.view.parameters) {
+      if (p === 'shift') parts.push(`k = ${trainedWith.shift}`);
+      if (p === 'tau') parts.push(`τ = ${fmt(trainedWith.tau, 1)}`);
+      if (p === 'window') parts.push(`w = ${trainedWith.window}`);
+    }
+  }
+  parts.push(t(trainedWith.causal ? 'tw_causal' : 'tw_no_causal'));
+  let settings = parts.join(comma);
+  const acc = s.manifestEntry?.test_int8;
+  if (acc?.en && acc?.zh) {
+    const pct = (a) => (a * 100).toFixed(1);
+    settings = t('trained_with_accuracy', { settings, en: pct(acc.en.accuracy), zh: pct(acc.zh.accuracy) });
+  }
+  el.trainedWith.textContent = t('trained_with', { settings });
+  const moved = s.view?.moved_away ?? [];
+  el.movedAway.hidden = moved.length === 0;
+  if (moved.length) {
+    const list = moved.map((m) => t(`moved_${m}`)).join(s.lang === 'zh' ? '、' : ', ');
+    el.movedAwayText.textContent = t('moved_away', { what: list });
+  }
+}

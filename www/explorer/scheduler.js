@@ -1,0 +1,69 @@
+// The frame scheduler: every change is coalesced into one piece of work per animation frame.
+//
+// Two kinds of work: `render` (send what changed to the engine, draw the maps) and `overlay`
+// (repaint the highlight, tooltip and readout only; hovering never renders). A render also
+// repaints the overlay. `settled()` resolves once nothing is pending, for tests and exports.
+
+export class FrameScheduler {
+  #dirty = { render: false, overlay: false };
+  #requested = false;
+  #waiters = [];
+  #run;
+  #hold;
+  #requestFrame;
+
+  /**
+   * `run({ render, overlay })` does the work of one frame. `hold()` may return a promise to
+   * wait for before rendering (weights in flight): the render is kept for the frame after it.
+   * `requestFrame` defaults to `requestAnimationFrame` (tests pass their own).
+   */
+  constructor(run, { hold = () => null, requestFrame = (cb) => requestAnimationFrame(cb) } = {}) {
+    this.#run = run;
+    this.#hold = hold;
+    this.#requestFrame = requestFrame;
+  }
+
+  /** Asks for `kind` (`'render'` or `'overlay'`) in the next frame. */
+  schedule(kind) {
+    this.#dirty[kind] = true;
+    if (!this.#requested) {
+      this.#requested = true;
+      this.#requestFrame(() => this.#frame());
+    }
+  }
+
+  /** Whether a frame is requested. */
+  get pending() {
+    return this.#requested;
+  }
+
+  #frame() {
+    this.#requested = false;
+    const work = { ...this.#dirty };
+    this.#dirty.render = false;
+    this.#dirty.overlay = false;
+    const held = work.render ? this.#hold() : null;
+    if (held) {
+      // The maps wait (a few ms on a fast connection); the render comes when it resolves.
+      this.#dirty.render = true;
+      const again = () => this.schedule('render');
+      held.then(again, again);
+      return;
+    }
+    try {
+      if (work.render || work.overlay) this.#run(work);
+    } finally {
+      if (!this.#requested) {
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        for (const resolve of waiters) resolve();
+      }
+    }
+  }
+
+  /** Resolves once no frame is pending and nothing holds a render back. */
+  settled() {
+    if (!this.#requested && !this.#dirty.render) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+}
