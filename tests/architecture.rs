@@ -1,8 +1,9 @@
 //! The invariants of ARCHITECTURE.md, stated as absences and checked on the source text: the
 //! engine knows nothing of the browser, JSON, drawing or the page's state; the renderer knows
 //! nothing of the browser; only `src/web/` speaks `#[wasm_bindgen]`; the training crate never
-//! imports the page's state; no page module has top-level mutable state; the page never
-//! branches on a mechanism's name.
+//! imports the page's state; no page module has top-level mutable state (the element's entry
+//! modules in pkg/ keep exactly one page-wide memo); the page never branches on a mechanism's
+//! name.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::Path;
@@ -95,11 +96,19 @@ fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
     assert_absent("src/engine", &["explorer", "crate::names", "crate::spec"]);
 }
 
-/// Every page module (www/ and www/explorer/, the benchmark harness too) as `(path, text)`.
+/// The element's entry modules, the package's committed sources (pkg/ is otherwise built).
+const ELEMENT_ENTRIES: [&str; 2] = ["pkg/diffattn-explorer.js", "pkg/inline.js"];
+
+/// The one top-level mutable binding an element entry may hold: the page-wide memo of the wasm
+/// runtime, the stylesheet and the weights store, shared by every element of a page.
+const PAGE_WIDE_MEMO: &str = "let shared = null;";
+
+/// Every page module (www/, www/explorer/, www/examples/, the benchmark harness too, and the
+/// element's entries in pkg/) as `(path, text)`.
 fn page_modules() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
-    for dir in ["www", "www/explorer"] {
+    for dir in ["www", "www/explorer", "www/examples"] {
         for entry in std::fs::read_dir(root.join(dir)).expect("www folder") {
             let path = entry.expect("entry").path();
             if path.extension().is_some_and(|e| e == "js") {
@@ -108,8 +117,34 @@ fn page_modules() -> Vec<(String, String)> {
             }
         }
     }
+    for file in ELEMENT_ENTRIES {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path).expect("element entry");
+        out.push((path.display().to_string(), text));
+    }
     assert!(out.len() > 10, "found only {} page modules", out.len());
     out
+}
+
+#[test]
+fn each_element_entry_keeps_exactly_one_page_wide_memo() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in ELEMENT_ENTRIES {
+        let text = std::fs::read_to_string(root.join(file)).expect("element entry");
+        let memos = text.lines().filter(|line| *line == PAGE_WIDE_MEMO).count();
+        assert_eq!(
+            memos, 1,
+            "{file}: expected one `{PAGE_WIDE_MEMO}`, found {memos}"
+        );
+    }
+    // The component itself registers nothing and caches nothing for the page.
+    let element = std::fs::read_to_string(root.join("www/explorer/element.js")).expect("element");
+    assert!(
+        !element
+            .lines()
+            .any(|line| line.starts_with("customElements.define")),
+        "www/explorer/element.js registers the element at import; the entries in pkg/ do"
+    );
 }
 
 #[test]
@@ -118,6 +153,9 @@ fn no_page_module_has_top_level_mutable_state() {
         for (n, line) in text.lines().enumerate() {
             let at = format!("{path}:{}", n + 1);
             // Only lines at the top level (no indentation) declare module-level bindings.
+            if ELEMENT_ENTRIES.iter().any(|e| path.ends_with(e)) && line == PAGE_WIDE_MEMO {
+                continue; // the one page-wide memo (each_element_entry_keeps_exactly_one_page_wide_memo)
+            }
             for keyword in ["let ", "var ", "export let ", "export var "] {
                 assert!(!line.starts_with(keyword), "{at}: top-level `{line}`");
             }

@@ -10,26 +10,16 @@ import { loadStyles, mountExplorer, STYLES_URL } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
 import { messageOf } from './explorer/messages.js';
 import { WeightsStore } from './explorer/weights.js';
-import { CONTROL_NAMES, EMBED_CONTROLS } from './explorer/controls.js';
+import { EMBED_CONTROLS } from './explorer/controls.js';
+import { controlName, nameSet } from './explorer/attributes.js';
 import { ENGINE_KEYS } from './explorer/state.js';
+import { PAGE_DEFAULTS } from './explorer/view.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
 
-/** A comma list of names as a Set of those `valid` accepts (canonicalised by `canon`), or null. */
-function nameSet(list, canon) {
-  if (list === null || list === undefined) return null;
-  const names = String(list)
-    .split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
-  if (names.length === 1 && names[0] === 'all') return null;
-  if (names.length === 1 && names[0] === 'none') return new Set();
-  return new Set(names.map(canon).filter(Boolean));
-}
-
-/** Translates the page's own strings (header, footer, title). */
-function translatePage(lang, version) {
+/** Translates the page's own strings (header, footer, title); the lede describes `mechanism`. */
+function translatePage(lang, version, mechanism) {
   const t = (key, params) => translate(lang, key, params);
   document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
   document.title = t('page_title');
@@ -38,6 +28,10 @@ function translatePage(lang, version) {
   const toggle = document.getElementById('lang-toggle');
   toggle.lang = lang === 'zh' ? 'en' : 'zh-Hans';
   document.getElementById('footer-text').textContent = t('footer', { v: version });
+  const lede = `lede_${mechanism}`;
+  const ledeNode = document.querySelector('.lede');
+  ledeNode.textContent = t(lede === t(lede) ? 'lede' : lede);
+  ledeNode.title = ledeNode.textContent;
 }
 
 /** Shows an error outside the explorer (it failed to start, or something escaped it). */
@@ -55,7 +49,7 @@ function pageMessage(text) {
  * names only what a person moved away from.
  */
 function addressDefaults(view, engineDefaults) {
-  const base = { ...engineDefaults, all_heads: false, weights: 'trained', theme: 'auto', head: 1 };
+  const base = { ...engineDefaults, ...PAGE_DEFAULTS, head: 1 };
   const trained = view.loader.info?.trained && view.state.weights === 'trained' ? view.loader.info.trained_with : null;
   if (!trained) return base;
   const out = { ...base, ...Object.fromEntries(ENGINE_KEYS.map((k) => [k, trained[k]])), head: 1, mechanism: engineDefaults.mechanism };
@@ -63,11 +57,35 @@ function addressDefaults(view, engineDefaults) {
   return out;
 }
 
+/** The message an embedded page (embed=1 in an iframe) posts to its parent; docs/EMBED.md. */
+const HEIGHT_MESSAGE = 'diffattn:height';
+
+/**
+ * In an iframe: tells the parent the page's height, in CSS pixels, now and on every change of
+ * it, as `{ type: 'diffattn:height', height }`, so the host can size the frame to fit (no
+ * scrolling inside it). The height is the body's (its bottom margin included), not the
+ * viewport's, so a frame can shrink as well as grow. Sent to any origin: it says nothing but
+ * a height.
+ */
+function reportHeight() {
+  const body = document.body;
+  let last = -1;
+  const send = () => {
+    const margin = parseFloat(getComputedStyle(body).marginBottom) || 0;
+    const height = Math.ceil(body.getBoundingClientRect().bottom + window.scrollY + margin);
+    if (height === last) return;
+    last = height;
+    window.parent.postMessage({ type: HEIGHT_MESSAGE, height }, '*');
+  };
+  new ResizeObserver(send).observe(body);
+  send();
+}
+
 async function main() {
   const base = new URL('../', import.meta.url);
   const addressLang = new URLSearchParams(location.search).get('lang');
   const lang0 = ['en', 'zh'].includes(addressLang?.split('-')[0]) ? addressLang.split('-')[0] : detectLanguage(navigator.languages ?? [navigator.language]);
-  translatePage(lang0, '');
+  translatePage(lang0, '', '');
   let runtime;
   let styles;
   try {
@@ -102,18 +120,23 @@ async function main() {
     runtime,
     weights: new WeightsStore(new URL('weights/', base)),
     state: { lang: lang0, ...address.state },
-    controls: address.controls === null && address.embed ? new Set(EMBED_CONTROLS) : nameSet(address.controls, (n) => (CONTROL_NAMES.includes(n) ? n : null)),
+    controls: address.controls === null && address.embed ? new Set(EMBED_CONTROLS) : nameSet(address.controls, controlName),
     maps: nameSet(address.maps, (n) => runtime.stageName(n)),
     dropTarget: document,
     docsBase: new URL('docs/', base),
     showTimings: address.debug,
-    onChange: scheduleAddress,
+    fit: true,
+    globalKeys: true,
+    onChange: () => {
+      scheduleAddress();
+      translatePage(view.state.lang, runtime.version, view.state.mechanism);
+    },
   });
-  translatePage(view.state.lang, runtime.version);
+  translatePage(view.state.lang, runtime.version, view.state.mechanism);
   document.getElementById('lang-toggle').addEventListener('click', () => {
     const lang = view.state.lang === 'en' ? 'zh' : 'en';
     view.set({ lang });
-    translatePage(lang, runtime.version);
+    translatePage(lang, runtime.version, view.state.mechanism);
     scheduleAddress();
   });
   window.addEventListener('error', (event) => view.messages.show('uncaught', messageOf(event.error ?? event.message)));
@@ -139,7 +162,9 @@ async function main() {
   };
   // The address's settings win over the trained model's.
   await view.start({ keep: address.named });
+  translatePage(view.state.lang, runtime.version, view.state.mechanism);
   writeAddress();
+  if (address.embed && window.parent !== window) reportHeight();
   // Mark ready after the first paint reached the screen.
   requestAnimationFrame(() => {
     document.body.dataset.ready = 'true';

@@ -38,6 +38,16 @@ pub struct CellInfo {
     pub masked: bool,
 }
 
+/// The largest and the smallest cell of one map, for the guided walk's sentences ("the
+/// darkest cell of D is row *cat*, key *sat*").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extremes {
+    /// `(row, col, value)` of the largest value (the first such cell, reading row by row).
+    pub max: (usize, usize, f32),
+    /// `(row, col, value)` of the smallest value.
+    pub min: (usize, usize, f32),
+}
+
 /// One line of the row view: a stage's values along one query row (or `G ⊙ D`, the part of
 /// `D` the gate lets through, in place of `G`).
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +61,30 @@ pub struct RowLine {
 }
 
 impl Explorer {
+    /// The largest and smallest cells of the shown head's map of `stage`, among the cells the
+    /// mask allows; `None` when the stage is not drawn or every cell is masked.
+    pub fn extremes(&self, stage: StageId) -> Option<Extremes> {
+        let map = self.map(stage)?;
+        let (mask, offset) = self.mask();
+        let mut found: Option<Extremes> = None;
+        for ((i, j), &v) in map.indexed_iter() {
+            if !mask.allows(i, j + offset) || !v.is_finite() {
+                continue;
+            }
+            let e = found.get_or_insert(Extremes {
+                max: (i, j, v),
+                min: (i, j, v),
+            });
+            if v > e.max.2 {
+                e.max = (i, j, v);
+            }
+            if v < e.min.2 {
+                e.min = (i, j, v);
+            }
+        }
+        found
+    }
+
     /// The row view of query `row` of the shown head: every stage but the gate as a line over
     /// the keys, and `G ⊙ D` where the mechanism has both (in `G`'s place, after `D`);
     /// `None` outside the map or before [`compute`](Self::compute).

@@ -14,7 +14,7 @@ mod settings;
 
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
-pub use describe::{CellInfo, RowLine, TokensInfo};
+pub use describe::{CellInfo, Extremes, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;

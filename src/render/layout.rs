@@ -271,6 +271,31 @@ impl HeatmapLayout {
         ))
     }
 
+    /// The row whose label is under `(x_px, y_px)`: left of the plot, within its height.
+    ///
+    /// ```
+    /// use diffattn::render::{HeatmapLayout, LayoutSpec};
+    /// let layout = HeatmapLayout::new(&LayoutSpec {
+    ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+    /// });
+    /// let cell = layout.cell_rect(2, 0);
+    /// let y = f64::from(cell.y) + 1.0;
+    /// assert_eq!(layout.row_label_at(f64::from(layout.plot.x) - 5.0, y), Some(2));
+    /// assert_eq!(layout.row_label_at(f64::from(layout.plot.x) + 1.0, y), None, "a cell");
+    /// ```
+    pub fn row_label_at(&self, x_px: f64, y_px: f64) -> Option<usize> {
+        let p = self.plot;
+        if self.rows == 0 || x_px < 0.0 || x_px >= f64::from(p.x) || y_px < f64::from(p.y) {
+            return None;
+        }
+        if y_px >= f64::from(p.bottom()) {
+            return None;
+        }
+        let pixel_y = (y_px.floor() as i64 - i64::from(p.y)) as u64;
+        Some(cell_index(pixel_y, self.rows, p.height))
+    }
+
     /// The pixels of cell `(row, col)`, for the hover highlight. Cells tile the plot without
     /// gaps or overlaps. An index past the end gives an empty rectangle at the plot's far edge.
     ///

@@ -9,8 +9,8 @@ use web_sys::HtmlCanvasElement;
 
 use super::draw::Painter;
 use super::js::{
-    choice, js_error, to_js, window_js, CellJs, LabelsJs, ModelJs, PredictionJs, RectJs,
-    SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
+    choice, js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, LabelsJs, ModelJs,
+    PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
 };
 use crate::engine::{ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
@@ -228,6 +228,34 @@ impl Explorer {
     pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
         let (row, col) = self.layouts.get(index)?.cell_at(x_px, y_px)?;
         Some(vec![row as u32, col as u32])
+    }
+
+    /// The row whose label is under a device-pixel position of the `index`-th canvas of the
+    /// last render (left of the plot), or `undefined`.
+    pub fn row_label_hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<usize> {
+        self.layouts.get(index)?.row_label_at(x_px, y_px)
+    }
+
+    /// The largest and smallest allowed cells of the shown head's map of `stage`:
+    /// `{ max: { row, col, value, query, key }, min: { … } }`, or `undefined`.
+    pub fn extremes(&mut self, stage: &str) -> Result<JsValue, JsError> {
+        let stage = self.stage_shown(stage)?;
+        self.state.compute().map_err(js_error)?;
+        let Some(e) = self.state.extremes(stage) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let keys = self.state.key_labels();
+        let cell = |(row, col, value): (usize, usize, f32)| ExtremeJs {
+            row,
+            col,
+            value,
+            query: self.state.labels().get(row).cloned().unwrap_or_default(),
+            key: keys.get(col).cloned().unwrap_or_default(),
+        };
+        to_js(&ExtremesJs {
+            max: cell(e.max),
+            min: cell(e.min),
+        })
     }
 
     /// The device-pixel rectangle of one cell in the `index`-th canvas of the last render:

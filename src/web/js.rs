@@ -284,6 +284,23 @@ pub(super) struct LabelsJs<'a> {
     pub keys: Vec<String>,
 }
 
+/// `{ row, col, value, query, key }`: one cell, counted from 0, with its tokens.
+#[derive(Serialize)]
+pub(super) struct ExtremeJs {
+    pub row: usize,
+    pub col: usize,
+    pub value: f32,
+    pub query: String,
+    pub key: String,
+}
+
+/// `{ max: ExtremeJs, min: ExtremeJs }`
+#[derive(Serialize)]
+pub(super) struct ExtremesJs {
+    pub max: ExtremeJs,
+    pub min: ExtremeJs,
+}
+
 /// `{ compute_ms, draw_ms }`
 #[derive(Serialize)]
 pub(super) struct TimingsJs {
@@ -370,19 +387,29 @@ pub(super) struct PredictionJs {
     pub tokens: usize,
 }
 
-/// `{ name, stages: string[], parameters: string[], final_stage }`: one mechanism of the
-/// registry, for `mechanisms()`.
+/// `{ name, stages: string[], parameters: string[], final_stage, compare }`: one mechanism of
+/// the registry, for `mechanisms()`; `compare` says the compare view shows it by default.
 #[derive(Serialize)]
 pub(super) struct MechanismJs {
     name: &'static str,
     stages: Vec<&'static str>,
     parameters: Vec<&'static str>,
     final_stage: &'static str,
+    compare: bool,
 }
+
+/// The mechanisms the page's compare view sets side by side by default: ordinary attention,
+/// the seed article's mechanism and the published Differential Transformer.
+const COMPARED: [MechanismKind; 3] = [
+    MechanismKind::Standard,
+    MechanismKind::ShiftDiff,
+    MechanismKind::DiffTransformer,
+];
 
 impl MechanismJs {
     pub(super) fn new(kind: MechanismKind) -> MechanismJs {
         MechanismJs {
+            compare: COMPARED.contains(&kind),
             name: name_of(kind),
             stages: kind
                 .stages(Difference::Symmetric)

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { screenshot, startHarness, waitForReady } from './harness.mjs';
-import { controlValues, drawnTokens, mapData, openExplorer, setRange, settled } from './www-helpers.mjs';
+import { controlValues, drawnTokens, mapData, openDetails, openExplorer, setRange, settled } from './www-helpers.mjs';
 
 let h;
 before(async () => {
@@ -18,6 +18,8 @@ test('the address round-trips: a copied link opens the same view', async () => {
   const first = await openExplorer(h);
   const { page } = first;
   await page.fill('#sentence', 'Shift the attention & see <what> happens');
+  await openDetails(page, 'more-shift');
+  await openDetails(page, 'more-gate');
   await page.selectOption('#difference', 'symmetric');
   await page.selectOption('#fill', 'zero');
   await page.selectOption('#renormalize', 'softmax');
@@ -149,10 +151,14 @@ test('touch: a tap selects a cell and shows its arithmetic', async () => {
   await context.close();
 });
 
-test('wide screens: the five maps sit side by side on a 1920 px projector', async () => {
+test('wide screens: the five maps fill a 1920 px projector, large, without scrolling', async () => {
   const { page, errors, context } = await openExplorer(h, '', { width_px: 1920, height_px: 1080 });
-  const tops = await page.$$eval('.map', (ms) => ms.map((m) => Math.round(m.getBoundingClientRect().top)));
-  assert.equal(new Set(tops).size, 1, `maps are on several rows: ${tops}`);
+  const boxes = await page.$$eval('.map', (ms) => ms.map((m) => m.getBoundingClientRect().toJSON()));
+  assert.equal(boxes.length, 5);
+  for (const b of boxes) {
+    assert.ok(b.bottom <= 1080 && b.right <= 1920, `a map ends at ${b.right} × ${b.bottom}`);
+    assert.ok(b.width >= 400, `maps are only ${b.width} px wide`);
+  }
   await screenshot(page, 'address-projector');
   // Resizing the window re-sizes the canvases (CSS size × devicePixelRatio) and redraws them.
   await page.setViewportSize({ width: 1100, height: 900 });

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, screenshot, startHarness, waitForReady } from './harness.mjs';
-import { canvasInfo, openExplorer, setRange, settled } from './www-helpers.mjs';
+import { canvasInfo, openDetails, openExplorer, setRange, settled } from './www-helpers.mjs';
 
 const MANIFEST = JSON.parse(await readFile(path.join(ROOT, 'weights', 'manifest.json'), 'utf8'));
 // Reviews the shipped shift_diff model gets right (checked with `diffattn predict`).
@@ -223,8 +223,11 @@ test('"trained with" and "moved away": the shift slider, the gate and the heads'
   assert.match(await page.textContent('#moved-away'), /moved away from the trained settings \(k\)/);
   const r = await readout(page);
   assert.equal(r.engine?.label, r.label, 'still a prediction under the new settings');
-  assert.match(await page.getAttribute('#model-doc-link', 'href'), /\/docs\/MODEL\.md#when-the-heads-slider-leaves-the-trained-head-count$/);
+  // What happens to the per-head parameters: readable text on the page, not a raw file.
+  await page.click('#heads-explain > summary');
+  assert.match(await page.textContent('#heads-explain'), /mean of the trained heads/);
   // Moving a gate slider: the gate is no longer the learned one.
+  await openDetails(page, 'more-gate');
   await setRange(page, '#alpha', 1);
   assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.settings()).gate_learned), false);
   assert.equal(await page.locator('#gate-learned-note').isHidden(), true);

@@ -1,5 +1,5 @@
 // Unit tests of the page's pure modules (no browser): the address encoding, the i18n
-// dictionary and the cell arithmetic text. They run with the e2e files under
+// dictionary, the cell arithmetic text and the custom element's attributes. They run with the e2e files under
 // `node --test tests/e2e/` and need neither pkg/ nor Chromium.
 
 import assert from 'node:assert/strict';
@@ -11,6 +11,8 @@ import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
 import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
+import { ATTRIBUTES, formatGate, nameSet, parseGate, readAttribute, readAttributes, readNameList } from '../../www/explorer/attributes.js';
+import { CONTROL_NAMES } from '../../www/explorer/controls.js';
 
 /** The engine's names (what `names()` of the wasm module returns), for the pure functions. */
 const NAMES = {
@@ -300,4 +302,62 @@ test('format: invisible characters in tokens are shown', () => {
   assert.equal(visibleToken('👩‍💻'), '👩‍💻');
   assert.equal(visibleToken(' '), '⟨U+0020⟩');
   assert.equal(visibleToken('<img src=x>'), '<img src=x>');
+});
+
+// The custom element's attributes (www/explorer/attributes.js).
+
+/** The runtime's stageName, for the names the tests use. */
+const STAGES = { a: 'a', A: 'a', shift: 'shifted', shifted: 'shifted', d: 'd', D: 'd', g: 'g', G: 'g', fused: 'fused', a1: 'a1', a2: 'a2', diff: 'diff' };
+const stageName = (n) => STAGES[n];
+
+test('attributes: every state key, gate, maps, controls and src; one name each', () => {
+  assert.deepEqual(ATTRIBUTES.slice(-4), ['gate', 'maps', 'controls', 'src']);
+  for (const key of ['text', 'mechanism', 'heads', 'head', 'shift', 'causal', 'difference', 'fill', 'renormalize', 'alpha', 'beta', 'gamma', 'tau', 'window', 'weights', 'lang', 'theme', 'all_heads']) {
+    assert.ok(ATTRIBUTES.includes(key), key);
+  }
+  assert.ok(Object.isFrozen(ATTRIBUTES));
+});
+
+test('attributes: gate is three numbers α,β,γ, each snapped into its range', () => {
+  assert.deepEqual(parseGate('1.5,3,-0.5', NAMES), { alpha: 1.5, beta: 3, gamma: -0.5 });
+  assert.deepEqual(parseGate(' 1 , 2 , 3 ', NAMES), { alpha: 1, beta: 2, gamma: 3 });
+  assert.deepEqual(parseGate('99,0.04,-99', NAMES), { alpha: 10, beta: 0, gamma: -10 });
+  for (const bad of ['', '1,2', '1,2,3,4', '1,x,3', '1,,3', null]) assert.equal(parseGate(bad, NAMES), undefined, String(bad));
+  assert.equal(formatGate({ alpha: 1.5, beta: 3, gamma: -0.5 }), '1.5,3,-0.5');
+  assert.deepEqual(parseGate(formatGate({ alpha: -0.4, beta: 0.6, gamma: 0.1 }), NAMES), { alpha: -0.4, beta: 0.6, gamma: 0.1 });
+});
+
+test('attributes: name lists (maps, controls): all, none, canonical names, unknown ones reported', () => {
+  assert.deepEqual(readNameList(null, stageName), { set: null, unknown: [] });
+  assert.deepEqual(readNameList('all', stageName), { set: null, unknown: [] });
+  assert.deepEqual(readNameList('none', stageName), { set: new Set(), unknown: [] });
+  assert.deepEqual(readNameList('A, shift,D,,fused', stageName), { set: new Set(['a', 'shifted', 'd', 'fused']), unknown: [] });
+  assert.deepEqual(readNameList('A,nope', stageName), { set: new Set(['a']), unknown: ['nope'] });
+  assert.deepEqual(nameSet('shift,heads,bogus', (n) => (CONTROL_NAMES.includes(n) ? n : null)), new Set(['shift', 'heads']));
+});
+
+test('attributes: one attribute at a time, invalid values ignored with a sentence that names them', () => {
+  assert.deepEqual(readAttribute('shift', '3', NAMES, stageName), { state: { shift: 3 } });
+  assert.deepEqual(readAttribute('causal', '', NAMES, stageName), { state: { causal: true } });
+  assert.deepEqual(readAttribute('mechanism', 'standard', NAMES, stageName), { state: { mechanism: 'standard' } });
+  assert.deepEqual(readAttribute('lang', 'zh-Hans', NAMES, stageName), { state: { lang: 'zh' } });
+  assert.deepEqual(readAttribute('shift', null, NAMES, stageName), { state: {} }, 'removed: the explorer keeps its value');
+  assert.deepEqual(readAttribute('shift', 'lots', NAMES, stageName), { state: {}, invalid: '<diffattn-explorer shift="lots">: not a valid shift; ignored' });
+  assert.match(readAttribute('mechanism', 'magic', NAMES, stageName).invalid, /not a valid mechanism/);
+  assert.match(readAttribute('gate', '1,2', NAMES, stageName).invalid, /three numbers/);
+  assert.deepEqual(readAttribute('maps', 'A,D', NAMES, stageName), { maps: new Set(['a', 'd']) });
+  assert.match(readAttribute('controls', 'shift,wheel', NAMES, stageName).invalid, /unknown control wheel/);
+  assert.deepEqual(readAttribute('src', ' spec.json ', NAMES, stageName), { src: 'spec.json' });
+  assert.deepEqual(readAttribute('src', '', NAMES, stageName), { src: null });
+});
+
+test('attributes: all at once, the gate winning over alpha, beta, gamma; named keys listed', () => {
+  const attrs = { shift: '2', alpha: '9', gate: '1,2,3', maps: 'A,fused', controls: 'none', heads: 'x', text: 'hi' };
+  const read = readAttributes((n) => attrs[n] ?? null, NAMES, stageName);
+  assert.deepEqual(read.state, { text: 'hi', shift: 2, alpha: 1, beta: 2, gamma: 3 });
+  assert.deepEqual(read.named, new Set(['text', 'shift', 'alpha', 'beta', 'gamma']));
+  assert.deepEqual(read.maps, new Set(['a', 'fused']));
+  assert.deepEqual(read.controls, new Set());
+  assert.equal(read.src, null);
+  assert.deepEqual(read.invalid, ['<diffattn-explorer heads="x">: not a valid heads; ignored']);
 });

@@ -8,7 +8,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, screenshot, startHarness } from './harness.mjs';
-import { canvasInfo, mapData, openExplorer, setRange, settled, drawnTokens } from './www-helpers.mjs';
+import { canvasInfo, mapData, openDetails, openExplorer, setRange, settled, drawnTokens } from './www-helpers.mjs';
 
 const FIXTURES = path.join(ROOT, 'tests', 'fixtures', 'stages');
 const STAGE_NAMES = ['A', 'shift(A)', 'D', 'G', 'A′'];
@@ -129,6 +129,8 @@ test('other mechanisms show their own maps and only the controls that apply', as
     local: { stages: ['a'], shown: ['window'], hidden: ['shift', 'alpha', 'tau'] },
     shift_diff: { stages: ['a', 'shifted', 'd', 'g', 'fused'], shown: ['shift', 'alpha', 'difference'], hidden: ['tau', 'window'] },
   };
+  await openDetails(page, 'more-shift');
+  await openDetails(page, 'more-gate');
   for (const [mechanism, want] of Object.entries(expected)) {
     await page.selectOption('#mechanism', mechanism);
     await settled(page);
@@ -280,6 +282,7 @@ test('exports download a PNG, an SVG and the stages JSON', async () => {
     const file = await download.path();
     return { name: download.suggestedFilename(), bytes: await readFile(file) };
   };
+  await openDetails(page, 'export-tools');
   await page.selectOption('#export-target', 'fused');
   const png = await grab('#export-png');
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -97,3 +97,9 @@ export async function controlValues(page) {
     ),
   );
 }
+
+/** Opens a disclosure (`<details>`) of the explorer by id, as a person clicks its summary. */
+export async function openDetails(page, id) {
+  const open = await page.evaluate((i) => window.diffattn.root.getElementById(i).open, id);
+  if (!open) await page.click(`#${id} > summary`);
+}

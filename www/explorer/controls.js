@@ -1,7 +1,7 @@
 // The explorer's controls: filling the menus from the engine's names, showing the state in
 // every control, hiding what does not apply, and turning what a person does into calls of
 // `emit(kind, payload)` on the component (`'set'` with `{ key: value }`, `'text'`, `'preset'`,
-// `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'export'`).
+// `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'export'`, `'present'`).
 
 import { setOptions } from './dom.js';
 import { fmt } from './format.js';
@@ -19,6 +19,10 @@ export const CONTROL_NAMES = Object.freeze([
   'head',
   'causal',
   'all_heads',
+  'shared_scale',
+  'views',
+  'present',
+  'prediction',
   'shift',
   'difference',
   'fill',
@@ -85,10 +89,11 @@ export class Controls {
   sync(state, view) {
     const el = this.#el;
     if (el.sentence.value !== state.text) el.sentence.value = state.text;
-    el.weights.value = state.weights;
+    if (!el.weights.disabled) el.weights.value = state.weights;
     el.mechanism.value = state.mechanism;
     el.causal.checked = state.causal;
     el.allHeads.checked = state.all_heads;
+    el.sharedScale.checked = !!state.shared_scale;
     for (const key of ['shift', 'alpha', 'beta', 'gamma', 'tau', 'window']) el[key].value = String(state[key]);
     for (const [id] of MENUS) el[id].value = state[id];
     this.#syncHeads(state, view);
@@ -155,6 +160,10 @@ export class Controls {
     el.weights.addEventListener('change', () => this.#emit('weights', el.weights.value));
     el.causal.addEventListener('change', () => set({ causal: el.causal.checked }));
     el.allHeads.addEventListener('change', () => set({ all_heads: el.allHeads.checked }));
+    el.sharedScale.addEventListener('change', () => set({ shared_scale: el.sharedScale.checked }));
+    el.allHeadsStage.addEventListener('change', () => set({ all_heads_stage: el.allHeadsStage.value }));
+    for (const tab of el.explorer.querySelectorAll('[data-view]')) tab.addEventListener('click', () => set({ view: tab.dataset.view }));
+    el.present.addEventListener('click', () => this.#emit('present'));
     el.heads.addEventListener('input', () => {
       const heads = this.#headChoices[Number(el.heads.value)];
       if (heads !== undefined) set({ heads });
@@ -176,9 +185,18 @@ export class Controls {
     el.exportJson.addEventListener('click', () => this.#emit('export', 'json'));
   }
 
+  /** Offers the mechanism's stages for the all-heads view, `value` selected. */
+  fillStages(stages, value) {
+    const select = this.#el.allHeadsStage;
+    if (select.options.length !== stages.length || [...select.options].some((o, i) => o.value !== stages[i].id)) {
+      setOptions(select, stages.map((s) => ({ value: s.id, label: s.label })));
+    }
+    select.value = value;
+  }
+
   /** Enables or disables the export buttons. */
   setExportEnabled(enabled) {
     const el = this.#el;
-    for (const b of [el.exportPng, el.exportSvg, el.exportJson, el.exportTarget]) b.disabled = !enabled;
+    for (const b of [el.exportPng, el.exportSvg, el.exportJson, el.exportTarget, el.exportSize]) b.disabled = !enabled;
   }
 }

@@ -5,6 +5,7 @@
 
 import { messageOf } from './messages.js';
 import { paintModel } from './prediction.js';
+import { paintUnknown } from './paint.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
 
 export class ModelLoader {
@@ -118,6 +119,7 @@ export class ModelLoader {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
       }
     }
+    paintUnknown(view, prediction);
     paintModel(
       el,
       {

@@ -14,6 +14,7 @@ export class Maps {
   #hint;
   #onInteraction;
   #onShowHead;
+  #onRowLabel;
   #resizeObserver;
   #measured = new WeakMap(); // canvas -> [width_px, height_px] in device pixels
   /** `{ figure, canvas, overlay, caption }` per map, in the order drawn. */
@@ -33,14 +34,16 @@ export class Maps {
    * `container` holds the figures; `engine` is the component's `Engine`; `hintId` the id of
    * the keyboard hint. `onInteraction(what)` runs when the highlighted cell or the active map
    * changes (`'overlay'` or `'active'`), `onResize()` when a canvas's size changed, and
-   * `onShowHead(index)` when a map of the all-heads view is picked.
+   * `onShowHead(index)` when a map of the all-heads view is picked, `onRowLabel(row)` when a
+   * row label (left of a map) is clicked.
    */
-  constructor(container, engine, { hintId, onInteraction, onResize, onShowHead }) {
+  constructor(container, engine, { hintId, onInteraction, onResize, onShowHead, onRowLabel = () => {} }) {
     this.#container = container;
     this.#engine = engine;
     this.#hint = hintId;
     this.#onInteraction = onInteraction;
     this.#onShowHead = onShowHead;
+    this.#onRowLabel = onRowLabel;
     this.#resizeObserver = new ResizeObserver((entries) => {
       let changed = false;
       for (const entry of entries) {
@@ -113,12 +116,13 @@ export class Maps {
     return this.figures.map((f) => f.canvas);
   }
 
-  /** The label font in device pixels: 12 CSS px on small maps, up to 15 on large ones. */
+  /** The label font in device pixels: 10 CSS px on small maps (so the plot keeps its room),
+   * 12 on ordinary ones, up to 15 on large ones. */
   fontPx() {
     const dpr = globalThis.devicePixelRatio || 1;
     const first = this.figures[0]?.canvas;
     const cssWidth = first ? first.width / dpr : 400;
-    return Math.round(Math.min(15, Math.max(12, cssWidth / 30)) * dpr);
+    return Math.round(Math.min(15, Math.max(10, cssWidth / 24)) * dpr);
   }
 
   /** The cell the readouts describe: the hovered one, else the selected one. */
@@ -144,6 +148,16 @@ export class Maps {
     const y = ((clientY - rect.top) * canvas.height) / rect.height;
     const hit = this.#engine.call((ex) => ex.hit(index, x, y));
     return hit ? { row: hit[0], col: hit[1] } : null;
+  }
+
+  /** The row whose label is under a client position on map `index`, or null. */
+  #rowLabelAt(index, clientX, clientY) {
+    const canvas = this.figures[index]?.canvas;
+    const rect = canvas?.getBoundingClientRect();
+    if (!rect || rect.width === 0) return null;
+    const x = ((clientX - rect.left) * canvas.width) / rect.width;
+    const y = ((clientY - rect.top) * canvas.height) / rect.height;
+    return this.#engine.call((ex) => ex.row_label_hit(index, x, y)) ?? null;
   }
 
   /** Resolves a hover that moved since the last frame into its cell. */
@@ -229,7 +243,12 @@ export class Maps {
         return;
       }
       const cell = this.hitAt(index, event.clientX, event.clientY);
-      const same = cell && this.selected && this.selected.row === cell.row && this.selected.col === cell.col;
+      if (!cell) {
+        const row = this.#rowLabelAt(index, event.clientX, event.clientY);
+        if (row !== null) this.#onRowLabel(row);
+        return;
+      }
+      const same = this.selected && this.selected.row === cell.row && this.selected.col === cell.col;
       this.selected = cell && !same ? { index, ...cell } : null;
       this.active = index;
       if (event.pointerType === 'touch') this.hover = null;

@@ -24,6 +24,12 @@ export const STATE_KEYS = Object.freeze({
   tau: 'range',
   window: 'range',
   all_heads: 'bool',
+  all_heads_stage: 'stage',
+  shared_scale: 'bool',
+  row: 'count',
+  view: 'view',
+  step: 'step',
+  present: 'bool',
   weights: 'weights',
   lang: 'lang',
   theme: 'theme',
@@ -61,7 +67,11 @@ export const PAGE_CHOICES = Object.freeze({
   weights: ['trained', 'untrained'],
   lang: ['en', 'zh'],
   theme: ['auto', 'light', 'dark'],
+  view: ['explore', 'walk', 'compare'],
 });
+
+/** The guided walk's last step, after the mechanism's stages: the layer's output. */
+export const OUTPUT_STEP = 'output';
 
 /** The longest head count or head index a text may name. */
 const MAX_HEADS = 4096;
@@ -96,7 +106,16 @@ export function parseValue(key, raw, names) {
       return names.renormalizations.includes(text) ? text : undefined;
     case 'weights':
     case 'theme':
+    case 'view':
       return PAGE_CHOICES[STATE_KEYS[key]].includes(text) ? text : undefined;
+    case 'stage':
+      return text === '' || names.stages?.includes(text) ? text : undefined;
+    case 'step':
+      return text === OUTPUT_STEP || names.stages?.includes(text) ? text : undefined;
+    case 'count': {
+      const n = Number(text);
+      return text !== '' && Number.isInteger(n) && n >= 0 && n <= 1_000_000 ? n : undefined;
+    }
     case 'lang': {
       const primary = text.toLowerCase().split('-')[0];
       return PAGE_CHOICES.lang.includes(primary) ? primary : undefined;

@@ -1,10 +1,13 @@
 // The explorer's DOM, built once per instance inside its root (a shadow root, so the ids
 // below are its own and several explorers on one page never clash).
 //
-// The markup is static (no user text, no inline styles); strings come from i18n.js through
-// `data-i18n*` attributes. `data-control` names a control as the `controls` option and the
-// custom element's `controls` attribute do; `data-parameter` marks a control that only some
-// mechanisms take (the engine's `view().parameters` says which).
+// The layout is for one screen: a bar with the sentence and the mechanism on top, the
+// controls in a rail beside the maps (details behind disclosures), the maps filling what is
+// left of the window; on a narrow screen the maps come right after the sentence, and the
+// other tools and the rail below them (explorer.css places them). The markup is static (no user text, no inline styles); strings come from
+// i18n.js through `data-i18n*` attributes. `data-control` names a control as the `controls`
+// option and the custom element's `controls` attribute do; `data-parameter` marks a control
+// that only some mechanisms take (the engine's `view().parameters` says which).
 
 import { byId } from './dom.js';
 
@@ -12,183 +15,237 @@ const MARKUP = `
 <div id="explorer" class="explorer" part="explorer">
   <div id="messages" class="messages" role="alert" part="messages"></div>
 
-  <section id="controls" class="controls" part="controls" data-i18n-aria-label="controls_label" aria-label="Controls">
-    <fieldset class="group group-text">
-      <legend data-i18n="group_text">Text</legend>
-      <div class="field" data-control="text">
-        <label for="sentence" data-i18n="sentence_label">Sentence</label>
-        <textarea id="sentence" rows="2" spellcheck="false" autocomplete="off" part="sentence" data-i18n-placeholder="sentence_placeholder" placeholder="Type a sentence…"></textarea>
+  <div id="topbar" class="topbar" part="topbar">
+    <div class="field sentence-field" data-control="text">
+      <label for="sentence" data-i18n="sentence_label">Sentence</label>
+      <textarea id="sentence" rows="1" spellcheck="false" autocomplete="off" part="sentence" data-i18n-placeholder="sentence_placeholder" placeholder="Type a sentence…"></textarea>
+    </div>
+    <div id="tools" class="tools">
+      <div class="field" data-control="presets">
+        <label for="presets" data-i18n="presets_label">Examples</label>
+        <select id="presets"></select>
       </div>
-      <div class="row">
-        <div class="field grow" data-control="presets">
-          <label for="presets" data-i18n="presets_label">Examples</label>
-          <select id="presets"></select>
+      <div class="field" data-control="mechanism">
+        <label for="mechanism" data-i18n="mechanism_label">Mechanism</label>
+        <select id="mechanism"></select>
+      </div>
+    </div>
+  </div>
+
+    <section id="controls" class="controls rail" part="controls" data-i18n-aria-label="controls_label" aria-label="Controls">
+      <fieldset class="group group-mech">
+        <legend data-i18n="group_heads">Heads and mask</legend>
+        <div class="field" data-control="weights">
+          <label for="weights" data-i18n="model_label">Weights</label>
+          <select id="weights">
+            <option value="trained" data-i18n="model_opt_trained">trained (default)</option>
+            <option value="untrained" data-i18n="model_opt_untrained">untrained (seeded)</option>
+            <option value="spec" data-i18n="model_opt_spec" disabled hidden>from your file</option>
+          </select>
+          <span id="model-status" class="badge" hidden></span>
+        </div>
+        <div class="field" data-control="heads">
+          <div class="field-head">
+            <label for="heads" data-i18n="heads_label">Number of heads</label>
+            <output id="heads-out" for="heads"></output>
+          </div>
+          <input type="range" id="heads" min="0" max="0" step="1" value="0">
+        </div>
+        <div class="field" data-control="head">
+          <label for="head" data-i18n="head_label">Head shown</label>
+          <select id="head"></select>
+        </div>
+        <div class="field check" data-control="causal">
+          <input type="checkbox" id="causal">
+          <label for="causal" data-i18n="causal_label">Causal mask (no looking ahead)</label>
+        </div>
+      </fieldset>
+
+      <fieldset class="group group-shift">
+        <legend data-i18n="group_shift">Shift and difference</legend>
+        <div class="field" data-control="shift" data-parameter="shift">
+          <div class="field-head">
+            <label for="shift" data-i18n="shift_label">Shift k</label>
+            <output id="shift-out" for="shift"></output>
+          </div>
+          <input type="range" id="shift" min="-24" max="24" step="1" value="1">
+        </div>
+        <details id="more-shift" class="more" data-control="difference" data-parameter="difference">
+          <summary data-i18n="more_shift">Difference, fill, renormalisation</summary>
+          <div class="field">
+            <label for="difference" data-i18n="difference_label">Difference D</label>
+            <select id="difference"></select>
+          </div>
+          <div class="field">
+            <label for="fill" data-i18n="fill_label">Shift fill</label>
+            <select id="fill"></select>
+          </div>
+          <div class="field">
+            <label for="renormalize" data-i18n="renorm_label">Renormalise A′</label>
+            <select id="renormalize"></select>
+          </div>
+        </details>
+      </fieldset>
+
+      <fieldset class="group group-gate">
+        <legend data-i18n="group_gate">Gate G</legend>
+        <details id="more-gate" class="more" data-control="gate" data-parameter="gate">
+          <summary id="gate-summary" data-i18n="more_gate">α, β, γ</summary>
+          <div class="field">
+            <div class="field-head">
+              <label for="alpha" data-i18n="alpha_label">α, weight on A</label>
+              <output id="alpha-out" for="alpha"></output>
+            </div>
+            <input type="range" id="alpha" min="-10" max="10" step="0.1" value="0">
+          </div>
+          <div class="field">
+            <div class="field-head">
+              <label for="beta" data-i18n="beta_label">β, weight on D</label>
+              <output id="beta-out" for="beta"></output>
+            </div>
+            <input type="range" id="beta" min="-10" max="10" step="0.1" value="0">
+          </div>
+          <div class="field">
+            <div class="field-head">
+              <label for="gamma" data-i18n="gamma_label">γ, bias</label>
+              <output id="gamma-out" for="gamma"></output>
+            </div>
+            <input type="range" id="gamma" min="-10" max="10" step="0.1" value="0">
+          </div>
+        </details>
+        <p id="gate-learned-note" class="hint" data-i18n="gate_learned" hidden>The gate is the trained per-head gate (the sliders show its mean) until you move a slider.</p>
+        <p id="gate-spec-note" class="hint" data-i18n="gate_from_spec" hidden>The gate comes from your file (one α, β, γ per head).</p>
+      </fieldset>
+
+      <fieldset class="group group-params">
+        <legend data-i18n="group_params">Parameters</legend>
+        <div class="field" data-control="tau" data-parameter="tau">
+          <div class="field-head">
+            <label for="tau" data-i18n="tau_label">Temperature τ</label>
+            <output id="tau-out" for="tau"></output>
+          </div>
+          <input type="range" id="tau" min="0.1" max="20" step="0.1" value="1">
+        </div>
+        <div class="field" data-control="window" data-parameter="window">
+          <div class="field-head">
+            <label for="window" data-i18n="window_label">Window w (radius)</label>
+            <output id="window-out" for="window"></output>
+          </div>
+          <input type="range" id="window" min="0" max="32" step="1" value="2">
+        </div>
+      </fieldset>
+
+      <fieldset class="group group-view">
+        <legend data-i18n="group_view">View</legend>
+        <div class="field check" data-control="shared_scale">
+          <input type="checkbox" id="shared-scale">
+          <label for="shared-scale" data-i18n="shared_scale_label">One colour scale for all maps</label>
+        </div>
+        <div class="field check" data-control="all_heads">
+          <input type="checkbox" id="all-heads">
+          <label for="all-heads" data-i18n="all_heads_label">Every head side by side</label>
+        </div>
+        <div class="field" data-control="all_heads" id="all-heads-stage-field" hidden>
+          <label for="all-heads-stage" data-i18n="all_heads_stage_label">Map shown for every head</label>
+          <select id="all-heads-stage"></select>
         </div>
         <div class="field" data-control="spec">
           <label class="button file-button">
             <input type="file" id="spec-file" accept=".json,application/json" class="visually-hidden">
             <span data-i18n="spec_open">Open a spec file…</span>
           </label>
+          <p class="hint" data-i18n="spec_hint">Your own vectors and weights: a stages spec (.json), also by dropping it here.</p>
         </div>
-      </div>
-      <p class="hint" data-control="spec" data-i18n="spec_hint">Your own vectors and weights: a stages spec (.json), also by dropping it here.</p>
-    </fieldset>
+      </fieldset>
 
-    <fieldset class="group group-mech">
-      <legend data-i18n="group_mech">Mechanism</legend>
-      <div class="field" data-control="weights">
-        <label for="weights" data-i18n="model_label">Weights</label>
-        <select id="weights">
-          <option value="trained" data-i18n="model_opt_trained">trained (default)</option>
-          <option value="untrained" data-i18n="model_opt_untrained">untrained (seeded)</option>
-        </select>
-      </div>
-      <div class="field" data-control="mechanism">
-        <label for="mechanism" data-i18n="mechanism_label">Mechanism</label>
-        <select id="mechanism"></select>
-      </div>
-      <div class="field" data-control="heads">
-        <div class="field-head">
-          <label for="heads" data-i18n="heads_label">Number of heads</label>
-          <output id="heads-out" for="heads"></output>
+      <details id="export-tools" class="group more export-tools" role="group" data-control="export" data-i18n-aria-label="group_export" aria-label="Export">
+        <summary data-i18n="group_export">Export</summary>
+        <div class="field">
+          <label for="export-target" data-i18n="export_map_label">What to export</label>
+          <select id="export-target"></select>
         </div>
-        <input type="range" id="heads" min="0" max="0" step="1" value="0">
-      </div>
-      <div class="field" data-control="head">
-        <label for="head" data-i18n="head_label">Head shown</label>
-        <select id="head"></select>
-      </div>
-      <div class="field check" data-control="causal">
-        <input type="checkbox" id="causal">
-        <label for="causal" data-i18n="causal_label">Causal mask (no looking ahead)</label>
-      </div>
-      <div class="field check" data-control="all_heads">
-        <input type="checkbox" id="all-heads">
-        <label for="all-heads" data-i18n="all_heads_label">Every head side by side</label>
-      </div>
-    </fieldset>
+        <div class="field">
+          <label for="export-size" data-i18n="export_size_label">PNG size</label>
+          <select id="export-size">
+            <option value="1" data-i18n="export_size_1">as on screen</option>
+            <option value="2" data-i18n="export_size_2">twice as large (2×)</option>
+            <option value="1920" data-i18n="export_size_1920">1920 px wide, for slides</option>
+          </select>
+        </div>
+        <div class="row">
+          <button type="button" id="export-png" class="button" data-i18n="export_png">PNG</button>
+          <button type="button" id="export-svg" class="button" data-i18n="export_svg">SVG</button>
+          <button type="button" id="export-json" class="button" data-i18n="export_json">JSON (opens again)</button>
+        </div>
+      </details>
+    </section>
 
-    <fieldset class="group group-shift">
-      <legend data-i18n="group_shift">Shift and difference</legend>
-      <div class="field" data-control="shift" data-parameter="shift">
-        <div class="field-head">
-          <label for="shift" data-i18n="shift_label">Shift k</label>
-          <output id="shift-out" for="shift"></output>
+    <section id="maps-section" class="maps-section stage" part="maps-section" tabindex="-1" aria-labelledby="maps-heading">
+      <h2 id="maps-heading" class="visually-hidden" data-i18n="maps_label">Attention maps</h2>
+      <div class="status-line">
+        <div class="views" role="group" data-control="views" data-i18n-aria-label="views_label" aria-label="View">
+          <button type="button" id="view-explore" class="button tab" data-view="explore" data-i18n="view_explore">Explore</button>
+          <button type="button" id="view-walk" class="button tab" data-view="walk" data-i18n="view_walk">Guided walk</button>
+          <button type="button" id="view-compare" class="button tab" data-view="compare" data-i18n="view_compare">Compare</button>
+          <button type="button" id="present" class="button quiet" data-control="present" data-i18n="present" data-i18n-title="present_title" title="Present (P)">Present</button>
         </div>
-        <input type="range" id="shift" min="-24" max="24" step="1" value="1">
-      </div>
-      <div class="field" data-control="difference" data-parameter="difference">
-        <label for="difference" data-i18n="difference_label">Difference D</label>
-        <select id="difference"></select>
-      </div>
-      <div class="field" data-control="fill" data-parameter="fill">
-        <label for="fill" data-i18n="fill_label">Shift fill</label>
-        <select id="fill"></select>
-      </div>
-      <div class="field" data-control="renormalize" data-parameter="renormalize">
-        <label for="renormalize" data-i18n="renorm_label">Renormalise A′</label>
-        <select id="renormalize"></select>
-      </div>
-    </fieldset>
-
-    <fieldset class="group group-gate">
-      <legend data-i18n="group_gate">Gate G</legend>
-      <div class="field" data-control="gate" data-parameter="gate">
-        <div class="field-head">
-          <label for="alpha" data-i18n="alpha_label">α, weight on A</label>
-          <output id="alpha-out" for="alpha"></output>
-        </div>
-        <input type="range" id="alpha" min="-10" max="10" step="0.1" value="0">
-      </div>
-      <div class="field" data-control="gate" data-parameter="gate">
-        <div class="field-head">
-          <label for="beta" data-i18n="beta_label">β, weight on D</label>
-          <output id="beta-out" for="beta"></output>
-        </div>
-        <input type="range" id="beta" min="-10" max="10" step="0.1" value="0">
-      </div>
-      <div class="field" data-control="gate" data-parameter="gate">
-        <div class="field-head">
-          <label for="gamma" data-i18n="gamma_label">γ, bias</label>
-          <output id="gamma-out" for="gamma"></output>
-        </div>
-        <input type="range" id="gamma" min="-10" max="10" step="0.1" value="0">
-      </div>
-      <p id="gate-learned-note" class="hint" data-i18n="gate_learned" hidden>The gate is the trained per-head gate (the sliders show its mean) until you move a slider.</p>
-      <p id="gate-spec-note" class="hint" data-i18n="gate_from_spec" hidden>The gate comes from your file (one α, β, γ per head).</p>
-    </fieldset>
-
-    <fieldset class="group group-params">
-      <legend data-i18n="group_params">Parameters</legend>
-      <div class="field" data-control="tau" data-parameter="tau">
-        <div class="field-head">
-          <label for="tau" data-i18n="tau_label">Temperature τ</label>
-          <output id="tau-out" for="tau"></output>
-        </div>
-        <input type="range" id="tau" min="0.1" max="20" step="0.1" value="1">
-      </div>
-      <div class="field" data-control="window" data-parameter="window">
-        <div class="field-head">
-          <label for="window" data-i18n="window_label">Window w (radius)</label>
-          <output id="window-out" for="window"></output>
-        </div>
-        <input type="range" id="window" min="0" max="32" step="1" value="2">
-      </div>
-    </fieldset>
-  </section>
-
-  <section id="maps-section" class="maps-section" part="maps-section" tabindex="-1" aria-labelledby="maps-heading">
-    <h2 id="maps-heading" class="visually-hidden" data-i18n="maps_label">Attention maps</h2>
-    <div class="status-line">
-      <div class="status-facts">
-        <span id="model-status" class="badge" hidden></span>
         <span id="token-count"></span>
         <span id="param-readout" hidden></span>
         <span id="timing" class="muted" hidden></span>
+        <div id="prediction" class="prediction" data-label="none" part="prediction" data-control="prediction">
+          <span class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
+          <strong id="prediction-value" class="prediction-value" aria-live="polite">—</strong>
+          <meter id="prediction-meter" class="prediction-meter" min="0" max="1" value="0" hidden></meter>
+          <span id="prediction-reason" class="muted prediction-reason"></span>
+        </div>
       </div>
-      <div class="export-tools" role="group" data-control="export" data-i18n-aria-label="group_export" aria-label="Export">
-        <label for="export-target" data-i18n="export_map_label">What to export</label>
-        <select id="export-target"></select>
-        <button type="button" id="export-png" class="button" data-i18n="export_png">PNG</button>
-        <button type="button" id="export-svg" class="button" data-i18n="export_svg">SVG</button>
-        <button type="button" id="export-json" class="button" data-i18n="export_json">JSON of all stages</button>
+      <p id="unknown-note" class="notice compact" hidden></p>
+      <p id="truncated-notice" class="notice compact" hidden></p>
+      <div id="spec-banner" class="notice compact spec-banner" hidden>
+        <span id="spec-banner-text"></span>
+        <button type="button" id="spec-back" class="button" data-i18n="spec_back">Back to the sentence</button>
       </div>
-    </div>
-    <p id="truncated-notice" class="notice" hidden></p>
-    <div id="spec-banner" class="notice spec-banner" hidden>
-      <span id="spec-banner-text"></span>
-      <button type="button" id="spec-back" class="button" data-i18n="spec_back">Back to the sentence</button>
-    </div>
-    <div id="loading" class="loading" role="status">
-      <progress id="load-progress" max="1"></progress>
-      <span data-i18n="loading">Loading the WebAssembly engine…</span>
-    </div>
-    <div id="weights-loading" class="loading" role="status" hidden>
-      <progress id="weights-progress" max="1"></progress>
-      <span id="weights-loading-text"></span>
-    </div>
-    <div id="prediction" class="prediction" data-label="none" part="prediction">
-      <div class="prediction-main" aria-live="polite">
-        <span class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
-        <strong id="prediction-value" class="prediction-value">—</strong>
-        <meter id="prediction-meter" class="prediction-meter" min="0" max="1" value="0" hidden></meter>
-        <span id="prediction-reason" class="muted prediction-reason"></span>
+      <div id="moved-away" class="notice compact moved-away" hidden>
+        <span id="moved-away-text"></span>
+        <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
+        <details id="heads-explain" class="inline-details">
+          <summary data-i18n="model_doc_link">What happens to the per-head parameters</summary>
+          <p data-i18n="heads_explain"></p>
+        </details>
+      </div>
+      <div id="loading" class="loading" role="status">
+        <progress id="load-progress" max="1"></progress>
+        <span data-i18n="loading">Loading the WebAssembly engine…</span>
+      </div>
+      <div id="weights-loading" class="loading" role="status" hidden>
+        <progress id="weights-progress" max="1"></progress>
+        <span id="weights-loading-text"></span>
+      </div>
+      <div id="walk" class="walk" part="walk" hidden>
+        <div class="walk-head">
+          <button type="button" id="walk-back" class="button" data-i18n="walk_back">← Back</button>
+          <h3 id="walk-title" class="walk-title"></h3>
+          <button type="button" id="walk-next" class="button" data-i18n="walk_next">Next →</button>
+        </div>
+        <p id="walk-text" class="walk-text" aria-live="polite"></p>
+      </div>
+      <p id="empty-hint" class="empty-hint" hidden data-i18n="empty_hint">Type a sentence in the box above, or pick an example, to see its attention maps.</p>
+      <p id="maps-hint" class="visually-hidden" data-i18n="map_keys_hint">Arrow keys move the selected cell, Escape clears it.</p>
+      <div id="maps" class="maps" part="maps"></div>
+      <div id="compare" class="compare" part="compare" hidden></div>
+      <div id="row-view" class="row-view" part="row-view" hidden>
+        <div class="row-view-head">
+          <span id="row-view-title" class="row-view-title"></span>
+          <button type="button" id="row-close" class="button quiet" data-i18n="row_close">Close the row view</button>
+        </div>
+        <div class="row-frame"><canvas id="row-canvas" class="row-canvas" role="img" tabindex="0"></canvas></div>
+      </div>
+      <div id="readout" class="readout" aria-live="polite" part="readout" data-control="readout">
+        <p class="muted" data-i18n="readout_hint">Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.</p>
       </div>
       <p id="trained-with" class="prediction-note muted" hidden></p>
-      <p id="moved-away" class="prediction-note moved-away" hidden>
-        <span id="moved-away-text"></span>
-        <a id="model-doc-link" target="_blank" rel="noopener" data-i18n="model_doc_link">What happens to the per-head parameters</a>
-        <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
-      </p>
-    </div>
-    <p id="empty-hint" class="empty-hint" hidden data-i18n="empty_hint">Type a sentence in the box above, or pick an example, to see its attention maps.</p>
-    <p id="maps-hint" class="visually-hidden" data-i18n="map_keys_hint">Arrow keys move the selected cell, Escape clears it.</p>
-    <div id="maps" class="maps" part="maps"></div>
-    <div id="readout" class="readout" aria-live="polite" part="readout" data-control="readout">
-      <p class="muted" data-i18n="readout_hint">Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.</p>
-    </div>
-    <div id="table-fallback" class="visually-hidden"></div>
-  </section>
+      <div id="table-fallback" class="visually-hidden"></div>
+    </section>
 
   <details id="howto" class="howto" part="howto" data-control="howto">
     <summary data-i18n="howto_title">How to read these maps</summary>

@@ -5,10 +5,11 @@
 // element (pkg/diffattn-explorer.js) wraps this class in a few lines.
 //
 // The flow is one way. A control, an attribute or a property changes `state` and asks the
-// scheduler for a render; one animation frame later `#render` sends the engine one patch with
-// what really changed (`Explorer.update`), reads back what the engine made of it
-// (`settings()`, `view()`), draws the maps, and repaints the light layers (highlight, tooltip,
-// readout, table). Hovering only repaints the overlay.
+// scheduler for a render; one animation frame later `#renderNow` sends the engine one patch
+// with what really changed (`Explorer.update`), reads back what the engine made of it
+// (`settings()`, `view()`), draws the maps of the current view (explore, the guided walk's
+// steps, or the compare view), and repaints the light layers (highlight, tooltip, readout,
+// row view, table). Hovering only repaints the overlay.
 
 import { Controls } from './controls.js';
 import { buildExplorerDom } from './template.js';
@@ -18,15 +19,36 @@ import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
 import { ScreenReaderTable, TABLE_CAP } from './table.js';
 import { cellContent, placeTooltip } from './readout.js';
-import { paintModel } from './prediction.js';
 import { STRINGS, PRESETS, translate } from './i18n.js';
-import { ENGINE_KEYS, nearestChoice, patchOf, PAGE_CHOICES } from './state.js';
+import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
 import { ModelLoader } from './loader.js';
 import { Exporter } from './exporter.js';
 import { SpecFiles } from './spec-files.js';
+import { Walk } from './walk.js';
+import { RowView } from './row-view.js';
+import { CompareView } from './compare.js';
+import { bestGrid, roomBelow } from './layout.js';
+import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
 /** What the explorer shows until told otherwise, beyond the engine's own defaults. */
-const PAGE_DEFAULTS = Object.freeze({ all_heads: false, weights: 'trained', lang: 'en', theme: 'auto' });
+export const PAGE_DEFAULTS = Object.freeze({
+  all_heads: false,
+  all_heads_stage: '',
+  shared_scale: false,
+  row: 0,
+  view: 'explore',
+  step: '',
+  present: false,
+  weights: 'trained',
+  lang: 'en',
+  theme: 'auto',
+});
+
+/** The controls shown while presenting, unless the `controls` option names others. */
+const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'views', 'present', 'text']);
+
+/** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
+const NARROW_PX = 760;
 
 export class ExplorerView {
   /** The engine wrapper (`call(fn)` on the wasm handle). */
@@ -37,6 +59,10 @@ export class ExplorerView {
   view = null;
   /** `{ compute_ms, draw_ms, frame_ms, renders }` of the last render. */
   timings = { compute_ms: 0, draw_ms: 0, frame_ms: 0, renders: 0 };
+  /** The row and key labels of the maps drawn. */
+  labels = { rows: [], keys: [] };
+  /** What the engine said about the sentence: `{ tokens, total, truncated }`. */
+  sentence = { tokens: [], total: 0, truncated: false };
   el;
   runtime;
   messages;
@@ -44,40 +70,49 @@ export class ExplorerView {
   loader;
   /** The spec file drawn, if any (spec-files.js). */
   specs;
+  /** The guided walk (walk.js). */
+  walk;
+  weightsStore;
   #controls;
   #maps;
   #table;
   #scheduler;
   #exporter;
+  #rowView;
+  #compare;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
-  #sentText = null;
-  #sentTheme = null;
-  #sentMaskedLabel = null;
+  #sent = { text: null, theme: null, words: null, shared: null };
   #options;
-  #sentence = { tokens: [], total: 0, truncated: false };
-  #labels = { rows: [], keys: [] };
   #layoutKey = '';
   #lastCellKey = '';
   #highlight = null;
+  #lastStep = null;
   #darkQuery;
   #onDark = () => {
     this.#highlight = null;
     this.#applyTheme();
     this.#scheduler.schedule('render');
   };
+  #keyTarget;
+  #onKey = (event) => this.#key(event);
+  #onFullscreen = () => {
+    if (!document.fullscreenElement && this.state.present) this.setFromPerson({ present: false });
+  };
 
   /**
-   * `root` is where the explorer builds its DOM (a shadow root). `options`:
-   * `runtime` (from runtime.js: the wasm module, its names and defaults), `weights` (a
-   * WeightsStore), `state` (initial values, any keys of state.js), `controls` and `maps`
-   * (Sets of names to show, or null for all), `dropTarget` (where spec files may be dropped;
-   * default the explorer itself), `docsBase` (URL of the docs folder), `onChange(state)`
-   * (after a person changed a control), `showTimings`.
+   * `root` is where the explorer builds its DOM (a shadow root). `options`: `runtime` (from
+   * runtime.js), `weights` (a WeightsStore), `state` (initial values, any keys of state.js),
+   * `controls` and `maps` (Sets of names to show, or null for all), `fit` (size the maps to
+   * the window, as the page does), `dropTarget` (where spec files may be dropped; default
+   * the explorer itself), `globalKeys` (P and the walk's arrow keys work anywhere on the page,
+   * for the page's one explorer), `onChange(state)` (after a person changed something),
+   * `showTimings`.
    */
   constructor(root, options) {
     this.#options = options;
     this.runtime = options.runtime;
+    this.weightsStore = options.weights;
     this.root = root;
     this.el = buildExplorerDom(root);
     const t = (key, params) => this.t(key, params);
@@ -85,28 +120,40 @@ export class ExplorerView {
     const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
+    // The walk shares one colour scale unless told otherwise.
+    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
     this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
-      onRestart: (cause) => this.#restarted(cause),
-      onStop: (cause) => this.#stopped(cause),
+      onRestart: () => this.#restarted(),
+      onStop: (cause) => this.report(new EngineStopped(cause)),
     });
-    this.#scheduler = new FrameScheduler((work) => this.#frame(work), { hold: () => this.loader?.pending ?? null });
+    this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
+      hold: () => this.loader?.pending ?? this.#compare?.pending ?? null,
+    });
     this.#controls = new Controls(this.el, this.runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
       hintId: 'maps-hint',
       onInteraction: (what) => this.#interacted(what),
       onResize: () => this.#scheduler.schedule('render'),
-      onShowHead: (index) => this.#fromControl('set', { head: index + 1, all_heads: false }),
+      onShowHead: (index) => this.setFromPerson({ head: index + 1, all_heads: false }),
+      onRowLabel: (row) => this.setFromPerson({ row: row + 1 }),
     });
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#tableContent());
     this.loader = new ModelLoader(this, options.weights);
     this.#exporter = new Exporter(this);
-    this.specs = new SpecFiles(this, options.dropTarget ?? this.el.mapsSection.parentElement);
+    this.specs = new SpecFiles(this, options.dropTarget ?? this.el.explorer);
+    this.walk = new Walk(this);
+    this.#rowView = new RowView(this);
+    this.#compare = new CompareView(this, this.el.compare);
     this.#darkQuery = globalThis.matchMedia?.('(prefers-color-scheme: dark)');
     this.#darkQuery?.addEventListener('change', this.#onDark);
-    this.el.modelDocLink.href = new URL('MODEL.md#when-the-heads-slider-leaves-the-trained-head-count', options.docsBase ?? location.href).href;
+    document.addEventListener('fullscreenchange', this.#onFullscreen);
+    // The page's explorer hears keys anywhere on the page; an embedded one only inside itself.
+    this.#keyTarget = options.globalKeys ? document : this.el.explorer;
+    this.#keyTarget.addEventListener('keydown', this.#onKey);
     this.el.timing.hidden = !options.showTimings;
     this.#applyTheme();
     this.applyLanguage();
+    if (this.state.present) this.#present(true);
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
   }
@@ -122,10 +169,7 @@ export class ExplorerView {
     return key in STRINGS.en ? this.t(key) : String(mechanism ?? '');
   }
 
-  /**
-   * Starts the explorer: loads the trained model when asked (the settings of `keep`, e.g. the
-   * address's, stay as given), then draws. Resolves once the first maps are on screen.
-   */
+  /** Loads the trained model when asked (the settings of `keep` stay as given), then draws. */
   async start({ keep = new Set() } = {}) {
     this.el.loading.hidden = true;
     if (this.engine.state !== 'ready') return;
@@ -139,8 +183,9 @@ export class ExplorerView {
   async settled() {
     for (;;) {
       await this.loader.pending?.catch(() => {});
+      await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
-      if (!this.loader.pending && !this.#scheduler.pending) return;
+      if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending) return;
     }
   }
 
@@ -149,28 +194,39 @@ export class ExplorerView {
     return { ...this.state };
   }
 
-  /**
-   * Changes any keys of the state from outside (an attribute, a property, the address); no
-   * `change` event. Invalid values are ignored by the caller (state.js `parseValue`).
-   */
+  /** Changes any keys of the state from outside (an attribute, a property); no change event. */
   set(partial) {
+    this.#change(partial);
+    this.changed({ notify: false });
+  }
+
+  /** Changes keys of the state as a person did (a control, the walk, the row view). */
+  setFromPerson(partial) {
+    this.#change(partial);
+    this.changed();
+  }
+
+  #change(partial) {
     const before = this.state;
     this.state = { ...before, ...partial };
-    if (partial.lang !== undefined && partial.lang !== before.lang) this.applyLanguage();
-    if (partial.theme !== undefined && partial.theme !== before.theme) this.#applyTheme();
-    if (partial.weights !== undefined && partial.weights !== before.weights) this.loader.choose(partial.weights);
-    else if (partial.mechanism !== undefined && partial.mechanism !== before.mechanism && this.state.weights === 'trained' && !this.specs.active) {
-      this.loader.loadTrained(this.state.mechanism);
-    }
+    const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
+    if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
+    if (moved('lang')) this.applyLanguage();
+    if (moved('theme')) this.#applyTheme();
+    if (moved('present')) this.#present(this.state.present);
+    if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.state.shared_scale = true;
+    if (moved('view') && before.view === 'compare') this.#compare.clear();
+    if (moved('text') || moved('mechanism')) this.messages.clearTransient();
+    if (moved('weights')) this.loader.choose(this.state.weights);
+    else if (moved('mechanism') && this.state.weights === 'trained' && !this.specs.active) this.loader.loadTrained(this.state.mechanism);
     if (partial.text !== undefined && this.specs.active) this.specs.leave({ restore: false });
     this.#controls.sync(this.state, this.view);
-    this.changed({ notify: false });
   }
 
   /** Limits the controls shown (a Set of names of controls.js, or null for all). */
   setControls(allowed) {
     this.#options.controls = allowed;
-    this.#visibility();
+    this.#scheduler.schedule('render');
   }
 
   /** Limits the maps drawn (a Set of stage names, canonical, or null for all). */
@@ -188,29 +244,15 @@ export class ExplorerView {
   /** What a control asked for. */
   #fromControl(kind, payload) {
     switch (kind) {
-      case 'set': {
-        const mechanismChanged = payload.mechanism !== undefined && payload.mechanism !== this.state.mechanism;
-        Object.assign(this.state, payload);
-        if (payload.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
-        if (mechanismChanged && this.state.weights === 'trained' && !this.specs.active) {
-          // The trained model of that mechanism, at the settings it was trained with.
-          this.loader.loadTrained(this.state.mechanism);
-        }
-        this.#controls.sync(this.state, this.view);
-        this.changed();
+      case 'set':
+        this.setFromPerson(payload);
         return;
-      }
       case 'text':
       case 'preset':
-        if (this.specs.active) this.specs.leave({ restore: false });
-        this.state.text = payload;
-        this.#controls.sync(this.state, this.view);
-        this.changed();
+        this.setFromPerson({ text: payload });
         return;
       case 'weights':
-        this.state.weights = payload;
-        this.loader.choose(payload);
-        this.changed();
+        this.setFromPerson({ weights: payload });
         return;
       case 'spec_file':
         this.specs.open(payload);
@@ -224,8 +266,33 @@ export class ExplorerView {
       case 'export':
         this.#exporter.run(payload).catch((err) => this.report(err));
         return;
+      case 'present':
+        this.setFromPerson({ present: !this.state.present });
+        return;
       default:
     }
+  }
+
+  /** Keys for the whole explorer: P presents, the arrow keys step through the walk. */
+  #key(event) {
+    const target = event.composedPath()[0];
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (target?.matches?.('input, textarea, select, canvas, [contenteditable]')) return;
+    if (event.key === 'p' || event.key === 'P') {
+      event.preventDefault();
+      this.setFromPerson({ present: !this.state.present });
+    } else if (this.state.view === 'walk' && (event.key === 'ArrowRight' || event.key === 'ArrowLeft')) {
+      event.preventDefault();
+      this.walk.move(event.key === 'ArrowRight' ? 1 : -1);
+    }
+  }
+
+  /** Presenting: the explorer full screen (where the browser allows it), large type. */
+  #present(on) {
+    this.el.explorer.classList.toggle('presenting', on);
+    const host = this.root.host ?? this.el.explorer;
+    if (on && !document.fullscreenElement) host.requestFullscreen?.().catch(() => {});
+    if (!on && document.fullscreenElement === host) document.exitFullscreen?.().catch(() => {});
   }
 
   /** Shows an error: a restarted or stopped engine, or a message naming what was wrong. */
@@ -243,24 +310,13 @@ export class ExplorerView {
 
   /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
   #restarted() {
-    this.#forget();
+    this.#applied = {};
+    this.#sent = { text: null, theme: null, words: null, shared: null };
     this.specs.drop();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
     this.#maps.hover = null;
-  }
-
-  #stopped(cause) {
-    this.report(new EngineStopped(cause));
-  }
-
-  /** Forgets what the handle holds, so the next render sends everything. */
-  #forget() {
-    this.#applied = {};
-    this.#sentText = null;
-    this.#sentTheme = null;
-    this.#sentMaskedLabel = null;
   }
 
   /** The handle now holds these engine values (after a model or a spec set them). */
@@ -277,7 +333,7 @@ export class ExplorerView {
 
   /** The handle's text changed behind the explorer's back (a spec was left): send it again. */
   forgetText() {
-    this.#sentText = null;
+    this.#sent.text = null;
   }
 
   #frame(work) {
@@ -293,16 +349,17 @@ export class ExplorerView {
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
   #applyEngine() {
     const theme = this.resolvedTheme();
+    const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label')];
     this.engine.call((ex) => {
-      if (theme !== this.#sentTheme) ex.set_theme((this.#sentTheme = theme));
-      const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label')];
-      if (words.join('\n') !== this.#sentMaskedLabel) {
+      if (theme !== this.#sent.theme) ex.set_theme((this.#sent.theme = theme));
+      if (words.join('\n') !== this.#sent.words) {
         ex.set_labels(...words);
-        this.#sentMaskedLabel = words.join('\n');
+        this.#sent.words = words.join('\n');
       }
-      if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sentText) {
-        this.#sentence = ex.set_text(this.state.text);
-        this.#sentText = this.state.text;
+      if (!!this.state.shared_scale !== this.#sent.shared) ex.set_shared_scale((this.#sent.shared = !!this.state.shared_scale));
+      if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
+        this.sentence = ex.set_text(this.state.text);
+        this.#sent.text = this.state.text;
         this.#layoutKey = '';
       }
     });
@@ -322,12 +379,13 @@ export class ExplorerView {
     this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
   }
 
-  /** The stages drawn: the mechanism's, limited to the `maps` option when it names some. */
-  #shownStages() {
+  /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
+  shownStages() {
     const all = this.view.stages;
     const allowed = this.#options.maps;
     const some = allowed ? all.filter((s) => allowed.has(s.id)) : all;
-    return some.length ? some : all;
+    const stages = some.length ? some : all;
+    return this.state.view === 'walk' ? this.walk.shownStages(stages) : stages;
   }
 
   #renderNow() {
@@ -335,105 +393,140 @@ export class ExplorerView {
     this.#applyEngine();
     const empty = this.isEmpty();
     this.view = this.engine.call((ex) => ex.view());
+    const mode = this.state.view;
     this.el.emptyHint.hidden = !empty;
-    this.el.maps.hidden = empty;
+    this.el.maps.hidden = empty || mode === 'compare';
+    this.el.compare.hidden = empty || mode !== 'compare';
+    this.el.walk.hidden = mode !== 'walk' || empty;
     this.#controls.setExportEnabled(!empty);
-    this.#visibility();
+    this.#controls.fillStages(this.view.stages, this.state.all_heads_stage || this.view.final_stage);
+    paintVisibility(this, this.#controls, this.#allowedControls());
     if (empty) {
       this.#layoutKey = '';
       this.#maps.clear();
+      this.#compare.clear();
       this.#afterRender(started);
       return;
     }
-    this.#labels = this.engine.call((ex) => ex.labels());
-    const stages = this.#shownStages();
-    const allHeads = this.state.all_heads;
-    const count = allHeads ? this.state.heads : stages.length;
-    const layoutKey = allHeads ? `all:${count}:${this.view.final_stage}` : stages.map((s) => s.id).join(',');
+    this.labels = this.engine.call((ex) => ex.labels());
+    if (mode === 'compare') {
+      this.#compare.render(this.#maps.fontPx());
+      this.#afterRender(started);
+      return;
+    }
+    const stages = this.shownStages();
+    const allHeads = this.state.all_heads && mode === 'explore';
+    const output = mode === 'walk' && this.walk.atOutput();
+    const allStage = this.state.all_heads_stage || this.view.final_stage;
+    const count = allHeads ? this.state.heads : stages.length + (output ? 1 : 0);
+    const layoutKey = `${mode}:${allHeads ? `all:${count}:${allStage}` : stages.map((s) => s.id).join(',')}:${output}`;
     if (layoutKey !== this.#layoutKey) {
       this.#maps.build(count);
       this.#layoutKey = layoutKey;
       this.el.maps.classList.toggle('all-heads', allHeads);
       this.#exporter.fillTargets(allHeads ? [] : stages);
     }
+    this.#fit(count);
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
     this.#maps.size();
-    const canvases = this.#maps.canvases();
+    // The font follows the maps' size, so it is measured after sizing them.
     const font = this.#maps.fontPx();
+    const canvases = this.#maps.canvases();
     const result = this.engine.call((ex) =>
-      allHeads ? ex.render_all_heads(canvases, font, '') : ex.render(canvases, font, stages.map((s) => s.id)),
+      allHeads
+        ? ex.render_all_heads(canvases, font, allStage)
+        : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
+    if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
-    this.#figureText(stages);
+    const final = this.view.stages.find((s) => s.id === allStage);
+    paintFigureText(this, this.#maps.figures, stages, { allHeads, final, output });
+    if (mode === 'walk') this.#walked(stages);
     this.#afterRender(started);
+  }
+
+  /** The walk's text, and the slide of A's rows on entering shift(A). */
+  #walked(stages) {
+    this.walk.paint();
+    const step = this.walk.position();
+    const id = step.steps[step.index];
+    if (id === this.#lastStep) return;
+    this.#lastStep = id;
+    const i = stages.findIndex((s) => s.id === id);
+    if (stages[i]?.id !== 'shifted' || i < 1) return;
+    const first = this.engine.call((ex) => ex.cell_rect(0, 0, 0));
+    const last = this.engine.call((ex) => ex.cell_rect(0, this.view.tokens - 1, this.view.keys - 1));
+    if (!first || !last) return;
+    const plot = { x: first.x, y: first.y, width: last.x + last.width - first.x, height: last.y + last.height - first.y };
+    this.walk.slide(this.#maps.figures[0], this.#maps.figures[i], { plot, cellWidth: first.width, shift: this.state.shift, circular: this.state.fill === 'circular' });
+  }
+
+  /** Sizes the maps' grid to the window (the page, presenting) or to the width alone. */
+  #fit(count) {
+    const maps = this.el.maps;
+    const width = maps.clientWidth;
+    const narrow = this.el.explorer.clientWidth < NARROW_PX;
+    const fit = (this.#options.fit || this.state.present) && !narrow;
+    const top = maps.getBoundingClientRect().top + (fit && !this.state.present ? globalThis.scrollY : 0);
+    const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: this.state.present ? 8 : 16 }) : Infinity;
+    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220 });
+    maps.style.setProperty('--cols', String(cols));
+    maps.style.setProperty('--map-w', `${mapWidth}px`);
   }
 
   #afterRender(started) {
     this.timings.renders += 1;
-    this.#status();
+    paintStatus(this);
+    this.#controls.sync(this.state, this.view);
     this.loader.paint();
     this.#paintInteraction();
     this.#table.schedule();
     this.timings.frame_ms = performance.now() - started;
   }
 
+  /** The controls to show: the `controls` option, or the presenter's while presenting. */
+  #allowedControls() {
+    if (this.state.present && !this.#options.controls) return new Set(PRESENT_CONTROLS);
+    return this.#options.controls ?? null;
+  }
+
   /** Whether nothing is drawn (an empty box, and no spec). */
   isEmpty() {
-    return this.specs.active ? this.specs.active.tokens.length === 0 : this.state.text.trim() === '' || this.#sentence.tokens.length === 0;
+    return this.specs.active ? this.specs.active.tokens.length === 0 : this.state.text.trim() === '' || this.sentence.tokens.length === 0;
   }
 
-  /** Shows the controls that apply, and the notes about a learned gate. */
-  #visibility() {
-    this.#controls.visibility(this.el.explorer, this.#options.controls ?? null, this.view?.parameters ?? []);
-    const gate = this.view?.parameters.includes('gate') && this.view.gate_learned;
-    this.el.gateSpecNote.hidden = !(gate && this.specs.active);
-    this.el.gateLearnedNote.hidden = !(gate && !this.specs.active && this.loader.info?.trained);
-  }
-
-  /** aria-labels and formulas: they name the stage and the head, and follow the language. */
-  #figureText(stages) {
-    const n = this.view.tokens;
-    const { heads, head } = this.state;
-    const describe = (stage) => {
-      const key = `stage_${stage.id}`;
-      return this.t(key in STRINGS.en ? key : 'stage_other', { k: this.state.shift, mk: -this.state.shift });
-    };
-    const final = this.view.stages.find((s) => s.id === this.view.final_stage);
-    this.#maps.figures.forEach(({ canvas, caption, figure }, i) => {
-      const stage = this.state.all_heads ? final : stages[i];
-      const h = this.state.all_heads ? i + 1 : head;
-      canvas.setAttribute('aria-label', this.t('aria_map', { name: stage.label, h, total: heads, desc: describe(stage), n }));
-      canvas.dataset.stage = stage.id;
-      caption.textContent = this.state.all_heads ? this.t('head_option', { n: i + 1, total: heads }) : stage.formula;
-      figure.classList.toggle('selected', this.state.all_heads ? i + 1 === head : i === this.#maps.active);
-    });
-  }
-
-  #status() {
-    const el = this.el;
-    const empty = this.isEmpty();
-    const n = this.view?.tokens ?? 0;
-    el.tokenCount.textContent = empty ? '' : this.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n });
-    const truncated = !this.specs.active && !empty && this.#sentence.truncated;
-    el.truncatedNotice.hidden = !truncated;
-    if (truncated) el.truncatedNotice.textContent = this.t('truncated', { total: this.#sentence.total, shown: n });
-    const readout = this.view?.readout;
-    el.paramReadout.hidden = !readout || empty;
-    el.paramReadout.textContent = readout ?? '';
-    el.timing.textContent = empty ? '' : this.t('timing', { c: this.timings.compute_ms.toFixed(1), d: this.timings.draw_ms.toFixed(1) });
-    this.#controls.outputs(this.state, this.view);
-    this.#controls.sync(this.state, this.view);
+  /** The index of the map the table describes. */
+  activeMap() {
+    return this.#maps.active;
   }
 
   #interacted(what) {
-    if (what === 'active') this.#table.schedule();
+    if (what === 'active') {
+      const cell = this.#maps.selected;
+      if (cell && cell.row + 1 !== this.state.row) this.setFromPerson({ row: cell.row + 1 });
+      this.#table.schedule();
+    }
     this.#scheduler.schedule('overlay');
   }
 
-  #colors() {
+  /** The row view's pointer moved to key `key` (from 0, or null). */
+  rowHovered(key) {
+    const row = this.state.row - 1;
+    this.#maps.hover = key === null ? null : { index: this.#maps.figures.length - 1, row, col: key, fromRow: true };
+    this.#scheduler.schedule('overlay');
+  }
+
+  /** Repaints the highlight (after a slide ends). */
+  repaintOverlay() {
+    this.#lastCellKey = '';
+    this.#scheduler.schedule('overlay');
+  }
+
+  /** The highlight's colours from the stylesheet. */
+  highlightColors() {
     if (!this.#highlight) {
       const style = getComputedStyle(this.el.maps);
       this.#highlight = {
@@ -445,12 +538,17 @@ export class ExplorerView {
     return this.#highlight;
   }
 
-  /** Overlay highlight, tooltip and readout for the current cell. Never renders the maps. */
+  /** Overlay highlight, tooltip, readout and row view for the current cell. Never renders maps. */
   #paintInteraction() {
     if (this.engine.state !== 'ready') return;
+    if (this.state.view === 'compare') {
+      this.#compare.paint();
+      return;
+    }
     this.#maps.resolveHover();
     const cell = this.isEmpty() ? null : this.#maps.currentCell();
-    this.#maps.paint(cell, this.#colors());
+    if (!this.walk.animating) this.#maps.paint(cell, this.highlightColors());
+    this.#rowView.paint(cell && cell.row + 1 === this.state.row ? cell.col : null);
     const key = cell ? `${cell.row},${cell.col},${this.timings.renders},${this.state.lang}` : `none,${this.state.lang},${this.isEmpty()},${this.state.all_heads}`;
     if (key !== this.#lastCellKey) {
       this.#lastCellKey = key;
@@ -464,13 +562,14 @@ export class ExplorerView {
       this.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
       this.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
     }
-    if (cell) placeTooltip(this.el.tooltip, this.#maps.anchor(cell));
+    if (cell && !cell.fromRow) placeTooltip(this.el.tooltip, this.#maps.anchor(cell));
+    else this.el.tooltip.hidden = true;
   }
 
   /** What the screen-reader table shows: the active map's top-left window. */
   #tableContent() {
-    if (this.engine.state !== 'ready' || this.isEmpty() || !this.view) return null;
-    const stages = this.#shownStages();
+    if (this.engine.state !== 'ready' || this.isEmpty() || !this.view || this.state.view === 'compare') return null;
+    const stages = this.shownStages();
     const active = this.#maps.active;
     const stage = this.state.all_heads || active < 0 ? stages[stages.length - 1] : stages[Math.min(active, stages.length - 1)];
     try {
@@ -483,8 +582,8 @@ export class ExplorerView {
         caption: this.t('table_caption', { name: stage.label, h: this.state.head, total: this.state.heads }),
         capped,
         window: w,
-        rowLabels: this.#labels.rows,
-        keyLabels: this.#labels.keys,
+        rowLabels: this.labels.rows,
+        keyLabels: this.labels.keys,
         corner: this.t('table_corner'),
       };
     } catch (err) {
@@ -506,11 +605,7 @@ export class ExplorerView {
 
   /** Translates every string of the explorer into `state.lang`. */
   applyLanguage() {
-    const root = this.el.explorer;
-    root.lang = this.state.lang === 'zh' ? 'zh-Hans' : 'en';
-    for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = this.t(node.dataset.i18n);
-    for (const node of root.querySelectorAll('[data-i18n-placeholder]')) node.placeholder = this.t(node.dataset.i18nPlaceholder);
-    for (const node of root.querySelectorAll('[data-i18n-aria-label]')) node.setAttribute('aria-label', this.t(node.dataset.i18nAriaLabel));
+    translateAll(this);
     this.#controls.fill();
     this.#controls.sync(this.state, this.view);
     this.messages.relabel();
@@ -524,18 +619,17 @@ export class ExplorerView {
 
   /** The maps' canvases and what they show, for exports. */
   drawn() {
-    return { canvases: this.#maps.canvases(), stages: this.#shownStages(), background: this.#colors().surface, font: this.#maps.fontPx() };
-  }
-
-  /** Sets the head count choice nearest to `heads` (for a model that cannot show `heads`). */
-  nearestHeads(heads) {
-    return nearestChoice(this.view?.head_choices ?? [heads], heads);
+    return { canvases: this.#maps.canvases(), stages: this.shownStages(), background: this.highlightColors().surface, font: this.#maps.fontPx() };
   }
 
   /** Frees the engine handle and stops listening; the explorer is unusable afterwards. */
   destroy() {
     this.#darkQuery?.removeEventListener('change', this.#onDark);
+    document.removeEventListener('fullscreenchange', this.#onFullscreen);
+    this.#keyTarget.removeEventListener('keydown', this.#onKey);
+    this.walk.stop();
     this.#maps.destroy();
+    this.#compare.clear();
     this.#table.destroy();
     this.specs.destroy();
     this.engine.stop();

@@ -1,0 +1,132 @@
+"""``diffattn.Explorer``: the explorer as a Jupyter widget (anywidget; ``pip install
+./python[widget]``).
+
+Its front end is the single-file build ``diffattn-explorer.inline.js`` (wasm, the default
+trained model and the stylesheet inside), so it works offline in JupyterLab, Notebook 7,
+VS Code and Colab, with no CDN. The synced traits carry the custom element's attribute names
+(``text``, ``mechanism``, ``shift``, ``heads``, ...; docs/EMBED.md), plus ``spec``, a stages spec
+as a dict, drawn in place of the sentence. A trait left at ``None`` shows the explorer's default;
+changing a trait from Python redraws; moving a control in the widget sets every trait to what
+the explorer shows.
+
+    import diffattn
+    w = diffattn.Explorer(text="The cat sat on the mat.", shift=2, maps="A,D,fused")
+    w            # the widget
+    w.shift = 3  # redraws
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import anywidget
+import traitlets
+
+#: The single-file build's name, beside this module (package data) or in a checkout's pkg/.
+INLINE_BUILD = "diffattn-explorer.inline.js"
+
+
+#: The front end when the single-file build is missing: a message instead of a dead widget.
+_MISSING_FRONT_END = """export default { render({ el }) {
+  const p = document.createElement('p');
+  p.textContent = 'diffattn: the widget front end (diffattn-explorer.inline.js) was not built: run scripts/build-wasm and scripts/build-pkg, then reinstall';
+  el.append(p);
+} };
+"""
+
+
+def _inline_build():
+    """The front end: ``$DIFFATTN_INLINE_JS``, the package's copy (``static/``, written by
+    scripts/build-pkg, shipped as package data), or a checkout's ``pkg/`` (an editable install);
+    without any, a module that says so in the notebook."""
+    candidates = []
+    if os.environ.get("DIFFATTN_INLINE_JS"):
+        candidates.append(pathlib.Path(os.environ["DIFFATTN_INLINE_JS"]))
+    here = pathlib.Path(__file__).resolve().parent
+    candidates.append(here / "static" / INLINE_BUILD)
+    candidates.extend(parent / "pkg" / INLINE_BUILD for parent in here.parents)
+    for path in candidates:
+        if path.is_file():
+            return path
+    return _MISSING_FRONT_END
+
+
+class _CommaList(traitlets.Unicode):
+    """A comma list of names (``"A,D,fused"``); a list, tuple or set of names is joined."""
+
+    def validate(self, obj, value):
+        if isinstance(value, (list, tuple, set, frozenset)):
+            value = ",".join(str(v) for v in value)
+        return super().validate(obj, value)
+
+
+def _text():
+    return traitlets.Unicode(None, allow_none=True).tag(sync=True)
+
+
+def _list():
+    return _CommaList(None, allow_none=True).tag(sync=True)
+
+
+def _int():
+    return traitlets.Int(None, allow_none=True).tag(sync=True)
+
+
+def _float():
+    return traitlets.Float(None, allow_none=True).tag(sync=True)
+
+
+def _bool():
+    return traitlets.Bool(None, allow_none=True).tag(sync=True)
+
+
+class Explorer(anywidget.AnyWidget):
+    """Differential attention, every stage, live: ``Explorer(**state)``.
+
+    Keyword arguments are the element's attributes: ``text``, ``mechanism``, ``heads``, ``head``
+    (from 1), ``causal``, ``shift``, ``difference`` (``single`` | ``symmetric``), ``fill``
+    (``circular`` | ``zero``), ``renormalize`` (``none`` | ``softmax``), ``alpha``, ``beta``,
+    ``gamma`` (or ``gate="1.5,3,-0.5"``), ``tau``, ``window``, ``all_heads``, ``weights``
+    (``trained`` | ``untrained``), ``lang`` (``en`` | ``zh``), ``theme`` (``auto`` | ``light`` |
+    ``dark``), ``maps`` and ``controls`` (comma lists or lists of names), and ``spec`` (a stages
+    spec dict). The single-file build carries the default mechanism's trained model only.
+    """
+
+    _esm = _inline_build()
+
+    text = _text()
+    mechanism = _text()
+    heads = _int()
+    head = _int()
+    causal = _bool()
+    shift = _int()
+    difference = _text()
+    fill = _text()
+    renormalize = _text()
+    alpha = _float()
+    beta = _float()
+    gamma = _float()
+    tau = _float()
+    window = _int()
+    all_heads = _bool()
+    weights = _text()
+    lang = _text()
+    theme = _text()
+    gate = _list()
+    maps = _list()
+    controls = _list()
+    spec = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)
+
+    #: The names ``Explorer(**state)`` takes (the element's attributes, but ``src``, plus ``spec``).
+    STATE_NAMES = (
+        "text", "mechanism", "heads", "head", "causal", "shift", "difference", "fill",
+        "renormalize", "alpha", "beta", "gamma", "tau", "window", "all_heads", "weights",
+        "lang", "theme", "gate", "maps", "controls", "spec",
+    )  # fmt: skip
+
+    def __init__(self, **state):
+        unknown = sorted(set(state) - set(self.STATE_NAMES))
+        if unknown:
+            raise TypeError(f"Explorer() got unknown names {', '.join(unknown)}; it takes {', '.join(self.STATE_NAMES)}")
+        super().__init__(**state)

@@ -1,0 +1,38 @@
+// How the maps fill the room they have: the grid (columns, map width) that shows `count` maps
+// as large as possible in a box, so that on a projector the sentence, the controls and every
+// map are on one screen without scrolling. Pure: tests/e2e/page-logic.test.mjs runs it.
+
+/**
+ * The columns and the map width (CSS px) that show `count` maps largest in `width` ×
+ * `height` px. A map is `width × aspect` tall plus `extra` px (its caption and padding);
+ * maps are `gap` apart. With no height limit (`height` Infinity) the maps are as wide as
+ * `width` allows with at least `minWidth` each. Returns `{ cols, mapWidth }`.
+ */
+export function bestGrid(count, width, height, { aspect = 7 / 8, extra = 40, gap = 12, minWidth = 200, maxWidth = 900 } = {}) {
+  if (count <= 0 || width <= 0) return { cols: 1, mapWidth: Math.max(0, Math.floor(width)) };
+  let best = { cols: 1, mapWidth: 0 };
+  for (let cols = 1; cols <= count; cols++) {
+    const rows = Math.ceil(count / cols);
+    let w = (width - gap * (cols - 1)) / cols;
+    if (Number.isFinite(height)) {
+      const byHeight = ((height - gap * (rows - 1)) / rows - extra) / aspect;
+      w = Math.min(w, byHeight);
+    } else if (w < minWidth && cols > 1) {
+      break;
+    }
+    w = Math.min(w, maxWidth);
+    // Prefer the larger maps; between equals, fewer rows.
+    if (w > best.mapWidth + 0.5) best = { cols, mapWidth: w };
+  }
+  return { cols: best.cols, mapWidth: Math.max(1, Math.floor(best.mapWidth)) };
+}
+
+/**
+ * The room the maps have in the window: from the maps' top edge (page coordinates) to the
+ * bottom of the viewport, less `margin`. Below `minHeight` the window is too short to fit
+ * them on one screen, and the maps lay out by width alone (Infinity).
+ */
+export function roomBelow(topInPage, viewportHeight, { margin = 12, minHeight = 260 } = {}) {
+  const room = viewportHeight - topInPage - margin;
+  return room >= minHeight ? room : Infinity;
+}

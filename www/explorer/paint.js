@@ -1,0 +1,91 @@
+// What the explorer writes around its maps after every render: the status line, the notices
+// (truncated text, unknown words, a loaded spec, settings moved away from the trained ones),
+// which controls show, the maps' captions and accessible names, and every translated string.
+// Functions of the ExplorerView, kept here so view.js stays the render loop.
+
+import { STRINGS } from './i18n.js';
+
+/** The status line and the notices. */
+export function paintStatus(v) {
+  const el = v.el;
+  const empty = v.isEmpty();
+  const n = v.view?.tokens ?? 0;
+  el.tokenCount.textContent = empty ? '' : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n });
+  const truncated = !v.specs.active && !empty && v.sentence.truncated;
+  el.truncatedNotice.hidden = !truncated;
+  if (truncated) el.truncatedNotice.textContent = v.t('truncated', { total: v.sentence.total, shown: n });
+  const readout = v.view?.readout;
+  el.paramReadout.hidden = !readout || empty;
+  el.paramReadout.textContent = readout ?? '';
+  el.timing.textContent = empty ? '' : v.t('timing', { c: v.timings.compute_ms.toFixed(1), d: v.timings.draw_ms.toFixed(1) });
+}
+
+/**
+ * Shows the controls that apply: the `controls` option (or, presenting, the presenter's),
+ * the mechanism's parameters from the engine's view, and the notes about a learned gate.
+ */
+export function paintVisibility(v, controls, allowed) {
+  const parameters = v.view?.parameters ?? [];
+  controls.visibility(v.el.explorer, allowed, parameters);
+  const gate = parameters.includes('gate') && v.view.gate_learned;
+  v.el.gateSpecNote.hidden = !(gate && v.specs.active);
+  v.el.gateLearnedNote.hidden = !(gate && !v.specs.active && v.loader.info?.trained);
+  v.el.allHeadsStageField.hidden = v.el.allHeadsStageField.hidden || !v.state.all_heads;
+  // A loaded spec: the weights are the file's.
+  const spec = !!v.specs.active;
+  v.el.weights.disabled = spec;
+  v.el.weights.querySelector('option[value="spec"]').hidden = !spec;
+  if (spec) v.el.weights.value = 'spec';
+  for (const tab of v.el.explorer.querySelectorAll('[data-view]')) {
+    tab.setAttribute('aria-pressed', String(tab.dataset.view === v.state.view));
+  }
+  v.el.present.setAttribute('aria-pressed', String(!!v.state.present));
+}
+
+/** The maps' captions and accessible names: they name the stage and the head, in the language. */
+export function paintFigureText(v, figures, stages, { allHeads, final, output }) {
+  const n = v.view.tokens;
+  const { heads, head } = v.state;
+  const describe = (stage) => {
+    const key = `stage_${stage.id}`;
+    return v.t(key in STRINGS.en ? key : 'stage_other', { k: v.state.shift, mk: -v.state.shift });
+  };
+  figures.forEach(({ canvas, caption, figure }, i) => {
+    if (output && i === figures.length - 1) {
+      canvas.setAttribute('aria-label', v.t('aria_output', { n, d: v.view.d_model }));
+      canvas.dataset.stage = 'output';
+      caption.textContent = v.t('output_caption');
+      return;
+    }
+    const stage = allHeads ? final : stages[i];
+    const h = allHeads ? i + 1 : head;
+    canvas.setAttribute('aria-label', v.t('aria_map', { name: stage.label, h, total: heads, desc: describe(stage), n }));
+    canvas.dataset.stage = stage.id;
+    caption.textContent = allHeads ? v.t('head_option', { n: i + 1, total: heads }) : stage.formula;
+    figure.classList.toggle('selected', allHeads ? i + 1 === head : i === v.activeMap());
+  });
+}
+
+/** Translates every string of the explorer into `state.lang`. */
+export function translateAll(v) {
+  const root = v.el.explorer;
+  root.lang = v.state.lang === 'zh' ? 'zh-Hans' : 'en';
+  for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = v.t(node.dataset.i18n);
+  for (const node of root.querySelectorAll('[data-i18n-placeholder]')) node.placeholder = v.t(node.dataset.i18nPlaceholder);
+  for (const node of root.querySelectorAll('[data-i18n-aria-label]')) node.setAttribute('aria-label', v.t(node.dataset.i18nAriaLabel));
+  for (const node of root.querySelectorAll('[data-i18n-title]')) node.title = v.t(node.dataset.i18nTitle);
+}
+
+/**
+ * The unknown-words note: how many tokens the trained model does not know, and a hedge when
+ * most are unknown (the prediction then means little).
+ */
+export function paintUnknown(v, prediction) {
+  const note = v.el.unknownNote;
+  const unknown = prediction?.unknown ?? 0;
+  note.hidden = !prediction || unknown === 0;
+  v.el.prediction.classList.toggle('hedged', !!prediction && unknown * 2 > prediction.tokens);
+  if (note.hidden) return;
+  const key = unknown * 2 > prediction.tokens ? 'unknown_most' : 'unknown_some';
+  note.textContent = v.t(key, { u: unknown, n: prediction.tokens });
+}
