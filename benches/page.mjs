@@ -399,12 +399,16 @@ async function main() {
     weight_folders: (await weightFolders()).map((d) => path.relative(ROOT, d)),
     default_weights: defaultWeights,
     sets: {
-      // One set per wasm build (scripts/build-wasm): a browser downloads the JavaScript and
-      // one of them (www/wasm-features.js picks it).
+      // One set per wasm build (scripts/build-wasm): the page downloads the glue, its own
+      // modules (www/, not the package's copies and bundles in pkg/) and one of the two wasm
+      // files (www/wasm-features.js says which).
       ...Object.fromEntries(
         files
-          .filter((s) => s.kind === 'wasm')
-          .map((w) => [`wasm + JavaScript (${path.basename(w.file)})`, sum([w, ...files.filter((s) => s.kind === 'js')])]),
+          .filter((s) => s.kind === 'wasm' && path.dirname(s.file) === 'pkg')
+          .map((w) => [
+            `wasm + JavaScript (${path.basename(w.file)})`,
+            sum([w, ...files.filter((s) => s.kind === 'js' && (s.file === 'pkg/diffattn.js' || s.file.startsWith('www/')))]),
+          ]),
       ),
       'first view (what it requested + the default model: manifest, default weights)': sum(files.filter((s) => s.first_view)),
       'weights (all)': sum(files.filter((s) => s.kind === 'weights')),
