@@ -125,7 +125,8 @@ async function main() {
     dropTarget: document,
     docsBase: new URL('docs/', base),
     showTimings: address.debug,
-    fit: true,
+    // Sized to the window, except in a frame, which sizes itself to the page (embed=1).
+    fit: !address.embed,
     globalKeys: true,
     onChange: () => {
       scheduleAddress();

@@ -87,7 +87,10 @@ class Explorer(anywidget.AnyWidget):
     Keyword arguments are the element's attributes: ``text``, ``mechanism``, ``heads``, ``head``
     (from 1), ``causal``, ``shift``, ``difference`` (``single`` | ``symmetric``), ``fill``
     (``circular`` | ``zero``), ``renormalize`` (``none`` | ``softmax``), ``alpha``, ``beta``,
-    ``gamma`` (or ``gate="1.5,3,-0.5"``), ``tau``, ``window``, ``all_heads``, ``weights``
+    ``gamma`` (or ``gate="1.5,3,-0.5"``), ``tau``, ``window``, ``all_heads``,
+    ``all_heads_stage``, ``shared_scale``, ``row`` (a query row from 1; 0 closes the row view),
+    ``view`` (``explore`` | ``walk`` | ``compare``), ``step`` (a stage of the walk, or
+    ``output``), ``present``, ``weights``
     (``trained`` | ``untrained``), ``lang`` (``en`` | ``zh``), ``theme`` (``auto`` | ``light`` |
     ``dark``), ``maps`` and ``controls`` (comma lists or lists of names), and ``spec`` (a stages
     spec dict). The single-file build carries the default mechanism's trained model only.
@@ -110,6 +113,12 @@ class Explorer(anywidget.AnyWidget):
     tau = _float()
     window = _int()
     all_heads = _bool()
+    all_heads_stage = _text()
+    shared_scale = _bool()
+    row = _int()
+    view = _text()
+    step = _text()
+    present = _bool()
     weights = _text()
     lang = _text()
     theme = _text()
@@ -121,7 +130,8 @@ class Explorer(anywidget.AnyWidget):
     #: The names ``Explorer(**state)`` takes (the element's attributes, but ``src``, plus ``spec``).
     STATE_NAMES = (
         "text", "mechanism", "heads", "head", "causal", "shift", "difference", "fill",
-        "renormalize", "alpha", "beta", "gamma", "tau", "window", "all_heads", "weights",
+        "renormalize", "alpha", "beta", "gamma", "tau", "window", "all_heads",
+        "all_heads_stage", "shared_scale", "row", "view", "step", "present", "weights",
         "lang", "theme", "gate", "maps", "controls", "spec",
     )  # fmt: skip
 

@@ -88,7 +88,7 @@ async function maps(page, selector) {
 async function visibleControls(page, selector) {
   return page.evaluate((sel) => {
     const root = document.querySelector(sel).shadowRoot;
-    const shown = [...root.querySelectorAll('#controls [data-control]')].filter((n) => n.checkVisibility());
+    const shown = [...root.querySelectorAll('[data-control]')].filter((n) => n.checkVisibility());
     return [...new Set(shown.map((n) => n.dataset.control))].sort();
   }, selector);
 }

@@ -10,6 +10,7 @@ import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '.
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
+import { bestGrid, roomBelow } from '../../www/explorer/layout.js';
 import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
 import { ATTRIBUTES, formatGate, nameSet, parseGate, readAttribute, readAttributes, readNameList } from '../../www/explorer/attributes.js';
 import { CONTROL_NAMES } from '../../www/explorer/controls.js';
@@ -360,4 +361,16 @@ test('attributes: all at once, the gate winning over alpha, beta, gamma; named k
   assert.deepEqual(read.controls, new Set());
   assert.equal(read.src, null);
   assert.deepEqual(read.invalid, ['<diffattn-explorer heads="x">: not a valid heads; ignored']);
+});
+
+test('layout: the maps fill the room they have, and lay out by width when there is no height', () => {
+  // 5 maps in 730 × 590 px: 3 columns of 235 px (2 rows of 235 · 7/8 + 40 = 246 px fit in 590).
+  assert.deepEqual(bestGrid(5, 730, 590), { cols: 3, mapWidth: 235 });
+  // A short room: one row of five, each limited by the height.
+  assert.deepEqual(bestGrid(5, 1600, 300), { cols: 5, mapWidth: 297 });
+  // No height limit: as many maps to a row as stay 320 px wide.
+  assert.deepEqual(bestGrid(5, 1100, Infinity), { cols: 3, mapWidth: 358 });
+  assert.deepEqual(bestGrid(5, 300, Infinity), { cols: 1, mapWidth: 300 });
+  assert.equal(roomBelow(200, 768), 768 - 200 - 12);
+  assert.equal(roomBelow(600, 768), Infinity, 'too short to fit: lay out by width');
 });

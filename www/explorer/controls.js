@@ -22,7 +22,6 @@ export const CONTROL_NAMES = Object.freeze([
   'shared_scale',
   'views',
   'present',
-  'prediction',
   'shift',
   'difference',
   'fill',

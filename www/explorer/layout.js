@@ -5,22 +5,22 @@
 /**
  * The columns and the map width (CSS px) that show `count` maps largest in `width` ×
  * `height` px. A map is `width × aspect` tall plus `extra` px (its caption and padding);
- * maps are `gap` apart. With no height limit (`height` Infinity) the maps are as wide as
- * `width` allows with at least `minWidth` each. Returns `{ cols, mapWidth }`.
+ * maps are `gap` apart. With no height limit (`height` Infinity) as many maps share a row as
+ * keep each at least `preferred` wide. Returns `{ cols, mapWidth }`.
  */
-export function bestGrid(count, width, height, { aspect = 7 / 8, extra = 40, gap = 12, minWidth = 200, maxWidth = 900 } = {}) {
+export function bestGrid(count, width, height, { aspect = 7 / 8, extra = 40, gap = 12, minWidth = 200, maxWidth = 900, preferred = 320 } = {}) {
   if (count <= 0 || width <= 0) return { cols: 1, mapWidth: Math.max(0, Math.floor(width)) };
+  const across = (cols) => Math.min(maxWidth, (width - gap * (cols - 1)) / cols);
+  if (!Number.isFinite(height)) {
+    // No height to fit: as many maps to a row as keep each at least `preferred` wide.
+    const cols = Math.max(1, Math.min(count, Math.floor((width + gap) / (Math.max(preferred, minWidth) + gap))));
+    return { cols, mapWidth: Math.max(1, Math.floor(across(cols))) };
+  }
   let best = { cols: 1, mapWidth: 0 };
   for (let cols = 1; cols <= count; cols++) {
     const rows = Math.ceil(count / cols);
-    let w = (width - gap * (cols - 1)) / cols;
-    if (Number.isFinite(height)) {
-      const byHeight = ((height - gap * (rows - 1)) / rows - extra) / aspect;
-      w = Math.min(w, byHeight);
-    } else if (w < minWidth && cols > 1) {
-      break;
-    }
-    w = Math.min(w, maxWidth);
+    const byHeight = ((height - gap * (rows - 1)) / rows - extra) / aspect;
+    const w = Math.min(across(cols), byHeight);
     // Prefer the larger maps; between equals, fewer rows.
     if (w > best.mapWidth + 0.5) best = { cols, mapWidth: w };
   }

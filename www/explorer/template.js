@@ -192,7 +192,7 @@ const MARKUP = `
         <span id="token-count"></span>
         <span id="param-readout" hidden></span>
         <span id="timing" class="muted" hidden></span>
-        <div id="prediction" class="prediction" data-label="none" part="prediction" data-control="prediction">
+        <div id="prediction" class="prediction" data-label="none" part="prediction">
           <span class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
           <strong id="prediction-value" class="prediction-value" aria-live="polite">—</strong>
           <meter id="prediction-meter" class="prediction-meter" min="0" max="1" value="0" hidden></meter>
