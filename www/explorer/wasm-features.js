@@ -1,14 +1,16 @@
-// Which of the page's two wasm builds this browser runs (scripts/build-wasm, docs/PERFORMANCE.md
+// Which of the two wasm builds this browser runs (scripts/build-wasm, docs/PERFORMANCE.md
 // "Two wasm builds"): the simd128 build where WebAssembly SIMD is supported (Chrome 91, Firefox
 // 89, Safari 16.4 and later), the baseline build everywhere else. Both builds share one
-// JavaScript glue file (pkg/diffattn.js) and give the same bits in every map; only speed
-// differs. Pure: no side effects on import, nothing fetched.
+// JavaScript glue file (diffattn.js) and give the same bits in every map; only speed differs.
+// The page (www/app.js), the element's entry (pkg/diffattn-explorer.js), the single-file build
+// (pkg/inline.js) and the benchmark page decide here, before anything is downloaded. Pure: no
+// side effects on import, nothing fetched.
 //
 //   import init from '../pkg/diffattn.js';
-//   import { wasmUrl } from './wasm-features.js';
-//   await init({ module_or_path: wasmUrl() });
+//   import { wasmUrl } from './explorer/wasm-features.js';
+//   await init({ module_or_path: wasmUrl(new URL('../pkg/', import.meta.url)) });
 
-/** The wasm file names in pkg/, by build. */
+/** The wasm file names, by build, in the folder beside the glue (pkg/). */
 export const WASM_FILES = Object.freeze({
   simd128: 'diffattn_simd_bg.wasm',
   baseline: 'diffattn_bg.wasm',
@@ -43,12 +45,14 @@ export function wasmBuild() {
   return simdSupported() ? 'simd128' : 'baseline';
 }
 
-/** The wasm file name (in pkg/) to load here. */
-export function wasmFile() {
-  return WASM_FILES[wasmBuild()];
+/** The wasm file name of `build` (by default the one to load here). */
+export function wasmFile(build = wasmBuild()) {
+  const file = WASM_FILES[build];
+  if (!file) throw new Error(`unknown wasm build ${JSON.stringify(build)}: one of ${Object.keys(WASM_FILES).join(', ')}`);
+  return file;
 }
 
-/** The wasm file's URL, in pkg/ beside this folder unless `base` says otherwise. */
-export function wasmUrl(base = new URL('../pkg/', import.meta.url)) {
-  return new URL(wasmFile(), base);
+/** The URL of `build`'s wasm file (by default the one to load here) in the folder `base`. */
+export function wasmUrl(base, build = wasmBuild()) {
+  return new URL(wasmFile(build), base);
 }
