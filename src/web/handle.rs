@@ -10,7 +10,7 @@ use web_sys::HtmlCanvasElement;
 use super::draw::Painter;
 use super::js::{
     choice, js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, LabelsJs, ModelJs,
-    PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
+    PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs, ViewportJs,
 };
 use crate::engine::{ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
@@ -19,7 +19,7 @@ use crate::names::name_of;
 use crate::render::{
     constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel,
 };
-use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme};
+use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
 use plotters::style::RGBColor;
 
 fn now_ms() -> f64 {
@@ -43,8 +43,11 @@ pub struct Explorer {
     row_word: String,
     /// Whether the maps drawn together share colour scales by kind (`set_shared_scale`).
     shared_scale: bool,
-    /// The layouts of the last maps drawn by `render`, for hit-testing and highlights.
-    layouts: Vec<HeatmapLayout>,
+    /// The part of the maps to draw (`set_viewport`), fitted to each map as it is drawn.
+    viewport: Viewport,
+    /// The layouts of the last maps drawn by `render`, with the part of the map each shows,
+    /// for hit-testing and highlights.
+    layouts: Vec<(HeatmapLayout, Viewport)>,
     /// The layout of the last row view drawn by `render_row`.
     row_layout: Option<RowLayout>,
     painter: Painter,
@@ -58,6 +61,7 @@ impl Default for Explorer {
 
 /// What every map of one render shares: the key labels and the widest labels, measured once.
 struct SharedLabels {
+    rows: Vec<String>,
     keys: Vec<String>,
     widths: LabelWidths,
 }
@@ -76,6 +80,7 @@ impl Explorer {
             constant_label: "constant".to_string(),
             row_word: "row".to_string(),
             shared_scale: false,
+            viewport: Viewport::default(),
             layouts: Vec::new(),
             row_layout: None,
             painter: Painter::default(),
@@ -176,7 +181,7 @@ impl Explorer {
         self.state.compute().map_err(js_error)?;
         let t1 = now_ms();
         let head = self.state.head();
-        let labels = self.shared_labels();
+        let labels = self.shared_labels(self.shown_viewport());
         let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
         let scales = self.scales(&drawn);
         self.layouts.clear();
@@ -207,7 +212,7 @@ impl Explorer {
             self.stage_shown(stage)?
         };
         let heads = self.state.settings().maps.heads;
-        let labels = self.shared_labels();
+        let labels = self.shared_labels(self.shown_viewport());
         let drawn: Vec<(StageId, usize)> =
             (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
         let scales = self.scales(&drawn);
@@ -224,16 +229,75 @@ impl Explorer {
     }
 
     /// The cell under a device-pixel position of the `index`-th canvas of the last render:
-    /// `[row, col]`, or `undefined` outside the map.
+    /// `[row, col]` of the whole map (also when a viewport is drawn), or `undefined` outside
+    /// the map.
     pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
-        let (row, col) = self.layouts.get(index)?.cell_at(x_px, y_px)?;
-        Some(vec![row as u32, col as u32])
+        let (layout, drawn) = self.layouts.get(index)?;
+        let (row, col) = layout.cell_at(x_px, y_px)?;
+        Some(vec![(row + drawn.row) as u32, (col + drawn.col) as u32])
     }
 
-    /// The row whose label is under a device-pixel position of the `index`-th canvas of the
-    /// last render (left of the plot), or `undefined`.
+    /// The row (of the whole map) whose label is under a device-pixel position of the
+    /// `index`-th canvas of the last render (left of the plot), or `undefined`.
     pub fn row_label_hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<usize> {
-        self.layouts.get(index)?.row_label_at(x_px, y_px)
+        let (layout, drawn) = self.layouts.get(index)?;
+        Some(layout.row_label_at(x_px, y_px)? + drawn.row)
+    }
+
+    /// Draws only rows `row..row + rows` and columns `col..col + cols` of every map from the
+    /// next render on (zooming into a long map); `rows` or `cols` 0 draws that extent whole,
+    /// so `set_viewport(0, 0, 0, 0)` draws whole maps. The window is fitted to each map as it
+    /// is drawn (inside it, the same size where it fits); labels, mask and hit-testing follow
+    /// it, and each map keeps the colour scale of its whole.
+    pub fn set_viewport(&mut self, row: usize, col: usize, rows: usize, cols: usize) {
+        self.viewport = Viewport {
+            row,
+            col,
+            rows,
+            cols,
+        };
+    }
+
+    /// The part of the maps the next render draws, fitted to the maps of the current input:
+    /// `{ row, col, rows, cols, total_rows, total_cols }`.
+    pub fn viewport(&self) -> Result<JsValue, JsError> {
+        let (total_rows, total_cols) = self.shape();
+        let v = self.shown_viewport();
+        to_js(&ViewportJs {
+            row: v.row,
+            col: v.col,
+            rows: v.rows,
+            cols: v.cols,
+            total_rows,
+            total_cols,
+        })
+    }
+
+    /// Draws the whole of the shown head's map of `stage` (its name; the final stage when
+    /// empty) on `canvas` as plain cells filling its width and height attributes: no frame,
+    /// no labels, the same colours as the map's own (the overview of a zoomed map).
+    pub fn render_overview(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        stage: &str,
+    ) -> Result<(), JsError> {
+        self.state.compute().map_err(js_error)?;
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        let head = self.state.head();
+        let scale = self
+            .scales(&[(stage, head)])
+            .pop()
+            .unwrap_or_else(Scale::unit);
+        let map = self
+            .state
+            .head_map(stage, head)
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let mask = self.cell_mask();
+        self.painter.draw_cells(&canvas, map, &scale, &mask)
     }
 
     /// The largest and smallest allowed cells of the shown head's map of `stage`:
@@ -262,8 +326,8 @@ impl Explorer {
     /// `{ x, y, width, height }`, or `undefined`.
     pub fn cell_rect(&self, index: usize, row: usize, col: usize) -> Result<JsValue, JsError> {
         match self.layouts.get(index) {
-            Some(layout) if row < layout.rows && col < layout.cols => {
-                let r = layout.cell_rect(row, col);
+            Some((layout, drawn)) if drawn.contains(row, col) => {
+                let r = layout.cell_rect(row - drawn.row, col - drawn.col);
                 to_js(&RectJs {
                     x: r.x,
                     y: r.y,
@@ -428,7 +492,8 @@ impl Explorer {
         })
     }
 
-    /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document.
+    /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document: the
+    /// part the viewport shows, as on the page.
     pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
         self.state.compute().map_err(js_error)?;
@@ -437,17 +502,19 @@ impl Explorer {
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let scale = Scale::for_values(stage.scale_kind(), map);
-        let keys = self.state.key_labels();
+        let shown = self.viewport.within(map.dim());
+        let labels = self.shared_labels(shown);
         let theme = Theme::light();
-        let mut frame = self.frame(stage.label(), &keys, &scale, &theme, 14.0);
+        let mut frame = self.frame(stage.label(), &labels, shown, &scale, &theme, 14.0);
         frame.constant = constant_value(map);
-        Ok(heatmap_svg(map, &frame, 640, 600))
+        Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
     }
 
-    /// Every stage of the shown head side by side as one SVG document.
+    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
     pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
         self.state.compute().map_err(js_error)?;
-        let keys = self.state.key_labels();
+        let shown = self.shown_viewport();
+        let labels = self.shared_labels(shown);
         let theme = Theme::light();
         let maps = self
             .state
@@ -462,10 +529,10 @@ impl Explorer {
         let panels: Vec<Panel> = maps
             .iter()
             .map(|(s, map, scale)| Panel {
-                map: *map,
+                map: shown.within(map.dim()).slice(*map),
                 frame: Frame {
                     constant: constant_value(*map),
-                    ..self.frame(s.label(), &keys, scale, &theme, 14.0)
+                    ..self.frame(s.label(), &labels, shown, scale, &theme, 14.0)
                 },
             })
             .collect();
@@ -555,32 +622,49 @@ impl Explorer {
     /// The cells the current mask forbids, drawn hatched.
     fn cell_mask(&self) -> CellMask {
         let (mask, key_offset) = self.state.mask();
-        CellMask { mask, key_offset }
+        CellMask::new(mask, key_offset)
     }
 
-    fn shared_labels(&self) -> SharedLabels {
-        let keys = self.state.key_labels();
-        let widths = LabelWidths::measure(self.state.labels(), &keys);
-        SharedLabels { keys, widths }
+    /// The rows and columns of the maps of the current input: one per token and one per key.
+    fn shape(&self) -> (usize, usize) {
+        (self.state.labels().len(), self.state.key_labels().len())
     }
 
-    /// The frame of one map: its title, the labels, its scale, the mask.
+    /// The viewport fitted to the maps of the current input.
+    fn shown_viewport(&self) -> Viewport {
+        self.viewport.within(self.shape())
+    }
+
+    /// The labels of `shown` (rows and columns), measured once for every map of a render.
+    fn shared_labels(&self, shown: Viewport) -> SharedLabels {
+        let all_keys = self.state.key_labels();
+        let rows = Viewport::labels(shown.row_range(), self.state.labels()).to_vec();
+        let keys = Viewport::labels(shown.col_range(), &all_keys).to_vec();
+        let widths = LabelWidths::measure(&rows, &keys);
+        SharedLabels { rows, keys, widths }
+    }
+
+    /// The frame of one map drawn from `shown`: its title, the labels, its scale, the mask.
     fn frame<'a>(
         &'a self,
         title: &'a str,
-        keys: &'a [String],
+        labels: &'a SharedLabels,
+        shown: Viewport,
         scale: &'a Scale,
         theme: &'a Theme,
         font_px: f32,
     ) -> Frame<'a> {
         Frame {
             title,
-            row_labels: self.state.labels(),
-            col_labels: keys,
+            row_labels: &labels.rows,
+            col_labels: &labels.keys,
             scale,
             theme,
             font_px,
-            mask: Some(self.cell_mask()),
+            mask: Some(CellMask {
+                origin: (shown.row, shown.col),
+                ..self.cell_mask()
+            }),
             masked_label: &self.masked_label,
             constant: None,
             constant_label: &self.constant_label,
@@ -615,7 +699,8 @@ impl Explorer {
             .collect()
     }
 
-    /// Draws one head's map of one stage on a canvas with `scale`.
+    /// Draws the viewport of one head's map of one stage on a canvas with `scale` (the whole
+    /// map's); returns the layout and the part of the map drawn.
     #[allow(clippy::too_many_arguments)]
     fn draw(
         &mut self,
@@ -626,25 +711,32 @@ impl Explorer {
         font_px: f32,
         labels: &SharedLabels,
         scale: Scale,
-    ) -> Result<HeatmapLayout, JsError> {
+    ) -> Result<(HeatmapLayout, Viewport), JsError> {
         let map = self
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
         let constant = constant_value(map);
+        let drawn = self.viewport.within(map.dim());
         let frame = Frame {
             title,
-            row_labels: self.state.labels(),
+            row_labels: &labels.rows,
             col_labels: &labels.keys,
             scale: &scale,
             theme: &self.theme,
             font_px,
-            mask: Some(self.cell_mask()),
+            mask: Some(CellMask {
+                origin: (drawn.row, drawn.col),
+                ..self.cell_mask()
+            }),
             masked_label: &self.masked_label,
             constant,
             constant_label: &self.constant_label,
         };
-        self.painter.draw(canvas, map, &frame, &labels.widths)
+        let layout = self
+            .painter
+            .draw(canvas, drawn.slice(map), &frame, &labels.widths)?;
+        Ok((layout, drawn))
     }
 }
 

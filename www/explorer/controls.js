@@ -30,6 +30,7 @@ export const CONTROL_NAMES = Object.freeze([
   'tau',
   'window',
   'export',
+  'zoom',
   'readout',
   'howto',
 ]);

@@ -27,6 +27,9 @@ import { SpecFiles } from './spec-files.js';
 import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
+import { Zoom } from './zoom.js';
+import { Busy } from './busy.js';
+import { ZOOM_FROM } from './viewport.js';
 import { bestGrid, roomBelow } from './layout.js';
 import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
@@ -39,6 +42,7 @@ export const PAGE_DEFAULTS = Object.freeze({
   view: 'explore',
   step: '',
   present: false,
+  viewport: '',
   weights: 'trained',
   lang: 'en',
   theme: 'auto',
@@ -49,6 +53,9 @@ const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
+/** The state keys that change every head's maps (Rust's MapSettings); the rest of the engine's
+ * keys change only the stages after the maps. For the busy line's prediction only. */
+const MAP_KEYS = Object.freeze(['mechanism', 'heads', 'causal', 'tau', 'window', 'segment']);
 
 export class ExplorerView {
   /** The engine wrapper (`call(fn)` on the wasm handle). */
@@ -77,12 +84,15 @@ export class ExplorerView {
   #maps;
   #table;
   #scheduler;
+  #busy;
+  #renderSlot = null;
   #exporter;
   #rowView;
   #compare;
+  #zoom;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
-  #sent = { text: null, theme: null, words: null, shared: null };
+  #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
   #lastCellKey = '';
@@ -126,8 +136,9 @@ export class ExplorerView {
       onRestart: () => this.#restarted(),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
+    this.#busy = new Busy(this);
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
-      hold: () => this.loader?.pending ?? this.#compare?.pending ?? null,
+      hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
     this.#controls = new Controls(this.el, this.runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
@@ -137,6 +148,7 @@ export class ExplorerView {
       onShowHead: (index) => this.setFromPerson({ head: index + 1, all_heads: false }),
       onRowLabel: (row) => this.setFromPerson({ row: row + 1 }),
     });
+    this.#zoom = new Zoom(this, this.#maps);
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#tableContent());
     this.loader = new ModelLoader(this, options.weights);
     this.#exporter = new Exporter(this);
@@ -202,6 +214,7 @@ export class ExplorerView {
 
   /** Changes keys of the state as a person did (a control, the walk, the row view). */
   setFromPerson(partial) {
+    if (partial.text !== undefined && partial.text !== this.state.text) this.#busy.typed();
     this.#change(partial);
     this.changed();
   }
@@ -311,7 +324,7 @@ export class ExplorerView {
   /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
   #restarted() {
     this.#applied = {};
-    this.#sent = { text: null, theme: null, words: null, shared: null };
+    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
     this.specs.drop();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
@@ -346,6 +359,24 @@ export class ExplorerView {
     }
   }
 
+  /**
+   * What the next render will recompute, for Busy's prediction: `slot` is `'maps'` (new text
+   * or a map-level setting: every head's maps) or `'stages'` (the stages after the maps),
+   * `recomputes` false when it only draws (a head, a viewport, a theme).
+   */
+  #pendingWork() {
+    const tokens = this.view?.tokens ?? 0;
+    const heads = this.state.heads || 1;
+    if (this.engine.state !== 'ready' || this.isEmpty() || this.state.view === 'compare') return { recomputes: false };
+    const text = !this.specs.active && this.state.text !== this.#sent.text;
+    const patch = patchOf(this.state, this.#applied);
+    delete patch.head;
+    const keys = Object.keys(patch);
+    if (!text && !keys.length) return { recomputes: false };
+    const maps = text || keys.some((k) => MAP_KEYS.includes(k));
+    return { recomputes: true, slot: maps ? 'maps' : 'stages', tokens, heads };
+  }
+
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
   #applyEngine() {
     const theme = this.resolvedTheme();
@@ -357,6 +388,12 @@ export class ExplorerView {
         this.#sent.words = words.join('\n');
       }
       if (!!this.state.shared_scale !== this.#sent.shared) ex.set_shared_scale((this.#sent.shared = !!this.state.shared_scale));
+      const viewport = this.state.viewport || '';
+      if (viewport !== this.#sent.viewport) {
+        const [row, col, size] = viewport ? viewport.split(',').map(Number) : [0, 0, 0];
+        ex.set_viewport(row, col, size, size);
+        this.#sent.viewport = viewport;
+      }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
         this.#sent.text = this.state.text;
@@ -390,6 +427,7 @@ export class ExplorerView {
 
   #renderNow() {
     const started = performance.now();
+    this.#renderSlot = this.#pendingWork().slot ?? null;
     this.#applyEngine();
     const empty = this.isEmpty();
     this.view = this.engine.call((ex) => ex.view());
@@ -405,11 +443,13 @@ export class ExplorerView {
       this.#layoutKey = '';
       this.#maps.clear();
       this.#compare.clear();
+      this.#zoom.hide();
       this.#afterRender(started);
       return;
     }
     this.labels = this.engine.call((ex) => ex.labels());
     if (mode === 'compare') {
+      this.#zoom.hide();
       this.#compare.render(this.#maps.fontPx());
       this.#afterRender(started);
       return;
@@ -426,6 +466,8 @@ export class ExplorerView {
       this.el.maps.classList.toggle('all-heads', allHeads);
       this.#exporter.fillTargets(allHeads ? [] : stages);
     }
+    this.#zoom.read();
+    this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
     this.#fit(count);
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
@@ -440,10 +482,12 @@ export class ExplorerView {
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
     this.timings.compute_ms = result?.compute_ms ?? 0;
+    this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: this.state.heads || 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
     const final = this.view.stages.find((s) => s.id === allStage);
     paintFigureText(this, this.#maps.figures, stages, { allHeads, final, output });
+    this.#zoom.paint(allHeads ? allStage : stages[stages.length - 1]?.id);
     if (mode === 'walk') this.#walked(stages);
     this.#afterRender(started);
   }
@@ -469,10 +513,13 @@ export class ExplorerView {
     const maps = this.el.maps;
     const width = maps.clientWidth;
     const narrow = this.el.explorer.clientWidth < NARROW_PX;
-    const fit = (this.#options.fit || this.state.present) && !narrow;
+    // A long sentence cannot be read on one screen anyway: its maps lay out by width, large
+    // enough for the labels of a zoomed-in window (the classroom's one screen is for short ones).
+    const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
+    const fit = (this.#options.fit || this.state.present) && !narrow && !long;
     const top = maps.getBoundingClientRect().top + (fit && !this.state.present ? globalThis.scrollY : 0);
     const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: this.state.present ? 8 : 16 }) : Infinity;
-    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220 });
+    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220, preferred: long ? 360 : 320 });
     maps.style.setProperty('--cols', String(cols));
     maps.style.setProperty('--map-w', `${mapWidth}px`);
   }
@@ -506,6 +553,7 @@ export class ExplorerView {
   #interacted(what) {
     if (what === 'active') {
       const cell = this.#maps.selected;
+      if (cell?.keyboard) this.#zoom.follow(cell);
       if (cell && cell.row + 1 !== this.state.row) this.setFromPerson({ row: cell.row + 1 });
       this.#table.schedule();
     }
@@ -573,12 +621,15 @@ export class ExplorerView {
     const active = this.#maps.active;
     const stage = this.state.all_heads || active < 0 ? stages[stages.length - 1] : stages[Math.min(active, stages.length - 1)];
     try {
-      const w = this.engine.call((ex) => ex.window(stage.id, 0, 0, TABLE_CAP, TABLE_CAP));
+      const shown = this.#zoom.shown;
+      const w = this.engine.call((ex) => ex.window(stage.id, shown.row, shown.col, TABLE_CAP, TABLE_CAP));
       if (!w) return null;
       const { tokens: rows, keys: cols } = this.view;
-      const capped = rows > w.rows || cols > w.cols ? this.t('table_capped', { r: w.rows, c: w.cols, rows, cols }) : '';
+      const part = rows > w.rows || cols > w.cols;
+      const from = { r0: w.row + 1, r1: w.row + w.rows, c0: w.col + 1, c1: w.col + w.cols, rows, cols };
+      const capped = !part ? '' : w.row || w.col ? this.t('table_window', from) : this.t('table_capped', { r: w.rows, c: w.cols, rows, cols });
       return {
-        key: `${stage.id},${this.timings.renders},${this.state.lang}`,
+        key: `${stage.id},${this.timings.renders},${this.state.lang},${shown.row},${shown.col}`,
         caption: this.t('table_caption', { name: stage.label, h: this.state.head, total: this.state.heads }),
         capped,
         window: w,
