@@ -179,7 +179,7 @@ async function benchPage(h, { ticks = true } = {}) {
   await page.goto(h.url('/www/bench.html'));
   await waitForReady(page);
   const run = (fn, arg) => page.evaluate(fn, arg);
-  const results = { ticks: [], engine: [], sentence_128: await run(() => window.bench.sentence(128)) };
+  const results = { build: await run(() => window.bench.build), ticks: [], engine: [], sentence_128: await run(() => window.bench.sentence(128)) };
   const keys = ['total_ms', 'compute_ms', 'draw_ms', 'raster_ms'];
 
   // Warm up: let V8 compile the hot wasm functions with its optimising tier.
@@ -293,7 +293,7 @@ function report(r) {
   say(`Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memory_gib} GiB; ${r.machine.chromium}; node ${r.machine.node}.`);
   say(`Load average (1, 5, 15 min) before: ${r.machine.load_before}; after: ${r.machine.load_after}.`);
   say();
-  say('### Control to paint (www/bench.html), ms: median (p95)');
+  say(`### Control to paint (www/bench.html, the ${r.page.build} wasm build, as the page loads here), ms: median (p95)`);
   say();
   say('| what | L | H | maps | total | compute | drawing calls | rasterise | recomputed (proj/maps/shift) |');
   say('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
@@ -399,7 +399,14 @@ async function main() {
     weight_folders: (await weightFolders()).map((d) => path.relative(ROOT, d)),
     default_weights: defaultWeights,
     sets: {
-      'wasm + JavaScript': sum(files.filter((s) => s.kind === 'wasm' || s.kind === 'js')),
+      // One set per wasm build (scripts/build-wasm): the JavaScript the first view requested
+      // (the glue and the page's own modules) and one of the two wasm files
+      // (www/explorer/wasm-features.js says which; scripts/build-pkg measures the same).
+      ...Object.fromEntries(
+        files
+          .filter((s) => s.kind === 'wasm' && path.dirname(s.file) === 'pkg')
+          .map((w) => [`wasm + JavaScript (${path.basename(w.file)})`, sum([w, ...files.filter((s) => s.kind === 'js' && s.first_view)])]),
+      ),
       'first view (what it requested + the default model: manifest, default weights)': sum(files.filter((s) => s.first_view)),
       'weights (all)': sum(files.filter((s) => s.kind === 'weights')),
       'everything (pkg, www, weights)': sum(files),

@@ -1,6 +1,7 @@
 // The package's entry: importing this module registers `<diffattn-explorer>` (see README.md
 // beside it, and docs/EMBED.md). Everything it loads is found relative to this module's own
-// URL, so the folder works wherever it is served: the wasm-bindgen module and its `.wasm`, the
+// URL, so the folder works wherever it is served: the wasm-bindgen module and one of its two
+// `.wasm` builds (simd128 where the browser runs WebAssembly SIMD, else the baseline), the
 // explorer's modules and stylesheet (`explorer/`, copied from www/explorer/ by
 // scripts/build-pkg) and the trained weights (`weights/`).
 //
@@ -13,6 +14,7 @@ import * as glue from './diffattn.js';
 import { defineExplorerElement } from './explorer/element.js';
 import { loadStyles } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
+import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 import { renderWidget } from './explorer/widget.js';
 import { WeightsStore } from './explorer/weights.js';
 
@@ -25,8 +27,9 @@ let shared = null;
 
 function assets() {
   if (!shared) {
+    const build = wasmBuild();
     const promise = Promise.all([
-      loadRuntime({ glue, wasm: new URL('./diffattn_bg.wasm', import.meta.url) }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build }),
       loadStyles(new URL('./explorer/explorer.css', import.meta.url)),
     ]).then(([runtime, styles]) => ({
       runtime,

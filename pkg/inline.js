@@ -1,6 +1,7 @@
 // The input of the single-file build: scripts/build-pkg bundles this module (esbuild) into
-// diffattn-explorer.inline.js, with the wasm, the default trained model, its manifest entry
-// and the stylesheet inside (the virtual module `diffattn:inline-assets`, made by the build).
+// diffattn-explorer.inline.js, with both wasm builds (simd128 and baseline; only the one this
+// browser runs is decoded), the default trained model, its manifest entry and the stylesheet
+// inside (the virtual module `diffattn:inline-assets`, made by the build).
 // It is diffattn-explorer.js with nothing to fetch: hosts that serve one file, a notebook
 // widget's `_esm`, a page opened from disk. Not shipped as it is; not imported by anything.
 //
@@ -13,6 +14,7 @@ import { loadStyles } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
 import { renderWidget } from './explorer/widget.js';
 import { InlineWeightsStore } from './explorer/inline-weights.js';
+import { wasmBuild } from './explorer/wasm-features.js';
 import { CSS, MANIFEST, MODEL_BASE64, WASM_BASE64 } from 'diffattn:inline-assets';
 
 /** The element's tag. */
@@ -32,7 +34,8 @@ function bytesOf(base64) {
 
 function assets() {
   if (!shared) {
-    const promise = Promise.all([loadRuntime({ glue, wasm: bytesOf(WASM_BASE64) }), loadStyles(CSS)]).then(([runtime, styles]) => ({
+    const build = wasmBuild();
+    const promise = Promise.all([loadRuntime({ glue, wasm: bytesOf(WASM_BASE64[build]), build }), loadStyles(CSS)]).then(([runtime, styles]) => ({
       runtime,
       styles,
       weights: new InlineWeightsStore(MANIFEST, { [MANIFEST.default]: () => bytesOf(MODEL_BASE64).buffer }),

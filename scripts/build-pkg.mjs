@@ -1,13 +1,18 @@
 // Makes pkg/ the npm package `diffattn` around what scripts/build-wasm left there
-// (diffattn.js, diffattn_bg.wasm and their .d.ts): copies the page's component modules and
-// stylesheet (www/explorer/ → pkg/explorer/: the same files, not a second version), the
-// trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and docs/MODEL.md (the explorer links to it), then
-// bundles pkg/inline.js with esbuild into the single-file build
-// pkg/diffattn-explorer.inline.js (wasm, default model and CSS inside, base64) and the same as
-// a classic script, pkg/diffattn-explorer.classic.js (for pages opened from disk), and copies
-// the first into python/diffattn/static/ (the Jupyter widget's front end). Prints what a
-// page with one element downloads and the single file's size, raw and gzipped, and writes them
-// to pkg/sizes.json (not shipped). Run by scripts/build-pkg after scripts/build-wasm.
+// (diffattn.js, the two wasm builds diffattn_bg.wasm and diffattn_simd_bg.wasm, their .d.ts):
+// copies the page's component modules and stylesheet (www/explorer/ → pkg/explorer/: the same
+// files, not a second version), the trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and
+// docs/MODEL.md (the explorer links to it), then bundles pkg/inline.js with esbuild into the
+// single-file build pkg/diffattn-explorer.inline.js (both wasm builds, the default model and
+// the CSS inside, base64) and the same as a classic script, pkg/diffattn-explorer.classic.js
+// (for pages opened from disk), and copies the first into python/diffattn/static/ (the
+// Jupyter widget's front end).
+//
+// Prints and writes to pkg/sizes.json (not shipped), raw and gzipped (each file on its own at
+// level 9, as a server sends it): the size budget of each wasm build (wasm + JavaScript ≤ 250 KB
+// gzipped: the wasm and every JavaScript module the page, or a page with one element, loads:
+// esbuild's module graph of www/app.js or of the entry, and the glue), what a page with one
+// element downloads, and the single files. Run by scripts/build-pkg after scripts/build-wasm.
 
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -37,9 +42,53 @@ async function copyFolder(from, to, suffixes) {
 
 const gzipped = (bytes) => gzipSync(bytes, { level: 9 }).length;
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+const kb = (bytes) => `${(bytes / 1000).toFixed(1)} KB`;
+
+/** The two wasm builds (scripts/build-wasm; www/explorer/wasm-features.js picks one). */
+const BUILDS = Object.freeze({ simd128: 'diffattn_simd_bg.wasm', baseline: 'diffattn_bg.wasm' });
+
+/** The size budget of each build: its wasm and the JavaScript that loads it, gzipped. */
+const BUDGET_BYTES = 250_000;
+
+/** Every module `entry` imports, itself included (esbuild's module graph), as absolute paths. */
+async function moduleGraph(entry) {
+  const graph = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  return Object.keys(graph.metafile.inputs).map((p) => path.resolve(ROOT, p));
+}
+
+/** `{ files, bytes, gzip_bytes }` of a list of files. */
+async function measure(files) {
+  let bytes = 0;
+  let gzipBytes = 0;
+  for (const file of files) {
+    const body = await readFile(file);
+    bytes += body.length;
+    gzipBytes += gzipped(body);
+  }
+  return { files: files.length, bytes, gzip_bytes: gzipBytes };
+}
+
+/** What each build costs against the budget: the wasm, the JavaScript beside it, the sum. */
+async function budget(jsFiles) {
+  const js = await measure(jsFiles);
+  const out = { javascript: js };
+  for (const [build, file] of Object.entries(BUILDS)) {
+    const wasm = await measure([path.join(PKG, file)]);
+    const total = js.gzip_bytes + wasm.gzip_bytes;
+    out[build] = { wasm_file: file, wasm, total_gzip_bytes: total, budget_gzip_bytes: BUDGET_BYTES, within: total <= BUDGET_BYTES };
+  }
+  return out;
+}
 
 async function main() {
-  for (const file of ['diffattn.js', 'diffattn_bg.wasm']) {
+  for (const file of ['diffattn.js', ...Object.values(BUILDS)]) {
     if (!(await exists(path.join(PKG, file)))) throw new Error(`pkg/${file} not found: run scripts/build-wasm first`);
   }
   const explorerFiles = await copyFolder(at('www', 'explorer'), path.join(PKG, 'explorer'), ['.js', '.css']);
@@ -54,11 +103,14 @@ async function main() {
   const manifest = JSON.parse(await readFile(at('weights', 'manifest.json'), 'utf8'));
   const entry = manifest.models.find((m) => m.mechanism === manifest.default);
   if (!entry) throw new Error(`weights/manifest.json: no model for its default ${manifest.default}`);
-  const wasm = await readFile(path.join(PKG, 'diffattn_bg.wasm'));
+  // Both wasm builds, so the single file runs the simd128 build where the browser can, and
+  // still runs everywhere else; only the one picked is decoded.
+  const wasmBase64 = {};
+  for (const [build, file] of Object.entries(BUILDS)) wasmBase64[build] = (await readFile(path.join(PKG, file))).toString('base64');
   const model = await readFile(at('weights', entry.file));
   const css = await readFile(at('www', 'explorer', 'explorer.css'), 'utf8');
   const assets = [
-    `export const WASM_BASE64 = ${JSON.stringify(wasm.toString('base64'))};`,
+    `export const WASM_BASE64 = Object.freeze(${JSON.stringify(wasmBase64)});`,
     `export const MODEL_BASE64 = ${JSON.stringify(model.toString('base64'))};`,
     `export const MANIFEST = Object.freeze(${JSON.stringify({ ...manifest, models: [entry] })});`,
     `export const CSS = ${JSON.stringify(css)};`,
@@ -101,25 +153,15 @@ async function main() {
   if (result.errors.length) throw new Error('esbuild failed');
 
   // What a page with one element downloads: the entry, every module it imports (esbuild's
-  // module graph of the entry), the stylesheet, the wasm, the manifest and the default model,
-  // each gzipped on its own, as a server sends them.
-  const graph = await esbuild.build({
-    entryPoints: [path.join(PKG, 'diffattn-explorer.js')],
-    bundle: true,
-    format: 'esm',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-  });
-  const modules = Object.keys(graph.metafile.inputs).map((p) => path.resolve(ROOT, p));
-  const onePage = [...modules, path.join(PKG, 'explorer', 'explorer.css'), path.join(PKG, 'diffattn_bg.wasm'), path.join(PKG, 'weights', 'manifest.json'), path.join(PKG, 'weights', entry.file)];
-  let pageRaw = 0;
-  let pageGz = 0;
-  for (const file of onePage) {
-    const bytes = await readFile(file);
-    pageRaw += bytes.length;
-    pageGz += gzipped(bytes);
-  }
+  // module graph of the entry, the glue among them), the stylesheet, one wasm build, the
+  // manifest and the default model, each gzipped on its own, as a server sends them.
+  const elementModules = await moduleGraph(path.join(PKG, 'diffattn-explorer.js'));
+  const rest = [path.join(PKG, 'explorer', 'explorer.css'), path.join(PKG, 'weights', 'manifest.json'), path.join(PKG, 'weights', entry.file)];
+  const onePage = {};
+  for (const [build, file] of Object.entries(BUILDS)) onePage[build] = await measure([...elementModules, path.join(PKG, file), ...rest]);
+  // The page (www/index.html) loads www/app.js, the modules it imports and the glue (imported
+  // by URL in runtime.js, so not in esbuild's graph).
+  const pageModules = [...(await moduleGraph(at('www', 'app.js'))), path.join(PKG, 'diffattn.js')];
   // The notebook widget's front end, as package data of the pip package (python/, git-ignored).
   await mkdir(at('python', 'diffattn', 'static'), { recursive: true });
   await copyFile(inlineOut, at('python', 'diffattn', 'static', 'diffattn-explorer.inline.js'));
@@ -127,15 +169,27 @@ async function main() {
   const inline = await readFile(inlineOut);
   const classicBytes = await readFile(classicOut);
   const sizes = {
-    classic: { bytes: classicBytes.length, gzip_bytes: gzipped(classicBytes) },
-    one_element_page: { files: onePage.length, bytes: pageRaw, gzip_bytes: pageGz },
+    budget: {
+      page: await budget(pageModules),
+      element: await budget(elementModules),
+    },
+    one_element_page: onePage,
     inline: { bytes: inline.length, gzip_bytes: gzipped(inline) },
-    wasm: { bytes: wasm.length, gzip_bytes: gzipped(wasm) },
+    classic: { bytes: classicBytes.length, gzip_bytes: gzipped(classicBytes) },
+    wasm: Object.fromEntries(await Promise.all(Object.entries(BUILDS).map(async ([build, file]) => [build, { file, ...(await measure([path.join(PKG, file)])) }]))),
     default_model: { file: entry.file, bytes: model.length, gzip_bytes: gzipped(model) },
   };
   await writeFile(path.join(PKG, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
   console.log(`build-pkg: pkg/explorer/ (${explorerFiles.length} files from www/explorer/), pkg/weights/, pkg/docs/MODEL.md copied`);
-  console.log(`build-pkg: a page with one element downloads ${onePage.length} files, ${kib(pageRaw)}, ${kib(pageGz)} gzipped`);
+  for (const [who, what] of [['the page (www/)', sizes.budget.page], ['the element (pkg/)', sizes.budget.element]]) {
+    for (const build of Object.keys(BUILDS)) {
+      const b = what[build];
+      console.log(
+        `build-pkg: budget, ${who}, ${build}: wasm ${kb(b.wasm.gzip_bytes)} + JavaScript ${kb(what.javascript.gzip_bytes)} (${what.javascript.files} files) = ${kb(b.total_gzip_bytes)} gzipped: ${b.within ? 'within' : `OVER by ${kb(b.total_gzip_bytes - BUDGET_BYTES)}`} the ${kb(BUDGET_BYTES)} budget`,
+      );
+    }
+  }
+  for (const [build, m] of Object.entries(onePage)) console.log(`build-pkg: a page with one element (${build}) downloads ${m.files} files, ${kib(m.bytes)}, ${kib(m.gzip_bytes)} gzipped`);
   console.log(`build-pkg: pkg/diffattn-explorer.inline.js: ${kib(inline.length)}, ${kib(sizes.inline.gzip_bytes)} gzipped`);
   console.log(`build-pkg: pkg/diffattn-explorer.classic.js: ${kib(classicBytes.length)}, ${kib(sizes.classic.gzip_bytes)} gzipped`);
 }

@@ -16,6 +16,8 @@
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
+//! * [`bench`]: the engine's own timing of one full layer, stage by stage (`diffattn bench`
+//!   natively, `bench_engine` in wasm), with the caller's clock.
 //! * `web` (wasm32 only): the one module with `#[wasm_bindgen]`; a handle that owns the state.
 //!
 //! Conventions, once for the whole crate:
@@ -27,6 +29,7 @@
 //! * Weights follow PyTorch's `nn.Linear`: shape `[out, in]` and `y = x · Wᵀ`.
 //! * Everything is `f32`; no NaN or infinity ever leaves the engine.
 
+pub mod bench;
 pub mod engine;
 pub mod explorer;
 pub mod model;

@@ -288,47 +288,31 @@ fn a_spec_replaces_the_sentence_until_cleared() {
     assert_eq!(get(&view(&ex), "spec").as_bool(), Some(false));
 }
 
-/// The engine's inline `exp` (`numeric::exp_nonpositive`) must be the platform's `f32::exp`
-/// bit for bit, so that speeding it up changed no map: every 7th float from 0 down to the end
-/// of its range (160 million; all of them passed once, 18 s with `bits += 1`) plus every float
-/// near its branch points, and what it hands on.
+#[path = "bits/cases.rs"]
+mod bits_cases;
+
+/// The wasm build under test (baseline, or simd128 when built with
+/// `-C target-feature=+simd128`, as `scripts/check` also runs it) gives every map, output and
+/// `exp` the bits of a native run, committed in `tests/bits/golden.txt` (`tests/bits.rs`
+/// checks the native side); and in the SIMD build the scalar reference agrees too.
 #[wasm_bindgen_test]
-fn the_engines_exp_is_the_platforms_bit_for_bit() {
-    use diffattn::engine::numeric::exp_nonpositive;
-    let check = |bits: u32| {
-        let x = f32::from_bits(bits);
-        assert_eq!(
-            exp_nonpositive(x).to_bits(),
-            x.exp().to_bits(),
-            "exp({x:e}) = exp of bits {bits:#010x}"
-        );
-    };
-    // -0.0 .. beyond -87.34 (0xc2aeac50), the last argument the inline version takes.
-    let end = 0xc2b0_0000_u32;
-    let mut bits = 0x8000_0000_u32;
-    while bits < end {
-        check(bits);
-        bits += 7;
+fn every_map_has_the_bits_of_a_native_run() {
+    use diffattn::engine::kernels;
+    let golden: Vec<&str> = include_str!("bits/golden.txt").lines().collect();
+    let got = bits_cases::lines();
+    assert_eq!(got.len(), golden.len(), "cases added or removed");
+    for (got, want) in got.iter().zip(&golden) {
+        assert_eq!(got, want, "{} path", kernels::active_path());
     }
-    for edge in [0x3900_0000_u32, 0x3eb1_7218, 0x3f85_1592, 0x42ae_ac50] {
-        for bits in (0x8000_0000 | edge) - 4096..=(0x8000_0000 | edge) + 4096 {
-            check(bits);
+    if kernels::active_path() != "portable" {
+        kernels::force_portable(true);
+        let portable = bits_cases::lines();
+        kernels::force_portable(false);
+        assert_eq!(portable.len(), golden.len());
+        for (got, want) in portable.iter().zip(&golden) {
+            assert_eq!(got, want, "portable path");
         }
     }
-    for x in [
-        0.0f32,
-        1e-30,
-        0.5,
-        1.0,
-        88.0,
-        89.0,
-        f32::MAX,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-    ] {
-        check(x.to_bits());
-    }
-    assert!(exp_nonpositive(f32::NAN).is_nan());
 }
 
 #[wasm_bindgen_test]

@@ -8,6 +8,7 @@ import { decodeAddress, encodeAddress } from './address.js';
 import { detectLanguage, translate } from './explorer/i18n.js';
 import { loadStyles, mountExplorer, STYLES_URL } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
+import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 import { messageOf } from './explorer/messages.js';
 import { WeightsStore } from './explorer/weights.js';
 import { EMBED_CONTROLS } from './explorer/controls.js';
@@ -90,9 +91,11 @@ async function main() {
   translatePage(lang0, '', '');
   let runtime;
   let styles;
+  const build = wasmBuild();
   try {
     [runtime, styles] = await Promise.all([
-      loadRuntime({ glue: new URL('pkg/diffattn.js', base), wasm: new URL('pkg/diffattn_bg.wasm', base) }),
+      // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
+      loadRuntime({ glue: new URL('pkg/diffattn.js', base), wasm: wasmUrl(new URL('pkg/', base), build), build }),
       loadStyles(STYLES_URL),
     ]);
   } catch (err) {

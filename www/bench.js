@@ -13,6 +13,7 @@
 // event, dispatched at any moment, would add. Ticks are paced one per frame, as a drag is.
 
 import init, { Explorer, bench_engine, defaults, version } from '../pkg/bench/diffattn.js';
+import { WASM_FILES, wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 
 // Words the tokenizer keeps whole: a sentence of n of them is n tokens.
 const WORDS = (
@@ -156,8 +157,11 @@ function createBench(ex) {
 }
 
 async function main() {
-  await init();
-  const { setup, ticks } = (window.bench = { ...createBench(new Explorer()), sentence, version: version() });
+  // The build the page would load here (www/explorer/wasm-features.js), or `?build=baseline`.
+  const asked = new URLSearchParams(location.search).get('build');
+  const build = asked in WASM_FILES ? asked : wasmBuild();
+  await init({ module_or_path: wasmUrl(new URL('../pkg/bench/', import.meta.url), build) });
+  const { setup, ticks } = (window.bench = { ...createBench(new Explorer()), sentence, version: version(), build });
   document.body.dataset.ready = 'true';
   if (new URLSearchParams(location.search).has('run')) {
     const log = document.getElementById('log');

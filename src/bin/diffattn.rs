@@ -15,6 +15,8 @@ use std::process::ExitCode;
 // binary of its own, hence the paths.
 #[path = "diffattn/args.rs"]
 mod args;
+#[path = "diffattn/bench.rs"]
+mod bench;
 #[path = "diffattn/predict.rs"]
 mod predict;
 #[path = "diffattn/retrieve.rs"]
@@ -33,6 +35,7 @@ USAGE
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
+    diffattn bench [--tokens L] [--heads H] [--mechanism M] [--json]   (see bench --help)
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
@@ -137,6 +140,23 @@ fn main() -> ExitCode {
     } else {
         Some(args.remove(0))
     };
+    // The benchmark reads only numbers and names, as UTF-8.
+    if command.as_ref().and_then(|c| c.to_str()) == Some("bench") {
+        return match args
+            .into_iter()
+            .map(OsString::into_string)
+            .collect::<Result<Vec<String>, OsString>>()
+        {
+            Ok(args) => bench::main(&args),
+            Err(arg) => {
+                say(&format!(
+                    "bench: {:?} is not valid UTF-8",
+                    arg.to_string_lossy()
+                ));
+                ExitCode::from(2)
+            }
+        };
+    }
     let result = match command.as_ref().map(|c| c.to_str()) {
         None | Some(Some("-h" | "--help" | "help")) => help(),
         Some(Some("-V" | "--version")) => write_stdout("the version", |out| {

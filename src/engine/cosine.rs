@@ -6,9 +6,9 @@
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
+use super::kernels;
 use super::layout::HeadShape;
 use super::mask::Mask;
-use super::numeric::saturate_all;
 use super::standard::maps_from_scores;
 
 /// Each row divided by its Euclidean norm; all-zero rows stay zero.
@@ -39,10 +39,7 @@ pub fn normalize_rows(m: ArrayView2<f32>) -> Array2<f32> {
 /// assert!((s[[0, 0]] - 9.6).abs() < 1e-5);
 /// ```
 pub fn cosine_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>, tau: f32) -> Array2<f32> {
-    let mut s = normalize_rows(q_h).dot(&normalize_rows(k_h).t());
-    s.mapv_inplace(|v| v * tau);
-    saturate_all(&mut s);
-    s
+    kernels::matmul(normalize_rows(q_h).view(), normalize_rows(k_h).t(), tau)
 }
 
 /// Cosine attention maps, shape `(heads, tokens, tokens)`.

@@ -17,6 +17,7 @@
 use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, Axis, Zip};
 
 use super::error::EngineError;
+use super::kernels;
 use super::layout::{HeadShape, Pairing};
 use super::mask::Mask;
 use super::numeric::{saturate, saturate_all};
@@ -103,14 +104,15 @@ pub fn diff_head_width(d_model: usize, heads: usize) -> Result<usize, EngineErro
 /// assert!((lambda_init(0) - 0.2).abs() < 1e-7); // 0.8 - 0.6
 /// ```
 pub fn lambda_init(depth: u32) -> f32 {
-    0.8 - 0.6 * (-0.3 * depth as f32).exp()
+    0.8 - 0.6 * kernels::exp(-0.3 * depth as f32)
 }
 
 /// The layer's one lambda: `exp(λq1·λk1) - exp(λq2·λk2) + lambda_init`.
 pub fn lambda(params: &DiffTransformerParams) -> f32 {
     let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
-    let e1 = saturate(dot(&params.lambda_q1, &params.lambda_k1)).exp();
-    let e2 = saturate(dot(&params.lambda_q2, &params.lambda_k2)).exp();
+    // The engine's exp, not the platform's, so lambda has the same bits everywhere.
+    let e1 = kernels::exp(saturate(dot(&params.lambda_q1, &params.lambda_k1)));
+    let e2 = kernels::exp(saturate(dot(&params.lambda_q2, &params.lambda_k2)));
     saturate(saturate(e1 - e2) + params.lambda_init())
 }
 
@@ -224,8 +226,7 @@ pub fn output(
     let weight = ndarray::ArrayView1::from(&params.subln);
     let mut concat = Array2::<f32>::zeros((queries, heads * d_v));
     for (h, diff_h) in maps.diff.axis_iter(Axis(0)).enumerate() {
-        let mut mixed = diff_h.dot(&head_value(v, shape, pairing, h));
-        saturate_all(&mut mixed);
+        let mixed = kernels::matmul(diff_h, head_value(v, shape, pairing, h).view(), 1.0);
         let mut normed = rms_norm_rows(mixed.view(), weight, params.subln_eps);
         normed.mapv_inplace(|x| saturate(x * (1.0 - maps.lambda_init)));
         concat

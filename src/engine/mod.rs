@@ -16,6 +16,7 @@ pub mod diff_transformer_v2;
 pub mod error;
 pub mod hierarchical;
 pub mod input_diff;
+pub mod kernels;
 pub mod layout;
 pub mod local;
 pub mod mask;

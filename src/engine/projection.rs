@@ -4,6 +4,7 @@
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
+use super::kernels::{self, PackedB};
 use super::layout::{HeadShape, Layout};
 use super::numeric::saturate_all;
 
@@ -190,9 +191,7 @@ impl Weights {
 /// assert_eq!(y, array![[11.0f32, 4.0]]);
 /// ```
 pub fn linear(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-    let mut y = x.dot(&w.t());
-    saturate_all(&mut y);
-    y
+    kernels::matmul(x, w.t(), 1.0)
 }
 
 /// `y = x·Wᵀ + b` (no bias: [`linear`]).
@@ -267,13 +266,24 @@ pub fn mix_values(
 ) -> Array2<f32> {
     let (heads, queries, _) = maps.dim();
     let d_v = shape.head_dim;
-    let mut concat = Array2::<f32>::zeros((queries, heads * d_v));
+    let width = heads * d_v;
+    let mut concat = Array2::<f32>::zeros((queries, width));
+    let cells = concat.as_slice_mut().expect("a fresh array is contiguous");
     for (h, map) in maps.axis_iter(Axis(0)).enumerate() {
-        let mut mixed = map.dot(&head(v, shape.value_head(h), d_v));
-        saturate_all(&mut mixed);
-        concat
-            .slice_mut(s![.., h * d_v..(h + 1) * d_v])
-            .assign(&mixed);
+        // saturate(A_h·V_g(h)), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
+        let v_h = PackedB::new(head(v, shape.value_head(h), d_v));
+        let map = map.as_standard_layout();
+        let keys = map.ncols();
+        let a = map.as_slice().expect("standard layout");
+        v_h.mul_rows(
+            a,
+            keys,
+            0..queries,
+            0..d_v,
+            1.0,
+            &mut cells[h * d_v..],
+            width,
+        );
     }
     weights.out(concat.view())
 }

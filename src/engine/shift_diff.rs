@@ -9,7 +9,9 @@
 use ndarray::{Array2, Array3, ArrayView2, Axis, Ix3};
 
 use super::error::EngineError;
+use super::kernels;
 use super::mask::Mask;
+#[cfg(test)]
 use super::numeric::{saturate, sigmoid};
 use super::softmax::softmax_rows;
 use super::stage::StageId;
@@ -289,20 +291,22 @@ pub fn shift_diff_maps_into(
             let s_row = &mut shifted[row.clone()];
             shift_row(a_row, params.shift, false, params.fill, s_row);
             keep_only(s_row, allowed.clone());
-            let d_row = &mut d[row.clone()];
-            match back.as_deref_mut() {
-                None => difference_row(a_row, s_row, d_row),
+            let minuend: &[f32] = match back.as_deref_mut() {
+                None => a_row,
                 Some(back) => {
                     let b_row = &mut back[row.clone()];
                     shift_row(a_row, params.shift, true, params.fill, b_row);
                     keep_only(b_row, allowed);
-                    difference_row(b_row, s_row, d_row);
+                    b_row
                 }
-            }
-            gate_row(
+            };
+            // D = minuend − shift(A), G = σ(α·A + β·D + γ), A′ = A + G ⊙ D in one pass.
+            kernels::difference_gate(
+                minuend,
+                s_row,
                 a_row,
-                d_row,
                 (alpha, beta, gamma),
+                &mut d[row.clone()],
                 &mut g[row.clone()],
                 &mut fused[row],
             );
@@ -314,37 +318,6 @@ pub fn shift_diff_maps_into(
         }
     }
     Ok(())
-}
-
-// The two loops below index slices cut to one length up front, so that the compiler drops
-// the bounds checks and keeps each loop to the arithmetic.
-
-/// `d = minuend - subtrahend`, cell by cell.
-#[allow(clippy::needless_range_loop)]
-fn difference_row(minuend: &[f32], subtrahend: &[f32], d: &mut [f32]) {
-    let n = d.len();
-    let (minuend, subtrahend) = (&minuend[..n], &subtrahend[..n]);
-    for j in 0..n {
-        d[j] = minuend[j] - subtrahend[j];
-    }
-}
-
-/// The gate `G = sigmoid(alpha·A + beta·D + gamma)` and `A' = A + G ⊙ D` of one row.
-#[allow(clippy::needless_range_loop)]
-fn gate_row(
-    a: &[f32],
-    d: &[f32],
-    (alpha, beta, gamma): (f32, f32, f32),
-    g: &mut [f32],
-    fused: &mut [f32],
-) {
-    let n = a.len();
-    let (d, g, fused) = (&d[..n], &mut g[..n], &mut fused[..n]);
-    for j in 0..n {
-        let gate = sigmoid(saturate(alpha * a[j] + beta * d[j] + gamma));
-        g[j] = gate;
-        fused[j] = saturate(a[j] + gate * d[j]);
-    }
 }
 
 /// Zeroes every cell of `row` outside `allowed` (the keys the mask lets this query see).

@@ -5,7 +5,6 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::js::{js_error, to_js};
-use crate::model::Model;
 
 fn now_ms() -> f64 {
     web_sys::window()
@@ -13,80 +12,56 @@ fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// `{ maps_ms: number[], shift_ms: number[] }`: one entry per repetition.
-#[derive(Serialize)]
-struct EngineTimingsJs {
-    maps_ms: Vec<f64>,
-    shift_ms: Vec<f64>,
-}
-
-/// Times the engine alone in wasm, for the native/wasm ratio of docs/PERFORMANCE.md: on
-/// `tokens` seeded vectors with the untrained model's weights and `heads` heads, `reps` times
-/// each, (1) the projections and the maps `A` (what a new sentence costs) and (2) the shift
-/// stages of every head (what a shift-slider tick costs). The workload is the one
-/// `benches/engine.rs` times natively (`page_engine/*`), so the two medians compare.
+/// Times the engine alone in wasm (`crate::bench`, the same workload as `diffattn bench`
+/// natively), for the side-by-side tables of docs/PERFORMANCE.md: `reps` samples of one full
+/// shift-difference layer on `tokens` seeded vectors with the untrained model's weights and
+/// `heads` heads. Returns `{ kernels: "simd128" | "portable", maps_ms, shift_ms, layer: {
+/// layer_ms, projection_ms, maps_ms, shift_ms, output_ms, batch } }`, each a number[] with one
+/// entry per sample (ms per layer); the top-level `maps_ms` is the projections and the maps
+/// (what a new sentence costs), `shift_ms` the shift stages (what a shift tick costs).
 #[wasm_bindgen]
 pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue, JsError> {
-    use crate::engine::shift_diff::{shift_diff_maps_into, Gate, ShiftDiffMaps, ShiftDiffParams};
-    use crate::engine::{standard, Mask, Projected};
-    let weights = Model::untrained().weights;
-    let x = crate::text::seeded_normal(tokens, weights.d_model(), 9, 1.0);
-    // The page's default shift settings (single difference, circular fill, no renormalisation,
-    // gate 0, 4, 0), as in benches/engine.rs.
-    let mut params = ShiftDiffParams {
-        shift: 1,
-        difference: Default::default(),
-        fill: Default::default(),
-        renormalize: Default::default(),
-        gate: Gate::uniform(heads, 0.0, 4.0, 0.0),
-    };
-    let projected = Projected::new(x.view(), &weights);
-    let a = standard::attention(projected.q.view(), projected.k.view(), heads, Mask::FULL)
-        .map_err(js_error)?;
-    let maps_ms = time_per_call(reps, |_| {
-        let p = Projected::new(x.view(), &weights);
-        let maps =
-            standard::attention(p.q.view(), p.k.view(), heads, Mask::FULL).map_err(js_error)?;
-        std::hint::black_box(maps);
-        Ok(())
-    })?;
-    // Reused buffers, as the page's explorer reuses them from one tick to the next.
-    let mut stages = ShiftDiffMaps::empty();
-    let shift_ms = time_per_call(reps, |call| {
-        // A different shift each time, as a dragged slider gives.
-        params.shift = 1 + (call % 8) as i64;
-        shift_diff_maps_into(&a, &params, Mask::FULL, &mut stages).map_err(js_error)?;
-        std::hint::black_box(&stages);
-        Ok(())
-    })?;
-    let out = EngineTimingsJs { maps_ms, shift_ms };
-    to_js(&out)
-}
-
-/// `reps` samples of the time one call of `f` takes, in ms (`f` gets a running call count).
-/// Without cross-origin isolation the browser's clock moves in 0.1 ms steps, so calls shorter
-/// than 2 ms are repeated within a sample and the sample divided by the count.
-fn time_per_call(
-    reps: usize,
-    mut f: impl FnMut(usize) -> Result<(), JsError>,
-) -> Result<Vec<f64>, JsError> {
-    let t0 = now_ms();
-    f(0)?;
-    let once = now_ms() - t0;
-    let batch = if once >= 2.0 {
-        1
-    } else {
-        ((2.0 / once.max(0.01)).ceil() as usize).min(1000)
-    };
-    let mut call = 1;
-    let mut samples = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let t0 = now_ms();
-        for _ in 0..batch {
-            f(call)?;
-            call += 1;
-        }
-        samples.push((now_ms() - t0) / batch as f64);
+    use crate::bench::{time_layer, LayerBench};
+    #[derive(Serialize)]
+    struct Layer {
+        batch: usize,
+        layer_ms: Vec<f64>,
+        projection_ms: Vec<f64>,
+        maps_ms: Vec<f64>,
+        shift_ms: Vec<f64>,
+        output_ms: Vec<f64>,
     }
-    Ok(samples)
+    #[derive(Serialize)]
+    struct Timings {
+        kernels: &'static str,
+        maps_ms: Vec<f64>,
+        shift_ms: Vec<f64>,
+        layer: Layer,
+    }
+    let bench = LayerBench {
+        tokens,
+        heads,
+        mechanism: crate::engine::MechanismKind::ShiftDiff,
+        reps,
+        // Without cross-origin isolation the browser's clock moves in 0.1 ms steps: short
+        // layers are repeated within a sample (crate::bench).
+        clock_resolution_ms: 0.1,
+        // Long enough for V8 to tier the kernels up from Liftoff to TurboFan.
+        warmup_ms: 300.0,
+    };
+    let t = time_layer(&bench, &now_ms).map_err(js_error)?;
+    let maps_ms = t.projection_ms.iter().zip(&t.maps_ms).map(|(p, m)| p + m);
+    to_js(&Timings {
+        kernels: crate::engine::kernels::active_path(),
+        maps_ms: maps_ms.collect(),
+        shift_ms: t.shift_ms.clone(),
+        layer: Layer {
+            batch: t.batch,
+            layer_ms: t.layer_ms,
+            projection_ms: t.projection_ms,
+            maps_ms: t.maps_ms,
+            shift_ms: t.shift_ms,
+            output_ms: t.output_ms,
+        },
+    })
 }

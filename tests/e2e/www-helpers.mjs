@@ -5,7 +5,10 @@ import { waitForReady } from './harness.mjs';
 
 /** Opens /www/ with `query` (a string after `?`, or an object) and waits until it is ready and idle. */
 export async function openExplorer(h, query = '', options = {}) {
-  const { page, errors, context } = await h.newPage(options);
+  // `beforeLoad(page)` runs before the page is opened (e.g. an init script).
+  const { beforeLoad, ...pageOptions } = options;
+  const { page, errors, context } = await h.newPage(pageOptions);
+  if (beforeLoad) await beforeLoad(page);
   const dialogs = [];
   page.on('dialog', async (dialog) => {
     dialogs.push(dialog.message());

@@ -7,15 +7,17 @@
 
 /**
  * Loads the runtime. `glue` is the wasm-bindgen module, or its URL (imported here); `wasm` the
- * `.wasm` file's URL (or its bytes). Resolves to `{ glue, exports, names, defaults,
- * mechanisms, maxTokens, version }`.
+ * `.wasm` file's URL (or its bytes); `build` which of the two builds that is (`"simd128"` or
+ * `"baseline"`, wasm-features.js), only reported back. Resolves to `{ glue, exports, build,
+ * names, defaults, mechanisms, maxTokens, version }`.
  */
-export async function loadRuntime({ glue, wasm }) {
+export async function loadRuntime({ glue, wasm, build = null }) {
   const module = typeof glue === 'string' || glue instanceof URL ? await import(String(glue)) : glue;
   const exports = await module.default({ module_or_path: wasm });
   return {
     glue: module,
     exports,
+    build,
     names: module.names(),
     defaults: module.defaults(),
     mechanisms: module.mechanisms(),

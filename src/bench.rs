@@ -1,0 +1,223 @@
+//! The engine's own timing of one full attention layer, stage by stage: what
+//! `diffattn bench` prints natively and `bench_engine` returns in wasm, so the two (and
+//! PyTorch, `benches/peer_torch.py`) time the same work (docs/PERFORMANCE.md).
+//!
+//! The workload: the untrained model's weights (`d = 64`), `L` seeded vectors, no mask, and
+//! the mechanism's default parameters (shift-difference: the page's defaults, with a shift
+//! that changes every layer, as a dragged slider gives). One layer is the engine's staged
+//! steps in a row, each timed: the projections `Q, K, V`, the maps (`A` for every head), the
+//! shift stages (`shift(A)`, `D`, `G`, `A′` for every head, into buffers kept from one layer
+//! to the next as the page keeps them) and the output `concat(A′·V)·W_oᵀ`. The clock is the
+//! caller's, so this module runs anywhere.
+
+use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::shift_diff::{Gate, ShiftDiffMaps, ShiftDiffParams};
+use crate::engine::{
+    base_maps, output, shift_stages_into, EngineError, Mechanism, MechanismKind, Projection,
+};
+use crate::model::Model;
+use crate::text::{seeded_normal, seeded_normal_vec};
+
+/// What to time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerBench {
+    /// The sentence length `L`.
+    pub tokens: usize,
+    /// The number of heads `H` (diff heads for the Differential Transformer).
+    pub heads: usize,
+    /// Which mechanism.
+    pub mechanism: MechanismKind,
+    /// How many timed samples.
+    pub reps: usize,
+    /// The clock's resolution in ms: a sample repeats the layer until it lasts at least 50
+    /// ticks (browsers without cross-origin isolation give 0.1 ms; natively 0), so that even a
+    /// short stage's mean over the sample is resolved.
+    pub clock_resolution_ms: f64,
+    /// Untimed layers first, for at least this long (and at least one): a wasm engine compiles
+    /// a function with its fast baseline compiler first and its optimising one once it is hot.
+    pub warmup_ms: f64,
+}
+
+/// Samples of one layer's stages, in ms per layer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LayerTimings {
+    /// Layers per sample (1 unless a layer is short against the clock's resolution).
+    pub batch: usize,
+    /// `Q, K, V` from the tokens.
+    pub projection_ms: Vec<f64>,
+    /// The maps before any shift, every head.
+    pub maps_ms: Vec<f64>,
+    /// The shift stages, every head (0 for mechanisms without them).
+    pub shift_ms: Vec<f64>,
+    /// The output.
+    pub output_ms: Vec<f64>,
+    /// The whole layer.
+    pub layer_ms: Vec<f64>,
+}
+
+/// The median of `v` (the mean of the middle two for an even count; NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
+    quantile(v, 0.5)
+}
+
+/// The `q` quantile of `v` by linear interpolation between order statistics.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
+}
+
+/// The mechanism `kind` with the benchmark's parameters for `heads` heads: the page's
+/// defaults (shift 1, single difference, circular fill, no renormalisation, gate
+/// `α, β, γ = 0, 4, 0`; `τ = 10`; window 2) and, for the Differential Transformer, seeded
+/// lambda vectors as in `benches/engine.rs`.
+pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism {
+    match kind {
+        MechanismKind::ShiftDiff => Mechanism::ShiftDiff(ShiftDiffParams {
+            shift: 1,
+            difference: Default::default(),
+            fill: Default::default(),
+            renormalize: Default::default(),
+            gate: Gate::uniform(heads, 0.0, 4.0, 0.0),
+        }),
+        MechanismKind::Standard => Mechanism::Standard,
+        MechanismKind::DiffTransformer => {
+            let d_h = d_model / heads.max(1) / 2;
+            Mechanism::DiffTransformer(DiffTransformerParams {
+                depth: 0,
+                lambda_q1: seeded_normal_vec(d_h, 5, 0.1),
+                lambda_k1: seeded_normal_vec(d_h, 6, 0.1),
+                lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
+                lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
+                subln: vec![1.0; 2 * d_h],
+                lambda_init: None,
+                subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
+            })
+        }
+        MechanismKind::InputDiff => Mechanism::InputDiff,
+        MechanismKind::Cosine => Mechanism::Cosine { tau: 10.0 },
+        MechanismKind::Local => Mechanism::Local { window: 2 },
+        // The stages format's own two: V2 needs a trained `W_λ` (the untrained model has none,
+        // so the engine says so); hierarchical with segments of 8 tokens.
+        MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2,
+        MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: 8 },
+    }
+}
+
+/// Times `bench.reps` samples of one layer with the clock `now_ms` (milliseconds from any
+/// origin), after the untimed warm-up. Errors are the engine's (heads not dividing `d`).
+pub fn time_layer(
+    bench: &LayerBench,
+    now_ms: &dyn Fn() -> f64,
+) -> Result<LayerTimings, EngineError> {
+    let model = Model::untrained();
+    let weights = &model.weights;
+    let d = weights.d_model();
+    let x = seeded_normal(bench.tokens, d, 9, 1.0);
+    weights.check_input(x.view())?;
+    let mut mechanism = mechanism(bench.mechanism, bench.heads, d);
+    let mut shift = ShiftDiffMaps::empty();
+    let mut layers = 0usize;
+    // One layer, each stage's end time (from `t0`) added into `acc`.
+    let mut layer = |acc: &mut [f64; 4]| -> Result<(), EngineError> {
+        if let Mechanism::ShiftDiff(p) = &mut mechanism {
+            p.shift = 1 + (layers % 8) as i64;
+        }
+        layers += 1;
+        let t0 = now_ms();
+        let projection = Projection::new(bench.mechanism, x.view(), weights);
+        let t1 = now_ms();
+        let base = base_maps(&mechanism, &projection, weights, bench.heads, false)?;
+        let t2 = now_ms();
+        let has_shift = shift_stages_into(&mechanism, &base, false, &mut shift)?;
+        let t3 = now_ms();
+        let out = output(
+            &mechanism,
+            &projection,
+            &base,
+            has_shift.then_some(&shift),
+            weights,
+        )?;
+        let t4 = now_ms();
+        std::hint::black_box(out);
+        for (a, t) in acc.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3]) {
+            *a += t;
+        }
+        Ok(())
+    };
+    let t0 = now_ms();
+    layer(&mut [0.0; 4])?;
+    let mut once = now_ms() - t0;
+    while now_ms() - t0 < bench.warmup_ms {
+        let t = now_ms();
+        layer(&mut [0.0; 4])?;
+        once = now_ms() - t;
+    }
+    let target = 50.0 * bench.clock_resolution_ms;
+    let batch = if once >= target {
+        1
+    } else {
+        ((target / once.max(1e-3)).ceil() as usize).clamp(1, 1000)
+    };
+    let mut out = LayerTimings {
+        batch,
+        ..Default::default()
+    };
+    for _ in 0..bench.reps.max(1) {
+        let mut acc = [0.0f64; 4];
+        for _ in 0..batch {
+            layer(&mut acc)?;
+        }
+        let per = acc.map(|t| t / batch as f64);
+        out.projection_ms.push(per[0]);
+        out.maps_ms.push(per[1]);
+        out.shift_ms.push(per[2]);
+        out.output_ms.push(per[3]);
+        out.layer_ms.push(per.iter().sum());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mechanism_times_a_small_layer() {
+        // No timing is asserted: only that every stage ran and was measured.
+        let tick = std::cell::Cell::new(0.0);
+        let clock = || {
+            tick.set(tick.get() + 1.0);
+            tick.get()
+        };
+        for kind in MechanismKind::ALL {
+            let bench = LayerBench {
+                tokens: 5,
+                heads: 2,
+                mechanism: kind,
+                reps: 3,
+                clock_resolution_ms: 0.0,
+                warmup_ms: 0.0,
+            };
+            let t = time_layer(&bench, &clock).unwrap();
+            assert_eq!(t.layer_ms.len(), 3);
+            assert_eq!(t.layer_ms[0], 4.0, "four stages of one tick each");
+        }
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), 2.5);
+        let bad = LayerBench {
+            tokens: 4,
+            heads: 3,
+            mechanism: MechanismKind::ShiftDiff,
+            reps: 1,
+            clock_resolution_ms: 0.0,
+            warmup_ms: 0.0,
+        };
+        assert!(time_layer(&bad, &clock).is_err());
+    }
+}

@@ -1,0 +1,193 @@
+// The two wasm builds (scripts/build-wasm): the baseline build has no SIMD instruction, the
+// simd128 build has them; www/explorer/wasm-features.js picks the SIMD one in a browser that
+// runs it; the page, the package's element and the single-file build each instantiate the build
+// it picks, in Chromium and in a browser without wasm SIMD (stood in for by a
+// WebAssembly.validate that rejects every module, as such a browser rejects the SIMD probe),
+// and draw with either; both builds load through the one glue file and give every map the
+// same bits.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { ROOT, startHarness, startServer, waitForReady } from './harness.mjs';
+
+const WASM_OPT = path.join(ROOT, 'node_modules', 'binaryen', 'bin', 'wasm-opt');
+
+/** How many SIMD instructions `file` holds (from binaryen's text form of it). */
+function simdInstructions(file) {
+  const text = execFileSync(WASM_OPT, ['--all-features', file, '--print'], {
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).toString();
+  return (text.match(/\((v128|[if](8|16|32|64)x(2|4|8|16))\.\w+/g) ?? []).length;
+}
+
+/** FNV-1a (32 bits) of some bytes; the same function runs in the page (`recordInstances`). */
+function fnv1a(bytes) {
+  let hash = 0x811c9dc5;
+  for (const b of bytes) hash = Math.imul(hash ^ b, 0x01000193) >>> 0;
+  return hash;
+}
+
+let h;
+const temps = [];
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+  for (const dir of temps) await rm(dir, { recursive: true, force: true });
+});
+
+const files = { baseline: 'pkg/diffattn_bg.wasm', simd128: 'pkg/diffattn_simd_bg.wasm' };
+const hashOf = (build) => fnv1a(readFileSync(path.join(ROOT, files[build])));
+
+/**
+ * Before any script of the page runs: records in `window.wasmInstances` every module the page
+ * instantiates (the FNV-1a hash of its bytes, whether they came as bytes or as a fetched
+ * response), and with `simd: false` makes the page a browser without wasm SIMD.
+ */
+async function recordInstances(page, { simd }) {
+  await page.addInitScript((simdOn) => {
+    const hash = (buffer) => {
+      let v = 0x811c9dc5;
+      for (const b of new Uint8Array(buffer)) v = Math.imul(v ^ b, 0x01000193) >>> 0;
+      return v;
+    };
+    window.wasmInstances = [];
+    const instantiate = WebAssembly.instantiate.bind(WebAssembly);
+    const streaming = WebAssembly.instantiateStreaming?.bind(WebAssembly);
+    WebAssembly.instantiate = (source, imports) => {
+      if (!(source instanceof WebAssembly.Module)) window.wasmInstances.push(hash(ArrayBuffer.isView(source) ? source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength) : source));
+      return instantiate(source, imports);
+    };
+    // Read the response here (a clone), so the glue's own path is the one taken.
+    WebAssembly.instantiateStreaming = async (source, imports) => {
+      const response = await source;
+      window.wasmInstances.push(hash(await response.clone().arrayBuffer()));
+      return streaming(response, imports);
+    };
+    if (!simdOn) WebAssembly.validate = () => false;
+  }, simd);
+}
+
+/** Every map of the element `selector` has pixels, once it has drawn. */
+async function elementDrew(page, selector = 'diffattn-explorer') {
+  await page.waitForFunction(() => customElements.get('diffattn-explorer') !== undefined);
+  return page.evaluate(async (sel) => {
+    const el = document.querySelector(sel);
+    await el.settled();
+    const canvases = [...el.shadowRoot.querySelectorAll('canvas.map-canvas')];
+    return canvases.length > 0 && canvases.every((c) => c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v !== 0));
+  }, selector);
+}
+
+test('the baseline build needs no SIMD and the simd128 build does', () => {
+  for (const f of Object.values(files)) assert.ok(existsSync(path.join(ROOT, f)), `${f}: run scripts/build-wasm`);
+  assert.equal(simdInstructions(path.join(ROOT, files.baseline)), 0, 'SIMD in the baseline build');
+  assert.ok(simdInstructions(path.join(ROOT, files.simd128)) > 100, 'the simd128 build has no SIMD kernels');
+  assert.notEqual(hashOf('simd128'), hashOf('baseline'));
+});
+
+test('wasm-features.js picks the simd128 build in Chromium and the baseline build without SIMD', async () => {
+  for (const simd of [true, false]) {
+    const { page, errors, context } = await h.newPage();
+    if (!simd) await page.addInitScript(() => (WebAssembly.validate = () => false));
+    await page.goto(h.url('/pkg/README.md'));
+    const picked = await page.evaluate(async () => {
+      const m = await import('/www/explorer/wasm-features.js');
+      return { simd: m.simdSupported(), build: m.wasmBuild(), file: m.wasmFile(), url: String(m.wasmUrl(new URL('/pkg/', location.href))), baseline: m.wasmFile('baseline') };
+    });
+    assert.deepEqual(picked, {
+      simd,
+      build: simd ? 'simd128' : 'baseline',
+      file: simd ? 'diffattn_simd_bg.wasm' : 'diffattn_bg.wasm',
+      url: h.url(simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'),
+      baseline: 'diffattn_bg.wasm',
+    });
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test('the page, the element and the single file each instantiate the build wasm-features.js picks, and draw', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'diffattn-builds-'));
+  temps.push(dir);
+  await copyFile(path.join(ROOT, 'pkg', 'diffattn-explorer.inline.js'), path.join(dir, 'diffattn-explorer.inline.js'));
+  await writeFile(
+    path.join(dir, 'index.html'),
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>single file</title><script type="module" src="diffattn-explorer.inline.js"></script></head><body><diffattn-explorer text="The cat sat." maps="A,D"></diffattn-explorer></body></html>\n',
+  );
+  const single = await startServer({ root: dir });
+  try {
+    for (const simd of [true, false]) {
+      const want = [hashOf(simd ? 'simd128' : 'baseline')];
+      const label = simd ? 'with SIMD' : 'without SIMD';
+
+      // The page: its runtime says which build it loaded.
+      let { page, errors, context } = await h.newPage();
+      await recordInstances(page, { simd });
+      const requested = [];
+      page.on('request', (req) => requested.push(new URL(req.url()).pathname));
+      await page.goto(h.url('/www/?text=The+cat+sat+on+the+mat'));
+      await waitForReady(page);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the page, ${label}`);
+      assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), simd ? 'simd128' : 'baseline');
+      assert.deepEqual(requested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'], `the page fetches one build, ${label}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+
+      // The package's element (the example page, three elements: one instance).
+      ({ page, errors, context } = await h.newPage());
+      await recordInstances(page, { simd });
+      await page.goto(h.url('/www/examples/'));
+      assert.ok(await elementDrew(page), `the element draws, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the element, ${label}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+
+      // The single-file build, alone in a folder: both builds inside, the one picked decoded.
+      ({ page, errors, context } = await h.newPage());
+      await recordInstances(page, { simd });
+      await page.goto(single.url('/'));
+      assert.ok(await elementDrew(page), `the single file draws, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the single file, ${label}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    }
+  } finally {
+    await single.close();
+  }
+});
+
+test('both builds load through one glue file and give every map the same bits', async () => {
+  const bits = {};
+  for (const [build, file] of Object.entries(files)) {
+    // A fresh page per build: the glue instantiates one module per page.
+    const { page, errors, context } = await h.newPage();
+    await page.goto(h.url('/pkg/README.md'));
+    bits[build] = await page.evaluate(async (wasm) => {
+      const glue = await import('/pkg/diffattn.js');
+      await glue.default({ module_or_path: wasm });
+      const ex = new glue.Explorer();
+      ex.set_text('the cat sat on a mat because it was tired and then she saw that every dog ran');
+      const out = {};
+      // The sentence is 18 tokens: one window (at most 32 × 32) holds each map whole.
+      for (const stage of ['a', 'shifted', 'd', 'g', 'fused']) {
+        const w = ex.window(stage, 0, 0, 32, 32);
+        out[stage] = Array.from(new Uint32Array(w.data.buffer, w.data.byteOffset, w.data.length));
+      }
+      return out;
+    }, `/${file}`);
+    assert.deepEqual(errors, [], build);
+    await context.close();
+  }
+  assert.ok(bits.baseline.a.length > 0);
+  for (const stage of Object.keys(bits.baseline)) {
+    assert.deepEqual(bits.simd128[stage], bits.baseline[stage], `${stage}: the builds differ`);
+  }
+});
