@@ -13,6 +13,14 @@ use crate::engine::{
 };
 use crate::names::{parse, Named};
 
+/// The most tokens a spec the page draws may have: the sentence's limit
+/// ([`crate::text::MAX_TOKENS`]).
+pub const MAX_PAGE_TOKENS: usize = crate::text::MAX_TOKENS;
+
+/// The most cells one stage of a spec the page draws may have, over all its softmax maps
+/// (query heads × tokens × tokens): 32 heads at 512 tokens, 32 MiB of f32 per stage.
+pub const MAX_PAGE_MAP_CELLS: usize = 32 * 512 * 512;
+
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecError {
@@ -91,32 +99,32 @@ impl Spec {
         )?)
     }
 
-    /// Why the page cannot draw this spec yet, if it cannot: a real layer's layout or one of
-    /// the mechanisms only the stages format has (the CLI runs every spec).
+    /// Why the page cannot draw this spec, if it cannot: it draws every layout and mechanism
+    /// the CLI runs, up to [`MAX_PAGE_TOKENS`] tokens and [`MAX_PAGE_MAP_CELLS`] cells per
+    /// stage (every softmax map of every head), so that the maps of one layer fit in a
+    /// browser tab's memory. `diffattn stages` runs any size.
     pub fn page_support(&self) -> Result<(), SpecError> {
-        let kind = self.mechanism.kind();
-        if !MechanismKind::ALL.contains(&kind) {
+        let tokens = self.x.nrows();
+        if tokens > MAX_PAGE_TOKENS {
             return Err(SpecError::new(
-                "mechanism",
+                "x",
                 format!(
-                    "the page cannot draw {} yet; `diffattn stages` runs it",
-                    kind.key()
+                    "{tokens} tokens are too many for the page, which draws at most \
+                     {MAX_PAGE_TOKENS}; `diffattn stages` runs it"
                 ),
             ));
         }
-        let w = &self.weights;
-        let plain = w.layout.is_plain() && w.biases == Biases::default() && w.w_lambda.is_none();
-        let plain = plain
-            && match &self.mechanism {
-                Mechanism::DiffTransformer(p) => {
-                    p.lambda_init.is_none() && p.subln_eps == RMS_NORM_EPS
-                }
-                _ => true,
-            };
-        if !plain {
+        let kind = self.mechanism.kind();
+        let query_heads = self.heads.saturating_mul(kind.query_heads_per_head());
+        let cells = query_heads.saturating_mul(tokens).saturating_mul(tokens);
+        if cells > MAX_PAGE_MAP_CELLS {
             return Err(SpecError::new(
-                "spec",
-                "the page cannot draw a real layer's layout yet (head_dim, kv_heads, biases, rope, pairing, lambda_init, subln_eps); `diffattn stages` runs it",
+                "heads",
+                format!(
+                    "{query_heads} softmax maps of {tokens} x {tokens} tokens are {cells} cells \
+                     per stage, more than the page's {MAX_PAGE_MAP_CELLS}; `diffattn stages` \
+                     runs it"
+                ),
             ));
         }
         Ok(())
@@ -161,6 +169,7 @@ struct RawSpec {
     subln: Option<Vec<f64>>,
     subln_eps: Option<f64>,
     w_lambda: Option<Vec<Vec<f64>>>,
+    lambda: Option<f64>,
     tau: Option<f64>,
     window: Option<i64>,
     segment: Option<i64>,
@@ -355,7 +364,9 @@ fn validate(raw: RawSpec, mut tensors: Tensors) -> Result<Spec, SpecError> {
                 }
                 Some(_) => {}
             }
-            Mechanism::DiffTransformerV2
+            Mechanism::DiffTransformerV2 {
+                lambda: raw.lambda.map(|l| finite("lambda", l)).transpose()?,
+            }
         }
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: finite("tau", required("tau", raw.tau)?)?,
@@ -427,11 +438,18 @@ fn validate(raw: RawSpec, mut tensors: Tensors) -> Result<Spec, SpecError> {
                     None => RMS_NORM_EPS,
                     Some(eps) => positive_finite("subln_eps", eps)?,
                 },
+                lambda: raw.lambda.map(|l| finite("lambda", l)).transpose()?,
             };
             params.check(shape.head_dim)?;
             Mechanism::DiffTransformer(params)
         }
     };
+    if raw.lambda.is_some() && kind.query_heads_per_head() != 2 {
+        return Err(SpecError::new(
+            "lambda",
+            "only diff_transformer and diff_transformer_v2 subtract with a λ",
+        ));
+    }
     if kind != MechanismKind::DiffTransformer && weights.layout.pairing != Pairing::Adjacent {
         return Err(SpecError::new(
             "pairing",

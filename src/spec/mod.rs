@@ -10,7 +10,9 @@ mod binary;
 mod input;
 mod output;
 
-pub use input::{parse_spec, parse_spec_bytes, Meta, Spec, SpecError};
+pub use input::{
+    parse_spec, parse_spec_bytes, Meta, Spec, SpecError, MAX_PAGE_MAP_CELLS, MAX_PAGE_TOKENS,
+};
 pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, StagesJson};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.

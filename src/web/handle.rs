@@ -12,7 +12,7 @@ use super::js::{
     choice, js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, LabelsJs, ModelJs,
     PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
 };
-use crate::engine::{ScaleGroup, ScaleKind, StageId};
+use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
@@ -43,8 +43,9 @@ pub struct Explorer {
     row_word: String,
     /// Whether the maps drawn together share colour scales by kind (`set_shared_scale`).
     shared_scale: bool,
-    /// The layouts of the last maps drawn by `render`, for hit-testing and highlights.
-    layouts: Vec<HeatmapLayout>,
+    /// The layouts of the last maps drawn by `render`, and the stage of each, for
+    /// hit-testing and highlights.
+    layouts: Vec<(StageId, HeatmapLayout)>,
     /// The layout of the last row view drawn by `render_row`.
     row_layout: Option<RowLayout>,
     painter: Painter,
@@ -56,10 +57,21 @@ impl Default for Explorer {
     }
 }
 
-/// What every map of one render shares: the key labels and the widest labels, measured once.
+/// The column labels of one render, measured once per kind of column (keys, segments,
+/// heads) and shared by every map with such columns.
 struct SharedLabels {
-    keys: Vec<String>,
-    widths: LabelWidths,
+    by_columns: Vec<(Columns, Vec<String>, LabelWidths)>,
+}
+
+impl SharedLabels {
+    fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
+        let (_, labels, widths) = self
+            .by_columns
+            .iter()
+            .find(|(c, _, _)| *c == stage.columns())
+            .unwrap_or(&self.by_columns[0]);
+        (labels, widths)
+    }
 }
 
 #[wasm_bindgen]
@@ -109,6 +121,7 @@ impl Explorer {
             self.state.settings(),
             self.state.head(),
             self.state.gate_is_learned(),
+            self.state.lambda_is_learned(),
         ))
     }
 
@@ -176,13 +189,13 @@ impl Explorer {
         self.state.compute().map_err(js_error)?;
         let t1 = now_ms();
         let head = self.state.head();
-        let labels = self.shared_labels();
+        let labels = self.shared_labels(&shown);
         let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
         let scales = self.scales(&drawn);
         self.layouts.clear();
         for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
             let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels, scale)?;
-            self.layouts.push(layout);
+            self.layouts.push((stage, layout));
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
@@ -207,7 +220,7 @@ impl Explorer {
             self.stage_shown(stage)?
         };
         let heads = self.state.settings().maps.heads;
-        let labels = self.shared_labels();
+        let labels = self.shared_labels(&[stage]);
         let drawn: Vec<(StageId, usize)> =
             (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
         let scales = self.scales(&drawn);
@@ -215,7 +228,7 @@ impl Explorer {
         for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
             let title = format!("{} · {}", stage.label(), head + 1);
             let layout = self.draw(canvas, stage, head, &title, font_px, &labels, scale)?;
-            self.layouts.push(layout);
+            self.layouts.push((stage, layout));
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
@@ -224,16 +237,20 @@ impl Explorer {
     }
 
     /// The cell under a device-pixel position of the `index`-th canvas of the last render:
-    /// `[row, col]`, or `undefined` outside the map.
+    /// `[row, key]`, or `undefined` outside the map. A map whose columns are not keys answers
+    /// with the key its column stands for (a segment's first token; for V2's λ per head, the
+    /// first key), so every map highlights the same query and key.
     pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
-        let (row, col) = self.layouts.get(index)?.cell_at(x_px, y_px)?;
-        Some(vec![row as u32, col as u32])
+        let (stage, layout) = self.layouts.get(index)?;
+        let (row, col) = layout.cell_at(x_px, y_px)?;
+        let key = self.state.key_of_column(*stage, col);
+        Some(vec![row as u32, key as u32])
     }
 
     /// The row whose label is under a device-pixel position of the `index`-th canvas of the
     /// last render (left of the plot), or `undefined`.
     pub fn row_label_hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<usize> {
-        self.layouts.get(index)?.row_label_at(x_px, y_px)
+        self.layouts.get(index)?.1.row_label_at(x_px, y_px)
     }
 
     /// The largest and smallest allowed cells of the shown head's map of `stage`:
@@ -258,11 +275,16 @@ impl Explorer {
         })
     }
 
-    /// The device-pixel rectangle of one cell in the `index`-th canvas of the last render:
-    /// `{ x, y, width, height }`, or `undefined`.
-    pub fn cell_rect(&self, index: usize, row: usize, col: usize) -> Result<JsValue, JsError> {
-        match self.layouts.get(index) {
-            Some(layout) if row < layout.rows && col < layout.cols => {
+    /// The device-pixel rectangle of the cell of query `row` and key `key` in the `index`-th
+    /// canvas of the last render (in a map whose columns are not keys, the column the key
+    /// falls in): `{ x, y, width, height }`, or `undefined`.
+    pub fn cell_rect(&self, index: usize, row: usize, key: usize) -> Result<JsValue, JsError> {
+        let Some((stage, layout)) = self.layouts.get(index) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let col = self.state.column_of_key(*stage, key);
+        match layout {
+            layout if row < layout.rows && col < layout.cols => {
                 let r = layout.cell_rect(row, col);
                 to_js(&RectJs {
                     x: r.x,
@@ -308,12 +330,16 @@ impl Explorer {
     /// `Error` whose message names the field at fault.
     pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
         self.state.load_spec(json).map_err(js_error)?;
-        let tokens = self.state.labels();
-        to_js(&TokensJs {
-            tokens,
-            total: tokens.len(),
-            truncated: false,
-        })
+        self.spec_tokens()
+    }
+
+    /// Draws a spec file's bytes: JSON, or the binary form (a `.safetensors` file, DESIGN.md
+    /// §7.8), as `diffattn stages` reads them. Returns `{ tokens, total, truncated }`; throws
+    /// an `Error` whose message names the field at fault, or says why the page cannot draw it
+    /// (too many tokens or cells); then the page stays as it was.
+    pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        self.state.load_spec_bytes(bytes).map_err(js_error)?;
+        self.spec_tokens()
     }
 
     /// Leaves a loaded spec and draws the last typed sentence again.
@@ -437,9 +463,9 @@ impl Explorer {
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let scale = Scale::for_values(stage.scale_kind(), map);
-        let keys = self.state.key_labels();
+        let keys = self.state.column_labels(stage);
         let theme = Theme::light();
-        let mut frame = self.frame(stage.label(), &keys, &scale, &theme, 14.0);
+        let mut frame = self.frame(stage, stage.label(), &keys, &scale, &theme, 14.0);
         frame.constant = constant_value(map);
         Ok(heatmap_svg(map, &frame, 640, 600))
     }
@@ -447,7 +473,6 @@ impl Explorer {
     /// Every stage of the shown head side by side as one SVG document.
     pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
         self.state.compute().map_err(js_error)?;
-        let keys = self.state.key_labels();
         let theme = Theme::light();
         let maps = self
             .state
@@ -455,17 +480,18 @@ impl Explorer {
             .into_iter()
             .map(|s| {
                 let map = self.state.map(s)?;
-                Some((s, map, Scale::for_values(s.scale_kind(), map)))
+                let keys = self.state.column_labels(s);
+                Some((s, map, Scale::for_values(s.scale_kind(), map), keys))
             })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let panels: Vec<Panel> = maps
             .iter()
-            .map(|(s, map, scale)| Panel {
+            .map(|(s, map, scale, keys)| Panel {
                 map: *map,
                 frame: Frame {
                     constant: constant_value(*map),
-                    ..self.frame(s.label(), &keys, scale, &theme, 14.0)
+                    ..self.frame(*s, s.label(), keys, scale, &theme, 14.0)
                 },
             })
             .collect();
@@ -474,18 +500,20 @@ impl Explorer {
 
     /// How often each cache layer was recomputed: `{ projections, maps, shift_stages }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages }`
+        /// `{ projections, maps, shift_stages, lambda }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
+            lambda: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
             projections: r.projections,
             maps: r.maps,
             shift_stages: r.shift_stages,
+            lambda: r.lambda,
         })
     }
 
@@ -495,7 +523,7 @@ impl Explorer {
         let trained_with = self
             .state
             .trained_settings()
-            .map(|s| SettingsJs::new(&s, 0, true));
+            .map(|s| SettingsJs::new(&s, 0, true, true));
         to_js(&ModelJs {
             d_model: model.d_model(),
             trained: model.trained,
@@ -552,21 +580,47 @@ impl Explorer {
         }
     }
 
-    /// The cells the current mask forbids, drawn hatched.
-    fn cell_mask(&self) -> CellMask {
-        let (mask, key_offset) = self.state.mask();
-        CellMask { mask, key_offset }
+    /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
+    fn spec_tokens(&self) -> Result<JsValue, JsError> {
+        let tokens = self.state.labels();
+        to_js(&TokensJs {
+            tokens,
+            total: tokens.len(),
+            truncated: false,
+        })
     }
 
-    fn shared_labels(&self) -> SharedLabels {
-        let keys = self.state.key_labels();
-        let widths = LabelWidths::measure(self.state.labels(), &keys);
-        SharedLabels { keys, widths }
+    /// The cells the mask forbids in `stage`'s map, drawn hatched (none in a map whose
+    /// columns are not keys).
+    fn cell_mask(&self, stage: StageId) -> Option<CellMask> {
+        let (mask, key_offset) = self.state.stage_mask(stage)?;
+        Some(CellMask { mask, key_offset })
+    }
+
+    /// The column labels of the stages drawn, measured once per kind of column.
+    fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
+        let mut by_columns = Vec::new();
+        for &stage in stages {
+            let columns = stage.columns();
+            if by_columns.iter().any(|(c, _, _)| *c == columns) {
+                continue;
+            }
+            let labels = self.state.column_labels(stage);
+            let widths = LabelWidths::measure(self.state.labels(), &labels);
+            by_columns.push((columns, labels, widths));
+        }
+        if by_columns.is_empty() {
+            let keys = self.state.key_labels();
+            let widths = LabelWidths::measure(self.state.labels(), &keys);
+            by_columns.push((Columns::Keys, keys, widths));
+        }
+        SharedLabels { by_columns }
     }
 
     /// The frame of one map: its title, the labels, its scale, the mask.
     fn frame<'a>(
         &'a self,
+        stage: StageId,
         title: &'a str,
         keys: &'a [String],
         scale: &'a Scale,
@@ -580,7 +634,7 @@ impl Explorer {
             scale,
             theme,
             font_px,
-            mask: Some(self.cell_mask()),
+            mask: self.cell_mask(stage),
             masked_label: &self.masked_label,
             constant: None,
             constant_label: &self.constant_label,
@@ -606,7 +660,7 @@ impl Explorer {
                     .filter_map(map)
                     .collect();
                 let kind = match stage.scale_group() {
-                    ScaleGroup::Attention => ScaleKind::Sequential,
+                    ScaleGroup::Attention | ScaleGroup::Lambda => ScaleKind::Sequential,
                     ScaleGroup::Difference => ScaleKind::Diverging,
                     ScaleGroup::Gate => ScaleKind::Unit,
                 };
@@ -632,19 +686,20 @@ impl Explorer {
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
         let constant = constant_value(map);
+        let (col_labels, widths) = labels.of(stage);
         let frame = Frame {
             title,
             row_labels: self.state.labels(),
-            col_labels: &labels.keys,
+            col_labels,
             scale: &scale,
             theme: &self.theme,
             font_px,
-            mask: Some(self.cell_mask()),
+            mask: self.cell_mask(stage),
             masked_label: &self.masked_label,
             constant,
             constant_label: &self.constant_label,
         };
-        self.painter.draw(canvas, map, &frame, &labels.widths)
+        self.painter.draw(canvas, map, &frame, widths)
     }
 }
 
