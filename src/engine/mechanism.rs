@@ -196,6 +196,11 @@ impl MechanismKind {
         }
     }
 
+    /// Whether λ is one per token and head (V2's `σ(x·W_λ)`) rather than one per layer.
+    pub fn lambda_per_token(self) -> bool {
+        self == MechanismKind::DiffTransformerV2
+    }
+
     /// The width the heads slider splits into heads in the plain layout (§1–§6): `d / 2` for
     /// the Differential Transformer (each diff head has two query heads of `d / 2H`), `d` for
     /// the others (V2's query heads are `d / H` wide, its `w_q` has `2d` rows).
@@ -453,16 +458,9 @@ pub fn base_maps(
             mask,
             params,
         )?),
-        Mechanism::DiffTransformerV2 { lambda } => {
-            BaseMaps::DiffTransformerV2(diff_transformer_v2::maps(
-                q,
-                k,
-                tokens.lambda_logits.as_ref(),
-                &shape,
-                mask,
-                *lambda,
-            )?)
-        }
+        Mechanism::DiffTransformerV2 { lambda } => BaseMaps::DiffTransformerV2(
+            diff_transformer_v2::maps(q, k, tokens.lambda_logits.as_ref(), &shape, mask, *lambda)?,
+        ),
         Mechanism::Hierarchical { segment } => {
             BaseMaps::Hierarchical(hierarchical::maps(q, k, &shape, mask, *segment)?)
         }

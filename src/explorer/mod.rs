@@ -382,14 +382,18 @@ impl Explorer {
             found: "a spec without them".to_string(),
         };
         if kind == MechanismKind::DiffTransformer && spec.diff_transformer.is_none() {
-            return Err(lacks("lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln"));
+            return Err(lacks(
+                "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln",
+            ));
         }
         let w_lambda_rows = spec.weights.w_lambda.as_ref().map(|w| w.nrows());
         if kind == MechanismKind::DiffTransformerV2 && w_lambda_rows != Some(spec.heads) {
             return Err(lacks("w_lambda (one row per head)"));
         }
         if kind.projects_steps() && spec.weights.layout.rope.is_some() {
-            return Err(lacks("no rope (input_diff's keys are steps between tokens)"));
+            return Err(lacks(
+                "no rope (input_diff's keys are steps between tokens)",
+            ));
         }
         HeadShape::resolve(kind, &spec.weights, spec.heads).map(|_| ())
     }
@@ -486,6 +490,16 @@ impl Explorer {
     /// Whether λ is the learned one (or the spec's), not the slider's.
     pub fn lambda_is_learned(&self) -> bool {
         !self.lambda_override
+    }
+
+    /// Back to the learned λ (the trained model's, the captured layer's, V2's λ per token):
+    /// the slider no longer decides. Like a slider move, only `A1 − λ·A2` and what follows it
+    /// are recomputed at the next [`compute`](Self::compute), never `A1` and `A2`.
+    pub fn reset_lambda(&mut self) {
+        if self.lambda_override {
+            self.lambda_override = false;
+            self.clear_shift();
+        }
     }
 
     /// Whether the gate comes from the loaded spec or the trained model rather than the

@@ -227,13 +227,15 @@ impl Settings {
                 Mechanism::ShiftDiff(self.shift.params(gate))
             }
             MechanismKind::DiffTransformer => {
-                let mut params = learned.diff_transformer.clone().ok_or_else(|| {
-                    EngineError::Shape {
-                        field: "mechanism",
-                        expected: "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln".into(),
-                        found: "none (only a trained model or a spec brings them)".into(),
-                    }
-                })?;
+                let mut params =
+                    learned
+                        .diff_transformer
+                        .clone()
+                        .ok_or_else(|| EngineError::Shape {
+                            field: "mechanism",
+                            expected: "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln".into(),
+                            found: "none (only a trained model or a spec brings them)".into(),
+                        })?;
                 params.lambda = learned.lambda.or(params.lambda);
                 Mechanism::DiffTransformer(params)
             }

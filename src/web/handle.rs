@@ -261,7 +261,7 @@ impl Explorer {
         let Some(e) = self.state.extremes(stage) else {
             return Ok(JsValue::UNDEFINED);
         };
-        let keys = self.state.key_labels();
+        let keys = self.state.column_labels(stage);
         let cell = |(row, col, value): (usize, usize, f32)| ExtremeJs {
             row,
             col,
@@ -273,6 +273,13 @@ impl Explorer {
             max: cell(e.max),
             min: cell(e.min),
         })
+    }
+
+    /// The column labels of `stage`'s map: the key labels, or for a map whose columns are not
+    /// keys its own (a segment's tokens `1–4`, the heads `1`, `2`, …).
+    pub fn column_labels(&self, stage: &str) -> Result<Vec<String>, JsError> {
+        let stage = self.stage_shown(stage)?;
+        Ok(self.state.column_labels(stage))
     }
 
     /// The device-pixel rectangle of the cell of query `row` and key `key` in the `index`-th
@@ -340,6 +347,15 @@ impl Explorer {
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
         self.state.load_spec_bytes(bytes).map_err(js_error)?;
         self.spec_tokens()
+    }
+
+    /// Back to the learned λ of the Differential Transformers (the trained model's or the
+    /// loaded layer's; V2's λ per token and head) after the λ slider moved; recomputes only
+    /// `A1 − λ·A2` at the next render. Returns `settings()`.
+    pub fn reset_lambda(&mut self) -> Result<JsValue, JsError> {
+        self.state.reset_lambda();
+        self.state.compute().map_err(js_error)?;
+        self.settings()
     }
 
     /// Leaves a loaded spec and draws the last typed sentence again.

@@ -240,12 +240,14 @@ impl StageJs {
 /// `{ mechanism, mechanism_choices: string[], stages: StageJs[], final_stage,
 ///    parameters: string[], head_choices: number[], heads, head, head_width, d_model,
 ///    tokens: number, keys: number, readout: string | null, moved_away: string[],
-///    gate_learned, lambda_learned, spec, layer: LayerJs | null, masked: boolean }`.
+///    gate_learned, lambda_learned, lambda_per_token, spec, layer: LayerJs | null,
+///    masked: boolean }`.
 /// `mechanism_choices` are the mechanisms that can draw what is shown (every one for the
 /// sentence; for a loaded layer those its weights fit); `parameters` names the controls the
 /// mechanism takes (`"shift"`, `"difference"`, `"fill"`, `"renormalize"`, `"gate"`, `"tau"`,
 /// `"window"`, `"segment"`, `"lambda"`); `moved_away` the controls whose values left the
-/// trained (or loaded) ones; `layer` what the loaded spec says about its layer; `masked`
+/// trained (or loaded) ones; `lambda_per_token` whether the learned λ is one per token and
+/// head (V2) rather than one per layer; `layer` what the loaded spec says about its layer; `masked`
 /// whether some cell of the maps is masked.
 #[derive(Serialize)]
 pub(super) struct ViewJs {
@@ -265,6 +267,7 @@ pub(super) struct ViewJs {
     pub moved_away: Vec<&'static str>,
     pub gate_learned: bool,
     pub lambda_learned: bool,
+    pub lambda_per_token: bool,
     pub spec: bool,
     pub layer: Option<LayerJs>,
     pub masked: bool,
@@ -339,6 +342,7 @@ impl ViewJs {
             moved_away: state.moved_away(),
             gate_learned: state.gate_is_learned(),
             lambda_learned: state.lambda_is_learned(),
+            lambda_per_token: kind.lambda_per_token(),
             spec: state.is_spec(),
             layer: state.layer_info().map(LayerJs::from),
             masked: (0..rows).any(|i| mask.allowed_keys(i, offset, keys) != (0..keys)),

@@ -384,7 +384,10 @@ impl Net {
                 let q2 = q.narrow(2, 1, 1)?.squeeze(2)?.contiguous()?;
                 let a1 = softmax(&scaled_scores(&q1, &k)?, D::Minus1)?;
                 let a2 = softmax(&scaled_scores(&q2, &k)?, D::Minus1)?;
-                let w_lambda = self.w_lambda.as_ref().expect("diff_transformer_v2 w_lambda");
+                let w_lambda = self
+                    .w_lambda
+                    .as_ref()
+                    .expect("diff_transformer_v2 w_lambda");
                 // λ[i, h] = σ(x_i · W_λ[h]), as (b, H, l, 1).
                 let lambda = sigmoid(&linear(x, w_lambda)?)?
                     .transpose(1, 2)?

@@ -3,17 +3,48 @@
 
 import { make } from './dom.js';
 
-/** The largest spec file read, in bytes; a bigger one is refused before it is read. */
+/** The largest JSON spec file read, in bytes; a bigger one is refused before it is read. */
 export const MAX_SPEC_BYTES = 64 * 1024 * 1024;
 
 /**
- * Reads a picked or dropped file as text. Rejects with `{ reason: 'too_large' | 'unreadable' }`
- * so the caller can say which, in the page's language.
+ * The largest binary spec (`.safetensors`, DESIGN.md §7.8) read, in bytes: a 512-token capture
+ * of a 2,048-wide layer with 16 heads is about 70 MB in f32.
  */
-export async function readSpecFile(file) {
-  if (file.size > MAX_SPEC_BYTES) throw Object.assign(new Error('too large'), { reason: 'too_large' });
+export const MAX_BINARY_SPEC_BYTES = 256 * 1024 * 1024;
+
+/** Whether a file's name says it is the binary form of a spec. */
+export function isBinarySpecName(name) {
+  return /\.safetensors$/i.test(String(name ?? ''));
+}
+
+/** The most bytes the page reads of a file named `name`. */
+export function specByteLimit(name) {
+  return isBinarySpecName(name) ? MAX_BINARY_SPEC_BYTES : MAX_SPEC_BYTES;
+}
+
+/**
+ * Reads a picked or dropped file's bytes, calling `onProgress(loaded, total)` as they come.
+ * Rejects with `{ reason: 'too_large' | 'unreadable' }` so the caller can say which, in the
+ * page's language.
+ */
+export async function readSpecFile(file, onProgress = () => {}) {
+  if (file.size > specByteLimit(file.name)) throw Object.assign(new Error('too large'), { reason: 'too_large' });
   try {
-    return await file.text();
+    const total = file.size;
+    if (typeof file.stream !== 'function') return new Uint8Array(await file.arrayBuffer());
+    const out = new Uint8Array(total);
+    const reader = file.stream().getReader();
+    let loaded = 0;
+    onProgress(0, total);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (loaded + value.length > total) throw new Error('the file grew while it was read');
+      out.set(value, loaded);
+      loaded += value.length;
+      onProgress(loaded, total);
+    }
+    return loaded === total ? out : out.subarray(0, loaded);
   } catch {
     throw Object.assign(new Error('unreadable'), { reason: 'unreadable' });
   }

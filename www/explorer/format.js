@@ -30,7 +30,8 @@ const SUB = 'ᵢⱼ';
 
 /**
  * The lines of arithmetic for one cell. `cell` is `Explorer.cell()`'s value, `context`
- * `{ mechanism, renormalize, difference, lambda }` (lambda from the cell or `Explorer.lambda()`).
+ * `{ mechanism, renormalize, difference, lambda, segment, tokens, col }` (lambda from the cell or
+ * `Explorer.lambda()`; segment, tokens and the key `col` for hierarchical attention's sum).
  * Each line is an array of `{ text, term? }`.
  */
 export function cellLines(cell, context) {
@@ -105,6 +106,20 @@ export function cellLines(cell, context) {
       ...operand('a2', v.a2),
       { text: ' = ' },
       { text: fmt(v.diff), term: 'diff' },
+    ]);
+    return lines;
+  }
+  if (has('a') && has('local') && has('segments') && context.segment > 0 && context.tokens > 0) {
+    // Hierarchical attention: a summary's weight is spread over its segment's tokens.
+    const first = Math.floor(context.col / context.segment) * context.segment;
+    const size = Math.max(1, Math.min(context.segment, context.tokens - first));
+    lines.push([
+      { text: `A${SUB} = local${SUB} + segments${SUB} / |segment of j| = ` },
+      ...operand('local', v.local),
+      { text: ' + ' },
+      ...operand('segments', v.segments),
+      { text: ` / ${size} = ` },
+      { text: fmt(v.a), term: 'a' },
     ]);
     return lines;
   }

@@ -107,7 +107,8 @@ export class ExplorerView {
    * the window, as the page does), `dropTarget` (where spec files may be dropped; default
    * the explorer itself), `globalKeys` (P and the walk's arrow keys work anywhere on the page,
    * for the page's one explorer), `onChange(state)` (after a person changed something),
-   * `showTimings`.
+   * `onSpec(spec)` (a spec file was drawn: `{ name, layer, tokens }`, its `layer` the engine's
+   * `view().layer`; null when the sentence is back), `showTimings`.
    */
   constructor(root, options) {
     this.#options = options;
@@ -260,6 +261,15 @@ export class ExplorerView {
       case 'spec_back':
         this.specs.leave({ restore: true });
         return;
+      case 'lambda_back':
+        try {
+          this.engine.call((ex) => ex.reset_lambda());
+          this.adoptEngineSettings();
+        } catch (err) {
+          this.report(err);
+        }
+        this.changed();
+        return;
       case 'back_to_trained':
         if (this.state.weights === 'trained') this.loader.loadTrained(this.state.mechanism);
         return;
@@ -331,6 +341,12 @@ export class ExplorerView {
     this.#controls.sync(this.state, this.view);
   }
 
+  /** A spec was loaded or left: the host hears of it (`onSpec`: the loaded layer, or null). */
+  specChanged() {
+    const active = this.specs.active;
+    this.#options.onSpec?.(active ? { name: active.name, layer: active.layer, tokens: active.tokens.length } : null);
+  }
+
   /** The handle's text changed behind the explorer's back (a spec was left): send it again. */
   forgetText() {
     this.#sent.text = null;
@@ -374,6 +390,11 @@ export class ExplorerView {
       }
     }
     // What the engine made of it (a new mechanism snaps the heads, a refused value stays).
+    this.#readEngineSettings();
+  }
+
+  /** The state's engine keys as the handle holds them. */
+  #readEngineSettings() {
     const settings = this.engine.call((ex) => ex.settings());
     for (const key of ENGINE_KEYS) this.state[key] = settings[key];
     this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
@@ -439,6 +460,8 @@ export class ExplorerView {
         : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
+    // Computing may fill in what only the maps know (the learned λ the λ slider shows).
+    this.#readEngineSettings();
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
@@ -558,7 +581,7 @@ export class ExplorerView {
         this.el.tooltip.hidden = true;
         return;
       }
-      const context = { renormalize: this.state.renormalize, lambda: info.lambda };
+      const context = { renormalize: this.state.renormalize, lambda: info.lambda, segment: this.state.segment, tokens: this.view.keys, col: cell.col };
       this.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
       this.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
     }
@@ -583,7 +606,7 @@ export class ExplorerView {
         capped,
         window: w,
         rowLabels: this.labels.rows,
-        keyLabels: this.labels.keys,
+        keyLabels: stage.columns === 'keys' ? this.labels.keys : this.engine.call((ex) => ex.column_labels(stage.id)),
         corner: this.t('table_corner'),
       };
     } catch (err) {
