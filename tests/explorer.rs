@@ -344,29 +344,46 @@ fn the_parameter_readout_follows_the_mechanism() {
 #[test]
 fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
     for mechanism in MechanismKind::ALL {
-        let mut e = explorer("the cat sat on the mat");
-        e.set_model(trained(mechanism.key()));
-        e.update_shift(|s| s.shift = 2).unwrap();
-        e.compute().unwrap();
-        let stages = e.stages();
-        let before: Vec<_> = stages.iter().map(|&s| e.maps(s).unwrap().clone()).collect();
-        let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
-        let mut again = Explorer::new(Model::untrained());
-        again.load_spec(&json).unwrap();
-        again.compute().unwrap();
-        assert_eq!(
-            again.labels(),
-            e.labels(),
-            "{mechanism:?}: the tokens label the axes"
-        );
-        assert_eq!(again.stages(), stages);
-        for (s, want) in stages.iter().zip(&before) {
-            let got = again.maps(*s).unwrap();
+        // A λ moved away from the learned one travels in the spec (`lambda`) too.
+        let moves = if mechanism.takes(diffattn::engine::Parameter::Lambda) {
+            vec![false, true]
+        } else {
+            vec![false]
+        };
+        for moved in moves {
+            let mut e = explorer("the cat sat on the mat");
+            e.set_model(trained(mechanism.key()));
+            e.update_shift(|s| s.shift = 2).unwrap();
+            if moved {
+                e.update_shift(|s| s.lambda = 0.375).unwrap();
+            }
+            e.compute().unwrap();
+            let stages = e.stages();
+            let before: Vec<_> = stages
+                .iter()
+                .map(|&s| e.maps(s).unwrap().to_owned())
+                .collect();
+            let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
+            let mut again = Explorer::new(Model::untrained());
+            again.load_spec(&json).unwrap();
+            again.compute().unwrap();
             assert_eq!(
-                got.mapv(f32::to_bits),
-                want.mapv(f32::to_bits),
-                "{mechanism:?} {s:?}"
+                again.labels(),
+                e.labels(),
+                "{mechanism:?}: the tokens label the axes"
             );
+            assert_eq!(again.stages(), stages);
+            for (s, want) in stages.iter().zip(&before) {
+                let got = again.maps(*s).unwrap();
+                assert_eq!(
+                    got.mapv(f32::to_bits),
+                    want.mapv(f32::to_bits),
+                    "{mechanism:?} {s:?} (λ moved: {moved})"
+                );
+            }
+            if moved {
+                assert_eq!(again.lambda().or_else(|| again.lambda_at(0)), Some(0.375));
+            }
         }
     }
 }

@@ -239,6 +239,7 @@ impl MechanismKind {
             (MechanismKind::InputDiff, StageId::A) => "A = softmax(Q·K_Δᵀ/√dₕ + M), Δ = xⱼ₊₁ − xⱼ",
             (MechanismKind::Cosine, StageId::A) => "A = softmax(τ·Q̂K̂ᵀ + M)",
             (MechanismKind::Local, StageId::A) => "A = softmax(QKᵀ/√dₕ + M), |i − j| ≤ w",
+            (MechanismKind::Hierarchical, StageId::A) => "Aᵢⱼ = localᵢⱼ + segmentsᵢ,σ(j) / |σ(j)|",
             (_, StageId::A) => "A = softmax(QKᵀ/√dₕ + M)",
             (_, StageId::Shifted) => "shift(A)[i, j] = A[i, j − k]",
             (_, StageId::ShiftedBack) => "shift₋ₖ(A)[i, j] = A[i, j + k]",

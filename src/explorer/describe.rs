@@ -226,13 +226,11 @@ impl Explorer {
             MechanismKind::DiffTransformer => {
                 self.lambda().map(|l| format!("λ = {}", number(l, 4)))
             }
-            MechanismKind::DiffTransformerV2 => {
-                let table = self.base.as_ref()?.lambda_table()?;
-                let column = table.column(self.head().min(table.ncols().saturating_sub(1)));
-                column
-                    .mean()
-                    .map(|l| format!("λ̄ = {} (head {})", number(l, 4), self.head() + 1))
-            }
+            // The mean over every token and head, as the λ slider shows it (the λ map has
+            // each one).
+            MechanismKind::DiffTransformerV2 => self
+                .learned_lambda()
+                .map(|l| format!("λ̄ = {}", number(l, 4))),
             MechanismKind::Cosine => Some(format!("τ = {}", number(m.tau, 1))),
             MechanismKind::Local => Some(format!("w = {}", m.window)),
             MechanismKind::Hierarchical => Some(format!("s = {}", m.segment)),

@@ -294,6 +294,15 @@ test('format: Diff Transformer and single-map cells', () => {
   assert.match(dt[0].map((s) => s.text).join(''), /^\(A1 − λ·A2\)ᵢⱼ = 0\.5000 − 0\.8000 × 0\.2500 = 0\.3000$/);
   const single = cellLines({ values: { a: 0.125 } }, {});
   assert.equal(single[0].map((s) => s.text).join(''), 'Aᵢⱼ = 0.1250');
+  // A map over segments (the view's `columns`) spreads a segment's weight over its tokens: key 5
+  // of 7 tokens in segments of 3 is in the last, one-token segment.
+  const columns = { local: 'keys', segments: 'segments', a: 'keys' };
+  const spread = cellLines({ values: { local: 0, segments: 0.3, a: 0.3 } }, { columns, segment: 3, tokens: 7, col: 6 });
+  assert.equal(spread[0].map((s) => s.text).join(''), 'Aᵢⱼ = localᵢⱼ + segmentsᵢⱼ / |segment of j| = 0.0000 + 0.3000 / 1 = 0.3000');
+  const inner = cellLines({ values: { local: 0, segments: 0.3, a: 0.1 } }, { columns, segment: 3, tokens: 7, col: 4 });
+  assert.match(inner[0].map((s) => s.text).join(''), /0\.3000 \/ 3 = 0\.1000$/);
+  // Without the view's columns, one line per map.
+  assert.equal(cellLines({ values: { local: 0, segments: 0.3, a: 0.1 } }, {}).length, 3);
 });
 
 test('format: invisible characters in tokens are shown', () => {

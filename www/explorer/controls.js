@@ -135,9 +135,9 @@ export class Controls {
     const fixed = choices.length === 1 && !!view?.spec;
     el.heads.disabled = fixed;
     const width = view?.head_width;
-    const kv = view?.layer && view.layer.kv_heads !== view.layer.heads ? ` · ${this.#t('kv_heads', { n: view.layer.kv_heads })}` : '';
-    const shown = width ? `${state.heads} · d_h = ${width}${kv}` : String(state.heads);
+    const shown = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
     el.headsOut.textContent = fixed ? this.#t('heads_fixed', { shown }) : shown;
+    el.heads.title = fixed ? this.#t('heads_fixed_title') : '';
     el.heads.setAttribute('aria-valuetext', this.#t('heads_valuetext', { h: state.heads }));
     const options = [];
     for (let h = 1; h <= state.heads; h++) options.push({ value: String(h), label: this.#t('head_option', { n: h, total: state.heads }) });

@@ -45,7 +45,7 @@ export const PAGE_DEFAULTS = Object.freeze({
 });
 
 /** The controls shown while presenting, unless the `controls` option names others. */
-const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'views', 'present', 'text']);
+const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'segment', 'lambda', 'views', 'present', 'text']);
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
@@ -460,8 +460,10 @@ export class ExplorerView {
         : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
-    // Computing may fill in what only the maps know (the learned λ the λ slider shows).
+    // Computing may fill in what only the maps know (the learned λ the λ slider shows, the
+    // readout's λ): read them again.
     this.#readEngineSettings();
+    this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
@@ -581,7 +583,8 @@ export class ExplorerView {
         this.el.tooltip.hidden = true;
         return;
       }
-      const context = { renormalize: this.state.renormalize, lambda: info.lambda, segment: this.state.segment, tokens: this.view.keys, col: cell.col };
+      const columns = Object.fromEntries(this.view.stages.map((s) => [s.id, s.columns]));
+      const context = { renormalize: this.state.renormalize, lambda: info.lambda, columns, segment: this.state.segment, tokens: this.view.keys, col: cell.col };
       this.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
       this.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
     }
