@@ -226,13 +226,18 @@ for (const [w, ht] of [
 }
 
 test('a captured layer opens the same from JSON (picked) and safetensors (dropped); its λ moves and comes back to the layer’s', async () => {
-  const { page, errors, context } = await openExplorer(h);
+  const { page, errors, context } = await openExplorer(h, 'mechanism=diff_transformer');
+  const trained = (await state(page)).lambda;
   await pick(page, 'tests/e2e/fixtures/captured-diffllama.json');
   const fromJson = { a1: await mapData(page, 'a1'), diff: await mapData(page, 'diff'), lambda: (await state(page)).lambda };
   assert.match(await text(page, 'spec-banner-text'), /captured-diffllama\.json/);
   await page.click('#spec-back');
   await settled(page);
-  assert.equal((await engineView(page)).spec, false);
+  const back = await engineView(page);
+  assert.equal(back.spec, false);
+  assert.equal(back.lambda_learned, true, 'the sentence’s trained λ again, not a slider’s');
+  assert.deepEqual(back.moved_away, []);
+  assert.equal((await state(page)).lambda, trained);
   assert.doesNotMatch(await page.evaluate(() => document.querySelector('.lede').textContent), /captured/, 'the header is the sentence’s again');
   await drop(page, '/tests/e2e/fixtures/captured-diffllama.safetensors', 'captured-diffllama.safetensors');
   assert.match(await text(page, 'spec-banner-text'), /captured-diffllama\.safetensors/);

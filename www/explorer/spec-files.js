@@ -89,6 +89,8 @@ export class SpecFiles {
     view.messages.clearTransient();
     view.messages.clear('spec');
     const savedState = this.active ? this.active.savedState : { ...view.state };
+    // A learned λ is the sentence's model's to give again, not a setting to restore.
+    if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
     this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer };
     view.adoptEngineSettings();
     view.state.all_heads = false;
@@ -111,7 +113,11 @@ export class SpecFiles {
       view.report(err);
     }
     view.forgetText();
-    if (restore) Object.assign(view.state, saved, { lang: view.state.lang });
+    if (restore) {
+      const { lambda, ...rest } = saved;
+      Object.assign(view.state, rest, { lang: view.state.lang });
+      if (lambda !== undefined) view.set({ lambda });
+    }
     const info = view.loader.info;
     if (view.state.weights === 'trained' && info?.mechanism !== view.state.mechanism) view.loader.loadTrained(view.state.mechanism);
     view.specChanged();

@@ -82,6 +82,12 @@ export class ExplorerView {
   #compare;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
+  /**
+   * Whether someone chose λ (a person, an attribute, the address): only then is it sent to the
+   * engine. Otherwise the state's λ is the engine's learned one read back, which would become
+   * a slider's λ if sent (after a restart, or a spec left).
+   */
+  #lambdaChosen = false;
   #sent = { text: null, theme: null, words: null, shared: null };
   #options;
   #layoutKey = '';
@@ -121,6 +127,7 @@ export class ExplorerView {
     const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
+    this.#lambdaChosen = options.state?.lambda !== undefined;
     // The walk shares one colour scale unless told otherwise.
     if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
     this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
@@ -209,6 +216,7 @@ export class ExplorerView {
 
   #change(partial) {
     const before = this.state;
+    if (partial.lambda !== undefined) this.#lambdaChosen = true;
     this.state = { ...before, ...partial };
     const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
     if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
@@ -321,6 +329,7 @@ export class ExplorerView {
   /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
   #restarted() {
     this.#applied = {};
+    this.#lambdaChosen = this.view?.lambda_learned === false;
     this.#sent = { text: null, theme: null, words: null, shared: null };
     this.specs.drop();
     this.loader.refreshInfo();
@@ -335,6 +344,7 @@ export class ExplorerView {
     for (const key of ENGINE_KEYS) {
       if (!keep.has(key)) this.state[key] = settings[key];
     }
+    if (!keep.has('lambda')) this.#lambdaChosen = false;
     this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
     this.#maps.selected = null;
     this.#maps.hover = null;
@@ -380,6 +390,7 @@ export class ExplorerView {
       }
     });
     const patch = patchOf(this.state, this.#applied);
+    if (!this.#lambdaChosen) delete patch.lambda;
     if (Object.keys(patch).length) {
       try {
         this.engine.call((ex) => ex.update(patch));
@@ -398,6 +409,7 @@ export class ExplorerView {
     const settings = this.engine.call((ex) => ex.settings());
     for (const key of ENGINE_KEYS) this.state[key] = settings[key];
     this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
+    this.#lambdaChosen = false;
   }
 
   /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
