@@ -20,7 +20,7 @@ a message naming the field.
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
 negative with the trained model of mechanism M (default shift_diff; also standard,
-diff_transformer, input_diff, cosine, local) and prints JSON:
+diff_transformer, input_diff, cosine, local, diff_transformer_v2, hierarchical) and prints JSON:
     {"tokens": [...], "unknown": [tokens read as <unk>], "label": "positive"|"negative",
      "probability": P(label), "positive": P(positive), "mechanism": M, "lang": "en"|"zh"}
 One model reads both languages (English words and Chinese characters share its vocabulary);
@@ -133,7 +133,7 @@ fn stages(args: &[String]) -> ExitCode {
 }
 
 /// The shipped weights, built into the binary (never into the wasm library).
-const WEIGHTS: [(&str, &[u8]); 6] = [
+const WEIGHTS: [(&str, &[u8]); 8] = [
     ("shift_diff", include_bytes!("../../weights/shift_diff.bin")),
     ("standard", include_bytes!("../../weights/standard.bin")),
     (
@@ -143,6 +143,14 @@ const WEIGHTS: [(&str, &[u8]); 6] = [
     ("input_diff", include_bytes!("../../weights/input_diff.bin")),
     ("cosine", include_bytes!("../../weights/cosine.bin")),
     ("local", include_bytes!("../../weights/local.bin")),
+    (
+        "diff_transformer_v2",
+        include_bytes!("../../weights/diff_transformer_v2.bin"),
+    ),
+    (
+        "hierarchical",
+        include_bytes!("../../weights/hierarchical.bin"),
+    ),
 ];
 
 fn predict(args: &[String]) -> ExitCode {
