@@ -505,10 +505,7 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
     let tokens = labels(&["a", "b", "c"]);
     let map = array![[1.0_f32, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]];
     let scale = Scale::sequential_for(map.view());
-    let causal = CellMask {
-        mask: Mask::causal(true),
-        key_offset: 0,
-    };
+    let causal = CellMask::new(Mask::causal(true), 0);
     let frame = Frame {
         title: "A",
         row_labels: &tokens,
@@ -554,13 +551,7 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         x + width_px
     );
     // Without a mask, or with a mask that forbids nothing, there is no legend and no grey.
-    for mask in [
-        None,
-        Some(CellMask {
-            mask: Mask::FULL,
-            key_offset: 0,
-        }),
-    ] {
+    for mask in [None, Some(CellMask::new(Mask::FULL, 0))] {
         let svg = heatmap_svg(map.view(), &Frame { mask, ..frame }, 400, 400);
         assert!(!svg.contains(&light));
         assert!(!svg.contains(">masked<"));

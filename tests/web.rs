@@ -529,3 +529,101 @@ fn moving_away_from_a_trained_model_is_reported_by_name() {
     update(&mut ex, r#"{"shift": 3, "causal": true}"#).unwrap();
     assert_eq!(strings(&get(&view(&ex), "moved_away")), ["causal", "shift"]);
 }
+
+#[wasm_bindgen_test]
+fn a_viewport_draws_part_of_the_map_and_hits_whole_map_cells() {
+    // 40 tokens, causal: zoom into rows 20..28 and keys 10..18.
+    let text: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    let mut ex = sentence(&text.join(" "));
+    update(&mut ex, r#"{"causal": true}"#).unwrap();
+    ex.set_viewport(20, 10, 8, 8);
+    let v = ex.viewport().map_err(error_message).unwrap();
+    assert_eq!(
+        ["row", "col", "rows", "cols", "total_rows", "total_cols"].map(|k| num(&v, k)),
+        [20.0, 10.0, 8.0, 8.0, 40.0, 40.0]
+    );
+    let cs = canvases(5, 400, 360);
+    ex.render(cs.clone(), 12.0, vec![])
+        .map_err(error_message)
+        .unwrap();
+    let a = map_data(&mut ex, "a");
+    for i in 0..5 {
+        // A whole-map cell inside the viewport has a rectangle, and its centre hits it.
+        let rect = ex.cell_rect(i, 22, 13).map_err(error_message).unwrap();
+        let (x, y) = (
+            num(&rect, "x") + num(&rect, "width") / 2.0,
+            num(&rect, "y") + num(&rect, "height") / 2.0,
+        );
+        assert_eq!(ex.hit(i, x, y), Some(vec![22, 13]));
+        // Eight cells across: each is an eighth of the plot, far larger than a 40th.
+        assert!(num(&rect, "width") >= 30.0, "{}", num(&rect, "width"));
+        // A cell outside it has none.
+        assert!(ex
+            .cell_rect(i, 5, 5)
+            .map_err(error_message)
+            .unwrap()
+            .is_undefined());
+    }
+    // The pixels of the A map at (22, 13) are the colour of that whole-map value: compare
+    // with the same cell drawn in a whole-map render with the same scale.
+    let ctx: CanvasRenderingContext2d = cs[0]
+        .get_context("2d")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let rect = ex.cell_rect(0, 22, 13).map_err(error_message).unwrap();
+    let zoomed = ctx
+        .get_image_data(num(&rect, "x") + 2.0, num(&rect, "y") + 2.0, 1.0, 1.0)
+        .unwrap()
+        .data()
+        .to_vec();
+    assert!(a[22 * 40 + 13] > 0.0);
+    ex.set_viewport(0, 0, 0, 0);
+    ex.render(cs.clone(), 12.0, vec![])
+        .map_err(error_message)
+        .unwrap();
+    let rect = ex.cell_rect(0, 22, 13).map_err(error_message).unwrap();
+    assert!(num(&rect, "width") < 10.0);
+    let whole = ctx
+        .get_image_data(
+            num(&rect, "x") + num(&rect, "width") / 2.0,
+            num(&rect, "y") + num(&rect, "height") / 2.0,
+            1.0,
+            1.0,
+        )
+        .unwrap()
+        .data()
+        .to_vec();
+    assert_eq!(zoomed, whole, "the colour scale is the whole map's");
+    // A viewport past the end of a shorter sentence is moved back inside it.
+    ex.set_viewport(100, 100, 8, 8);
+    let v = ex.viewport().map_err(error_message).unwrap();
+    assert_eq!([num(&v, "row"), num(&v, "col")], [32.0, 32.0]);
+}
+
+#[wasm_bindgen_test]
+fn the_overview_fills_its_canvas_with_the_whole_map() {
+    let text: Vec<String> = (0..64).map(|i| format!("w{i}")).collect();
+    let mut ex = sentence(&text.join(" "));
+    update(&mut ex, r#"{"causal": true}"#).unwrap();
+    ex.set_viewport(8, 8, 16, 16);
+    let c = canvases(1, 128, 128).remove(0);
+    ex.render_overview(c.clone(), "")
+        .map_err(error_message)
+        .unwrap();
+    let ctx: CanvasRenderingContext2d = c.get_context("2d").unwrap().unwrap().dyn_into().unwrap();
+    let data = ctx
+        .get_image_data(0.0, 0.0, 128.0, 128.0)
+        .unwrap()
+        .data()
+        .to_vec();
+    let pixel = |x: usize, y: usize| data[(y * 128 + x) * 4..(y * 128 + x) * 4 + 4].to_vec();
+    // Every pixel is drawn (opaque), and the top-right corner, above the diagonal of a causal
+    // map, is hatched grey.
+    assert!(data.chunks_exact(4).all(|p| p[3] == 255));
+    let corner = pixel(127, 0);
+    assert_eq!(corner[0], corner[1]);
+    assert_eq!(corner[1], corner[2]);
+    assert!(ex.render_overview(c, "nope").is_err());
+}

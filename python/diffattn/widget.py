@@ -104,7 +104,8 @@ class Explorer(anywidget.AnyWidget):
     ``all_heads``,
     ``all_heads_stage``, ``shared_scale``, ``row`` (a query row from 1; 0 closes the row view),
     ``view`` (``explore`` | ``walk`` | ``compare``), ``step`` (a stage of the walk, or
-    ``output``), ``present``, ``weights``
+    ``output``), ``present``, ``viewport`` (the part of a long map drawn, ``"row,col,size"``
+    from 0, or ``""`` for whole maps), ``weights``
     (``trained`` | ``untrained``), ``lang`` (``en`` | ``zh``), ``theme`` (``auto`` | ``light`` |
     ``dark``), ``maps`` and ``controls`` (comma lists or lists of names), and ``spec`` (a stages
     spec dict, such as ``diffattn.capture``'s: a captured layer, drawn with its token labels).
@@ -138,6 +139,7 @@ class Explorer(anywidget.AnyWidget):
     view = _text()
     step = _text()
     present = _bool()
+    viewport = _text()
     weights = _text()
     lang = _text()
     theme = _text()
@@ -150,7 +152,7 @@ class Explorer(anywidget.AnyWidget):
     STATE_NAMES = (
         "text", "mechanism", "heads", "head", "causal", "shift", "difference", "fill",
         "renormalize", "alpha", "beta", "gamma", "tau", "window", "segment", "lambda", "all_heads",
-        "all_heads_stage", "shared_scale", "row", "view", "step", "present", "weights",
+        "all_heads_stage", "shared_scale", "row", "view", "step", "present", "viewport", "weights",
         "lang", "theme", "gate", "maps", "controls", "spec",
     )  # fmt: skip
 

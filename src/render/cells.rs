@@ -20,20 +20,52 @@ use crate::engine::Mask;
 /// views draw forbidden cells as masked in every map).
 pub const MASKED_RGB: [[u8; 3]; 2] = [[0xb4, 0xb4, 0xb4], [0xdc, 0xdc, 0xdc]];
 
-/// Which cells of a map a mask forbids: the mask, and where its keys sit (key `j` is at
-/// position `j + key_offset`; see [`Mask`]).
+/// Which cells of a map a mask forbids: the mask, where its keys sit (key `j` is at position
+/// `j + key_offset`; see [`Mask`]), and, for a map drawn from a window
+/// ([`crate::render::Viewport`]), where the window starts: row `i` and column `j` drawn are
+/// the map's row `i + origin.0` and column `j + origin.1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellMask {
     /// The mask.
     pub mask: Mask,
     /// The position of key 0.
     pub key_offset: usize,
+    /// The whole-map row and column of the first cell drawn; `(0, 0)` for a whole map.
+    pub origin: (usize, usize),
 }
 
 impl CellMask {
-    /// The columns of row `row` (of `cols`) the mask allows: one contiguous range.
+    /// The mask of a whole map.
+    pub fn new(mask: Mask, key_offset: usize) -> Self {
+        CellMask {
+            mask,
+            key_offset,
+            origin: (0, 0),
+        }
+    }
+
+    /// The columns of drawn row `row` (of `cols` drawn) the mask allows: one contiguous range.
+    ///
+    /// ```
+    /// use diffattn::engine::Mask;
+    /// use diffattn::render::CellMask;
+    /// // Causal, drawn from the window starting at row 10, column 8: drawn row 0 is query 10,
+    /// // which sees keys 0..=10, i.e. drawn columns 0..3 of the window's columns 8, 9, ...
+    /// let m = CellMask { origin: (10, 8), ..CellMask::new(Mask::causal(true), 0) };
+    /// assert_eq!(m.allowed(0, 4), 0..3);
+    /// // A window wholly above the diagonal has nothing allowed.
+    /// let above = CellMask { origin: (0, 8), ..m };
+    /// assert_eq!(above.allowed(2, 4), 0..0);
+    /// ```
     pub fn allowed(&self, row: usize, cols: usize) -> Range<usize> {
-        self.mask.allowed_keys(row, self.key_offset, cols)
+        let (r0, c0) = self.origin;
+        let keys = self.mask.allowed_keys(
+            row.saturating_add(r0),
+            self.key_offset,
+            c0.saturating_add(cols),
+        );
+        let (start, end) = (keys.start.max(c0), keys.end.max(c0));
+        start - c0..end - c0
     }
 
     /// Whether some cell of a `rows x cols` map is forbidden.
@@ -168,6 +200,26 @@ mod tests {
     use crate::render::colormap::Palette;
     use ndarray::{array, s, Array2};
 
+    proptest::proptest! {
+        /// A mask drawn from a window forbids exactly the cells the whole map's mask forbids
+        /// at the window's place.
+        #[test]
+        fn a_window_of_the_mask_is_the_mask_at_that_place(
+            causal: bool, window in proptest::option::of(0usize..6), key_offset in 0usize..3,
+            r0 in 0usize..12, c0 in 0usize..12, rows in 0usize..8, cols in 0usize..8,
+        ) {
+            let whole = CellMask::new(Mask { causal, window }, key_offset);
+            let drawn = CellMask { origin: (r0, c0), ..whole };
+            for i in 0..rows {
+                let allowed = drawn.allowed(i, cols);
+                let full = whole.allowed(i + r0, c0 + cols);
+                for j in 0..cols {
+                    proptest::prop_assert_eq!(allowed.contains(&j), full.contains(&(j + c0)));
+                }
+            }
+        }
+    }
+
     #[test]
     fn two_by_two_bytes() {
         // Sequential over 0..=1: 0 and 1 are the viridis ends, 0.5 is level 128 of 256, i.e.
@@ -279,10 +331,7 @@ mod tests {
             tick_label_em: 1.0,
             title_em: 0.0,
         });
-        let mask = CellMask {
-            mask: Mask::causal(true),
-            key_offset: 0,
-        };
+        let mask = CellMask::new(Mask::causal(true), 0);
         assert!(mask.forbids_any(3, 3));
         let mut out = Vec::new();
         plot_rgba(map.view(), &Scale::unit(), &layout, Some(&mask), &mut out);

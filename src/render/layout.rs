@@ -257,6 +257,38 @@ impl HeatmapLayout {
         }
     }
 
+    /// A layout of cells alone: the plot is the whole `width_px × height_px` area (cells as
+    /// even as whole pixels allow, not necessarily square), with no labels, title or colorbar.
+    /// The overview of a zoomed map is drawn with it.
+    ///
+    /// ```
+    /// use diffattn::render::{HeatmapLayout, PixelRect};
+    /// let layout = HeatmapLayout::cells_only(100, 100, (2048, 2048));
+    /// assert_eq!(layout.plot, PixelRect { x: 0, y: 0, width: 100, height: 100 });
+    /// assert_eq!(layout.cell_at(99.5, 0.5), Some((10, 2037)));
+    /// ```
+    pub fn cells_only(width_px: u32, height_px: u32, (rows, cols): (usize, usize)) -> Self {
+        HeatmapLayout {
+            rows,
+            cols,
+            plot: PixelRect {
+                x: 0,
+                y: 0,
+                width: width_px,
+                height: height_px,
+            },
+            colorbar: PixelRect::default(),
+            colorbar_ticks: 2,
+            title_at: None,
+            row_label_stride: rows.max(1),
+            col_label_stride: cols.max(1),
+            font_px: 12.0,
+            gap_px: 0,
+            tick_len_px: 0,
+            border_px: 0,
+        }
+    }
+
     /// The cell `(row, col)` under the point `(x_px, y_px)` in device pixels relative to the
     /// drawing area, or `None` outside the plot. The page converts CSS pixels first
     /// (multiplies by `devicePixelRatio`, after subtracting the canvas's offset).

@@ -28,6 +28,7 @@ mod row;
 mod scale;
 mod svg;
 mod theme;
+mod viewport;
 
 pub use cells::{cells_rgba, masked_rgba, plot_rgba, CellMask, MASKED_RGB};
 pub use colormap::{Palette, Rgb};
@@ -38,3 +39,4 @@ pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
 pub use scale::{constant_value, ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
 pub use svg::{heatmap_svg, panel_svg, Panel};
 pub use theme::Theme;
+pub use viewport::Viewport;

@@ -11,8 +11,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::js::js_error;
 use crate::render::{
-    draw_frame_at, draw_row_chart, plot_rgba, Frame, HeatmapLayout, LabelWidths, RowChart,
-    RowLayout,
+    draw_frame_at, draw_row_chart, plot_rgba, CellMask, Frame, HeatmapLayout, LabelWidths,
+    RowChart, RowLayout, Scale,
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames.
@@ -61,6 +61,39 @@ impl Painter {
             .put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
             .map_err(|_| JsError::new("cannot draw the map's cells"))?;
         Ok(layout)
+    }
+}
+
+impl Painter {
+    /// Draws the cells of `map` alone, filling `canvas` (its width and height attributes): no
+    /// frame and no labels, forbidden cells hatched. The overview of a zoomed map.
+    pub(super) fn draw_cells(
+        &mut self,
+        canvas: &HtmlCanvasElement,
+        map: ArrayView2<f32>,
+        scale: &Scale,
+        mask: Option<&CellMask>,
+    ) -> Result<(), JsError> {
+        let layout = HeatmapLayout::cells_only(canvas.width(), canvas.height(), map.dim());
+        plot_rgba(map, scale, &layout, mask, &mut self.rgba);
+        let ctx = context(canvas)?;
+        ctx.clear_rect(
+            0.0,
+            0.0,
+            f64::from(canvas.width()),
+            f64::from(canvas.height()),
+        );
+        if self.rgba.is_empty() {
+            return Ok(());
+        }
+        let image = ImageData::new_with_u8_clamped_array_and_sh(
+            Clamped(&self.rgba),
+            layout.plot.width,
+            layout.plot.height,
+        )
+        .map_err(|_| JsError::new("cannot make the map's image"))?;
+        ctx.put_image_data(&image, 0.0, 0.0)
+            .map_err(|_| JsError::new("cannot draw the map's cells"))
     }
 }
 

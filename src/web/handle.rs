@@ -10,7 +10,7 @@ use web_sys::HtmlCanvasElement;
 use super::draw::Painter;
 use super::js::{
     choice, js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, LabelsJs, ModelJs,
-    PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs,
+    PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs, ViewportJs,
 };
 use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
@@ -19,7 +19,7 @@ use crate::names::name_of;
 use crate::render::{
     constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel,
 };
-use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme};
+use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
 use plotters::style::RGBColor;
 
 fn now_ms() -> f64 {
@@ -43,9 +43,11 @@ pub struct Explorer {
     row_word: String,
     /// Whether the maps drawn together share colour scales by kind (`set_shared_scale`).
     shared_scale: bool,
-    /// The layouts of the last maps drawn by `render`, and the stage of each, for
-    /// hit-testing and highlights.
-    layouts: Vec<(StageId, HeatmapLayout)>,
+    /// The part of the maps to draw (`set_viewport`), fitted to each map as it is drawn.
+    viewport: Viewport,
+    /// The layouts of the last maps drawn by `render`, with the stage and the part of the map
+    /// each shows, for hit-testing and highlights.
+    layouts: Vec<(StageId, HeatmapLayout, Viewport)>,
     /// The layout of the last row view drawn by `render_row`.
     row_layout: Option<RowLayout>,
     painter: Painter,
@@ -57,13 +59,15 @@ impl Default for Explorer {
     }
 }
 
-/// The column labels of one render, measured once per kind of column (keys, segments,
-/// heads) and shared by every map with such columns.
+/// What the maps of one render share: the row labels of the viewport and, per kind of column
+/// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
 struct SharedLabels {
+    rows: Vec<String>,
     by_columns: Vec<(Columns, Vec<String>, LabelWidths)>,
 }
 
 impl SharedLabels {
+    /// The column labels and label widths of `stage`'s map.
     fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
         let (_, labels, widths) = self
             .by_columns
@@ -88,6 +92,7 @@ impl Explorer {
             constant_label: "constant".to_string(),
             row_word: "row".to_string(),
             shared_scale: false,
+            viewport: Viewport::default(),
             layouts: Vec::new(),
             row_layout: None,
             painter: Painter::default(),
@@ -195,7 +200,7 @@ impl Explorer {
         self.layouts.clear();
         for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
             let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels, scale)?;
-            self.layouts.push((stage, layout));
+            self.layouts.push(layout);
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
@@ -228,7 +233,7 @@ impl Explorer {
         for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
             let title = format!("{} · {}", stage.label(), head + 1);
             let layout = self.draw(canvas, stage, head, &title, font_px, &labels, scale)?;
-            self.layouts.push((stage, layout));
+            self.layouts.push(layout);
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
@@ -237,20 +242,78 @@ impl Explorer {
     }
 
     /// The cell under a device-pixel position of the `index`-th canvas of the last render:
-    /// `[row, key]`, or `undefined` outside the map. A map whose columns are not keys answers
-    /// with the key its column stands for (a segment's first token; for V2's λ per head, the
-    /// first key), so every map highlights the same query and key.
+    /// `[row, key]` of the whole map (also when a viewport is drawn), or `undefined` outside
+    /// the map. A map whose columns are not keys answers with the key its column stands for
+    /// (a segment's first token; for V2's λ per head, the first key), so every map highlights
+    /// the same query and key.
     pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
-        let (stage, layout) = self.layouts.get(index)?;
+        let (stage, layout, drawn) = self.layouts.get(index)?;
         let (row, col) = layout.cell_at(x_px, y_px)?;
-        let key = self.state.key_of_column(*stage, col);
-        Some(vec![row as u32, key as u32])
+        let key = self.state.key_of_column(*stage, col + drawn.col);
+        Some(vec![(row + drawn.row) as u32, key as u32])
     }
 
-    /// The row whose label is under a device-pixel position of the `index`-th canvas of the
-    /// last render (left of the plot), or `undefined`.
+    /// The row (of the whole map) whose label is under a device-pixel position of the
+    /// `index`-th canvas of the last render (left of the plot), or `undefined`.
     pub fn row_label_hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<usize> {
-        self.layouts.get(index)?.1.row_label_at(x_px, y_px)
+        let (_, layout, drawn) = self.layouts.get(index)?;
+        Some(layout.row_label_at(x_px, y_px)? + drawn.row)
+    }
+
+    /// Draws only rows `row..row + rows` and columns `col..col + cols` of every map from the
+    /// next render on (zooming into a long map); `rows` or `cols` 0 draws that extent whole,
+    /// so `set_viewport(0, 0, 0, 0)` draws whole maps. The window is fitted to each map as it
+    /// is drawn (inside it, the same size where it fits); labels, mask and hit-testing follow
+    /// it, and each map keeps the colour scale of its whole.
+    pub fn set_viewport(&mut self, row: usize, col: usize, rows: usize, cols: usize) {
+        self.viewport = Viewport {
+            row,
+            col,
+            rows,
+            cols,
+        };
+    }
+
+    /// The part of the maps the next render draws, fitted to the maps of the current input:
+    /// `{ row, col, rows, cols, total_rows, total_cols }`.
+    pub fn viewport(&self) -> Result<JsValue, JsError> {
+        let (total_rows, total_cols) = self.shape();
+        let v = self.shown_viewport();
+        to_js(&ViewportJs {
+            row: v.row,
+            col: v.col,
+            rows: v.rows,
+            cols: v.cols,
+            total_rows,
+            total_cols,
+        })
+    }
+
+    /// Draws the whole of the shown head's map of `stage` (its name; the final stage when
+    /// empty) on `canvas` as plain cells filling its width and height attributes: no frame,
+    /// no labels, the same colours as the map's own (the overview of a zoomed map).
+    pub fn render_overview(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        stage: &str,
+    ) -> Result<(), JsError> {
+        self.state.compute().map_err(js_error)?;
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        let head = self.state.head();
+        let scale = self
+            .scales(&[(stage, head)])
+            .pop()
+            .unwrap_or_else(Scale::unit);
+        let map = self
+            .state
+            .head_map(stage, head)
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let mask = self.cell_mask(stage);
+        self.painter.draw_cells(&canvas, map, &scale, mask.as_ref())
     }
 
     /// The largest and smallest allowed cells of the shown head's map of `stage`:
@@ -282,17 +345,18 @@ impl Explorer {
         Ok(self.state.column_labels(stage))
     }
 
-    /// The device-pixel rectangle of the cell of query `row` and key `key` in the `index`-th
-    /// canvas of the last render (in a map whose columns are not keys, the column the key
-    /// falls in): `{ x, y, width, height }`, or `undefined`.
+    /// The device-pixel rectangle of the cell of query `row` and key `key` (of the whole map)
+    /// in the `index`-th canvas of the last render (in a map whose columns are not keys, the
+    /// column the key falls in): `{ x, y, width, height }`, or `undefined` when the viewport
+    /// drawn does not show it.
     pub fn cell_rect(&self, index: usize, row: usize, key: usize) -> Result<JsValue, JsError> {
-        let Some((stage, layout)) = self.layouts.get(index) else {
+        let Some((stage, layout, drawn)) = self.layouts.get(index) else {
             return Ok(JsValue::UNDEFINED);
         };
         let col = self.state.column_of_key(*stage, key);
-        match layout {
-            layout if row < layout.rows && col < layout.cols => {
-                let r = layout.cell_rect(row, col);
+        match (layout, drawn) {
+            (layout, drawn) if drawn.contains(row, col) => {
+                let r = layout.cell_rect(row - drawn.row, col - drawn.col);
                 to_js(&RectJs {
                     x: r.x,
                     y: r.y,
@@ -470,7 +534,8 @@ impl Explorer {
         })
     }
 
-    /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document.
+    /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document: the
+    /// part the viewport shows, as on the page.
     pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
         self.state.compute().map_err(js_error)?;
@@ -479,42 +544,43 @@ impl Explorer {
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let scale = Scale::for_values(stage.scale_kind(), map);
-        let keys = self.state.column_labels(stage);
+        let shown = self.stage_viewport(stage, map.dim());
+        let labels = self.shared_labels(&[stage]);
         let theme = Theme::light();
-        let mut frame = self.frame(stage, stage.label(), &keys, &scale, &theme, 14.0);
+        let mut frame = self.frame(stage, stage.label(), &labels, shown, &scale, &theme, 14.0);
         frame.constant = constant_value(map);
-        Ok(heatmap_svg(map, &frame, 640, 600))
+        Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
     }
 
-    /// Every stage of the shown head side by side as one SVG document.
+    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
     pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
         self.state.compute().map_err(js_error)?;
+        let stages = self.state.stages();
+        let labels = self.shared_labels(&stages);
         let theme = Theme::light();
-        let maps = self
-            .state
-            .stages()
+        let maps = stages
             .into_iter()
             .map(|s| {
                 let map = self.state.map(s)?;
-                let keys = self.state.column_labels(s);
-                Some((s, map, Scale::for_values(s.scale_kind(), map), keys))
+                let shown = self.stage_viewport(s, map.dim());
+                Some((s, map, Scale::for_values(s.scale_kind(), map), shown))
             })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let panels: Vec<Panel> = maps
             .iter()
-            .map(|(s, map, scale, keys)| Panel {
-                map: *map,
+            .map(|(s, map, scale, shown)| Panel {
+                map: shown.slice(*map),
                 frame: Frame {
                     constant: constant_value(*map),
-                    ..self.frame(*s, s.label(), keys, scale, &theme, 14.0)
+                    ..self.frame(*s, s.label(), &labels, *shown, scale, &theme, 14.0)
                 },
             })
             .collect();
         Ok(panel_svg(&panels, 520, 520))
     }
 
-    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages }`.
+    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
         /// `{ projections, maps, shift_stages, lambda }`
         #[derive(serde::Serialize)]
@@ -610,47 +676,96 @@ impl Explorer {
     /// columns are not keys).
     fn cell_mask(&self, stage: StageId) -> Option<CellMask> {
         let (mask, key_offset) = self.state.stage_mask(stage)?;
-        Some(CellMask { mask, key_offset })
+        Some(CellMask::new(mask, key_offset))
     }
 
-    /// The column labels of the stages drawn, measured once per kind of column.
-    fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
-        let mut by_columns = Vec::new();
-        for &stage in stages {
-            let columns = stage.columns();
-            if by_columns.iter().any(|(c, _, _)| *c == columns) {
-                continue;
+    /// The rows and columns of the maps of the current input: one per token and one per key.
+    fn shape(&self) -> (usize, usize) {
+        (self.state.labels().len(), self.state.key_labels().len())
+    }
+
+    /// The viewport fitted to the maps of the current input.
+    fn shown_viewport(&self) -> Viewport {
+        self.viewport.within(self.shape())
+    }
+
+    /// The part of `stage`'s map (of `dim`) the viewport shows: its rows, and the viewport's
+    /// keys, or for a map over segments the segments those keys fall in, or for V2's λ table
+    /// every head.
+    fn stage_viewport(&self, stage: StageId, dim: (usize, usize)) -> Viewport {
+        let keys = self.shown_viewport();
+        let rows = self.viewport.within(dim);
+        match stage.columns() {
+            Columns::Keys => rows,
+            Columns::Segments if keys.cols > 0 => {
+                let first = self.state.column_of_key(stage, keys.col).min(dim.1);
+                let last = self
+                    .state
+                    .column_of_key(stage, keys.col + keys.cols - 1)
+                    .min(dim.1.saturating_sub(1));
+                Viewport {
+                    col: first,
+                    cols: (last + 1).saturating_sub(first),
+                    ..rows
+                }
             }
-            let labels = self.state.column_labels(stage);
-            let widths = LabelWidths::measure(self.state.labels(), &labels);
-            by_columns.push((columns, labels, widths));
+            Columns::Segments | Columns::Heads => Viewport {
+                col: 0,
+                cols: dim.1,
+                ..rows
+            },
         }
-        if by_columns.is_empty() {
-            let keys = self.state.key_labels();
-            let widths = LabelWidths::measure(self.state.labels(), &keys);
-            by_columns.push((Columns::Keys, keys, widths));
-        }
-        SharedLabels { by_columns }
     }
 
-    /// The frame of one map: its title, the labels, its scale, the mask.
+    /// The labels the viewport shows, measured once for every map of a render: the rows', and
+    /// the columns' of each kind of column among `stages` (keys, segments, heads).
+    fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
+        let shown = self.shown_viewport();
+        let rows = Viewport::labels(shown.row_range(), self.state.labels()).to_vec();
+        let mut by_columns = Vec::new();
+        let mut kinds: Vec<StageId> = Vec::new();
+        for &stage in stages {
+            if !kinds.iter().any(|k| k.columns() == stage.columns()) {
+                kinds.push(stage);
+            }
+        }
+        if kinds.is_empty() {
+            kinds.push(StageId::A);
+        }
+        for stage in kinds {
+            let all = self.state.column_labels(stage);
+            let cols = self.stage_viewport(stage, (self.state.len(), all.len()));
+            let labels = Viewport::labels(cols.col_range(), &all).to_vec();
+            let widths = LabelWidths::measure(&rows, &labels);
+            by_columns.push((stage.columns(), labels, widths));
+        }
+        SharedLabels { rows, by_columns }
+    }
+
+    /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the
+    /// mask.
+    #[allow(clippy::too_many_arguments)]
     fn frame<'a>(
         &'a self,
         stage: StageId,
         title: &'a str,
-        keys: &'a [String],
+        labels: &'a SharedLabels,
+        shown: Viewport,
         scale: &'a Scale,
         theme: &'a Theme,
         font_px: f32,
     ) -> Frame<'a> {
         Frame {
             title,
-            row_labels: self.state.labels(),
-            col_labels: keys,
+            row_labels: &labels.rows,
+            col_labels: labels.of(stage).0,
             scale,
             theme,
             font_px,
-            mask: self.cell_mask(stage),
+            mask: self.cell_mask(stage).map(|m| CellMask {
+                origin: (shown.row, shown.col),
+                ..m
+            }),
             masked_label: &self.masked_label,
             constant: None,
             constant_label: &self.constant_label,
@@ -685,7 +800,8 @@ impl Explorer {
             .collect()
     }
 
-    /// Draws one head's map of one stage on a canvas with `scale`.
+    /// Draws the viewport of one head's map of one stage on a canvas with `scale` (the whole
+    /// map's); returns the stage, the layout and the part of the map drawn.
     #[allow(clippy::too_many_arguments)]
     fn draw(
         &mut self,
@@ -696,26 +812,33 @@ impl Explorer {
         font_px: f32,
         labels: &SharedLabels,
         scale: Scale,
-    ) -> Result<HeatmapLayout, JsError> {
+    ) -> Result<(StageId, HeatmapLayout, Viewport), JsError> {
         let map = self
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
         let constant = constant_value(map);
+        let drawn = self.stage_viewport(stage, map.dim());
         let (col_labels, widths) = labels.of(stage);
         let frame = Frame {
             title,
-            row_labels: self.state.labels(),
+            row_labels: &labels.rows,
             col_labels,
             scale: &scale,
             theme: &self.theme,
             font_px,
-            mask: self.cell_mask(stage),
+            mask: self.cell_mask(stage).map(|m| CellMask {
+                origin: (drawn.row, drawn.col),
+                ..m
+            }),
             masked_label: &self.masked_label,
             constant,
             constant_label: &self.constant_label,
         };
-        self.painter.draw(canvas, map, &frame, widths)
+        let layout = self
+            .painter
+            .draw(canvas, drawn.slice(map), &frame, widths)?;
+        Ok((stage, layout, drawn))
     }
 }
 

@@ -390,6 +390,18 @@ pub(super) struct TimingsJs {
     pub draw_ms: f64,
 }
 
+/// `{ row, col, rows, cols, total_rows, total_cols }`: the part of the maps drawn, and their
+/// whole size.
+#[derive(Serialize)]
+pub(super) struct ViewportJs {
+    pub row: usize,
+    pub col: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub total_rows: usize,
+    pub total_cols: usize,
+}
+
 /// `{ x, y, width, height }` in device pixels.
 #[derive(Serialize)]
 pub(super) struct RectJs {

@@ -383,3 +383,59 @@ test('layout: the maps fill the room they have, and lay out by width when there 
   assert.equal(roomBelow(200, 768), 768 - 200 - 12);
   assert.equal(roomBelow(600, 768), Infinity, 'too short to fit: lay out by width');
 });
+
+test('viewport: texts parse to one canonical form or to nothing', async () => {
+  const { parseViewport } = await import('../../www/explorer/viewport.js');
+  assert.equal(parseViewport(' 120, 120 ,64'), '120,120,64');
+  assert.equal(parseViewport(''), '');
+  assert.equal(parseViewport('whole'), '');
+  assert.equal(parseViewport(null), '');
+  for (const bad of ['1,2', '1,2,3,4', '-1,0,8', '0,0,0', '1.5,0,8', 'a,b,c', '0,,8', '0,0,1e9']) {
+    assert.equal(parseViewport(bad), undefined, bad);
+  }
+});
+
+test('viewport: fitted to the maps like Rust`s Viewport::within, formatted back to a text', async () => {
+  const { viewportOf, formatViewport } = await import('../../www/explorer/viewport.js');
+  const shape = { rows: 100, cols: 100 };
+  assert.deepEqual(viewportOf('', shape), { row: 0, col: 0, size: 100, whole: true });
+  // A window past the end slides back inside; one larger than the maps is the whole map.
+  assert.deepEqual(viewportOf('95,90,10', shape), { row: 90, col: 90, size: 10, whole: false });
+  assert.deepEqual(viewportOf('5,5,500', shape), { row: 0, col: 0, size: 100, whole: true });
+  assert.equal(formatViewport({ row: 10.4, col: 20.6, size: 30 }, shape), '10,21,30');
+  assert.equal(formatViewport({ row: 0, col: 0, size: 100 }, shape), '');
+  // Maps with fewer keys than rows (a spec): the window fits each extent on its own.
+  assert.deepEqual(viewportOf('0,50,20', { rows: 60, cols: 30 }), { row: 0, col: 10, size: 20, whole: false });
+});
+
+test('viewport: zooming keeps the point under the pointer in place, within its limits', async () => {
+  const { viewportOf, zoomAt, MIN_VIEWPORT } = await import('../../www/explorer/viewport.js');
+  const shape = { rows: 200, cols: 200 };
+  const whole = viewportOf('', shape);
+  // Zoom ×2 about (50, 150): the anchor is at 1/4 and 3/4 of the window before and after.
+  const text = zoomAt(whole, shape, 2, { row: 50, col: 150 });
+  assert.equal(text, '25,75,100');
+  const v = viewportOf(text, shape);
+  assert.equal((50 - v.row) / v.size, 50 / 200);
+  assert.equal((150 - v.col) / v.size, 150 / 200);
+  // Never closer than MIN_VIEWPORT tokens, never wider than the maps.
+  let t = text;
+  for (let i = 0; i < 30; i++) t = zoomAt(viewportOf(t, shape), shape, 1.5);
+  assert.equal(viewportOf(t, shape).size, MIN_VIEWPORT);
+  for (let i = 0; i < 30; i++) t = zoomAt(viewportOf(t, shape), shape, 1 / 1.5);
+  assert.equal(t, '');
+});
+
+test('viewport: panning and centring stay inside the maps; follow moves only when the cell is hidden', async () => {
+  const { viewportOf, panBy, centreOn, follow } = await import('../../www/explorer/viewport.js');
+  const shape = { rows: 100, cols: 100 };
+  const v = viewportOf('10,10,20', shape);
+  assert.equal(panBy(v, shape, 5, -3), '15,7,20');
+  assert.equal(panBy(v, shape, 500, -500), '80,0,20');
+  assert.equal(centreOn(v, shape, { row: 50, col: 50 }), '40,40,20');
+  assert.equal(centreOn(v, shape, { row: 0, col: 99 }), '0,80,20');
+  assert.equal(follow(v, shape, { row: 15, col: 29 }), null);
+  assert.equal(follow(v, shape, { row: 30, col: 15 }), '11,10,20');
+  assert.equal(follow(v, shape, { row: 9, col: 9 }), '9,9,20');
+  assert.equal(follow(viewportOf('', shape), shape, { row: 99, col: 99 }), null);
+});

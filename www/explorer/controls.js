@@ -33,6 +33,7 @@ export const CONTROL_NAMES = Object.freeze([
   'segment',
   'lambda',
   'export',
+  'zoom',
   'readout',
   'howto',
 ]);

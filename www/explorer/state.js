@@ -7,6 +7,8 @@
 // names of mechanisms and choices are Rust's too (`names()`); this module only knows which
 // keys exist, their kinds, and the slider ranges.
 
+import { parseViewport } from './viewport.js';
+
 /** Every key of the state, with its kind. `head` counts from 1, as the page shows it. */
 export const STATE_KEYS = Object.freeze({
   text: 'text',
@@ -32,6 +34,7 @@ export const STATE_KEYS = Object.freeze({
   view: 'view',
   step: 'step',
   present: 'bool',
+  viewport: 'viewport',
   weights: 'weights',
   lang: 'lang',
   theme: 'theme',
@@ -120,6 +123,8 @@ export function parseValue(key, raw, names) {
       return text === '' || names.stages?.includes(text) ? text : undefined;
     case 'step':
       return text === OUTPUT_STEP || names.stages?.includes(text) ? text : undefined;
+    case 'viewport':
+      return parseViewport(text);
     case 'count': {
       const n = Number(text);
       return text !== '' && Number.isInteger(n) && n >= 0 && n <= 1_000_000 ? n : undefined;

@@ -252,6 +252,21 @@ const MARKUP = `
       </div>
       <p id="empty-hint" class="empty-hint" hidden data-i18n="empty_hint">Type a sentence in the box above, or pick an example, to see its attention maps.</p>
       <p id="maps-hint" class="visually-hidden" data-i18n="map_keys_hint">Arrow keys move the selected cell, Escape clears it.</p>
+      <div id="zoom" class="zoom" part="zoom" hidden>
+        <div class="zoom-frame">
+          <canvas id="zoom-overview" class="zoom-overview" role="img" tabindex="0"></canvas>
+          <div id="zoom-window" class="zoom-window" hidden></div>
+        </div>
+        <div class="zoom-side">
+          <p id="zoom-status" class="zoom-status" aria-live="polite"></p>
+          <div class="zoom-buttons">
+            <button type="button" id="zoom-out" class="button" data-i18n-aria-label="zoom_out" aria-label="Zoom out" data-i18n-title="zoom_out" title="Zoom out">−</button>
+            <button type="button" id="zoom-in" class="button" data-i18n-aria-label="zoom_in" aria-label="Zoom in" data-i18n-title="zoom_in" title="Zoom in">+</button>
+            <button type="button" id="zoom-whole" class="button quiet" data-i18n="zoom_whole">Whole map</button>
+          </div>
+          <p class="zoom-hint muted" data-i18n="zoom_hint">Ctrl + scroll or pinch on a map to zoom, drag to move; + − 0 on a focused map.</p>
+        </div>
+      </div>
       <div id="maps" class="maps" part="maps"></div>
       <div id="compare" class="compare" part="compare" hidden></div>
       <div id="row-view" class="row-view" part="row-view" hidden>

@@ -27,6 +27,8 @@ import { SpecFiles } from './spec-files.js';
 import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
+import { Zoom } from './zoom.js';
+import { ZOOM_FROM } from './viewport.js';
 import { bestGrid, roomBelow } from './layout.js';
 import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
@@ -39,6 +41,7 @@ export const PAGE_DEFAULTS = Object.freeze({
   view: 'explore',
   step: '',
   present: false,
+  viewport: '',
   weights: 'trained',
   lang: 'en',
   theme: 'auto',
@@ -80,6 +83,7 @@ export class ExplorerView {
   #exporter;
   #rowView;
   #compare;
+  #zoom;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
   /**
@@ -88,7 +92,7 @@ export class ExplorerView {
    * a slider's λ if sent (after a restart, or a spec left).
    */
   #lambdaChosen = false;
-  #sent = { text: null, theme: null, words: null, shared: null };
+  #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
   #lastCellKey = '';
@@ -145,6 +149,7 @@ export class ExplorerView {
       onShowHead: (index) => this.setFromPerson({ head: index + 1, all_heads: false }),
       onRowLabel: (row) => this.setFromPerson({ row: row + 1 }),
     });
+    this.#zoom = new Zoom(this, this.#maps);
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#tableContent());
     this.loader = new ModelLoader(this, options.weights);
     this.#exporter = new Exporter(this);
@@ -330,7 +335,7 @@ export class ExplorerView {
   #restarted() {
     this.#applied = {};
     this.#lambdaChosen = this.view?.lambda_learned === false;
-    this.#sent = { text: null, theme: null, words: null, shared: null };
+    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
     this.specs.drop();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
@@ -383,6 +388,12 @@ export class ExplorerView {
         this.#sent.words = words.join('\n');
       }
       if (!!this.state.shared_scale !== this.#sent.shared) ex.set_shared_scale((this.#sent.shared = !!this.state.shared_scale));
+      const viewport = this.state.viewport || '';
+      if (viewport !== this.#sent.viewport) {
+        const [row, col, size] = viewport ? viewport.split(',').map(Number) : [0, 0, 0];
+        ex.set_viewport(row, col, size, size);
+        this.#sent.viewport = viewport;
+      }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
         this.#sent.text = this.state.text;
@@ -438,11 +449,13 @@ export class ExplorerView {
       this.#layoutKey = '';
       this.#maps.clear();
       this.#compare.clear();
+      this.#zoom.hide();
       this.#afterRender(started);
       return;
     }
     this.labels = this.engine.call((ex) => ex.labels());
     if (mode === 'compare') {
+      this.#zoom.hide();
       this.#compare.render(this.#maps.fontPx());
       this.#afterRender(started);
       return;
@@ -459,6 +472,8 @@ export class ExplorerView {
       this.el.maps.classList.toggle('all-heads', allHeads);
       this.#exporter.fillTargets(allHeads ? [] : stages);
     }
+    this.#zoom.read();
+    this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
     this.#fit(count);
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
@@ -481,6 +496,7 @@ export class ExplorerView {
     this.messages.clear('engine');
     const final = this.view.stages.find((s) => s.id === allStage);
     paintFigureText(this, this.#maps.figures, stages, { allHeads, final, output });
+    this.#zoom.paint(allHeads ? allStage : stages[stages.length - 1]?.id);
     if (mode === 'walk') this.#walked(stages);
     this.#afterRender(started);
   }
@@ -506,10 +522,13 @@ export class ExplorerView {
     const maps = this.el.maps;
     const width = maps.clientWidth;
     const narrow = this.el.explorer.clientWidth < NARROW_PX;
-    const fit = (this.#options.fit || this.state.present) && !narrow;
+    // A long sentence cannot be read on one screen anyway: its maps lay out by width, large
+    // enough for the labels of a zoomed-in window (the classroom's one screen is for short ones).
+    const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
+    const fit = (this.#options.fit || this.state.present) && !narrow && !long;
     const top = maps.getBoundingClientRect().top + (fit && !this.state.present ? globalThis.scrollY : 0);
     const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: this.state.present ? 8 : 16 }) : Infinity;
-    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220 });
+    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220, preferred: long ? 360 : 320 });
     maps.style.setProperty('--cols', String(cols));
     maps.style.setProperty('--map-w', `${mapWidth}px`);
   }
@@ -543,6 +562,7 @@ export class ExplorerView {
   #interacted(what) {
     if (what === 'active') {
       const cell = this.#maps.selected;
+      if (cell?.keyboard) this.#zoom.follow(cell);
       if (cell && cell.row + 1 !== this.state.row) this.setFromPerson({ row: cell.row + 1 });
       this.#table.schedule();
     }
@@ -611,12 +631,15 @@ export class ExplorerView {
     const active = this.#maps.active;
     const stage = this.state.all_heads || active < 0 ? stages[stages.length - 1] : stages[Math.min(active, stages.length - 1)];
     try {
-      const w = this.engine.call((ex) => ex.window(stage.id, 0, 0, TABLE_CAP, TABLE_CAP));
+      const shown = this.#zoom.shown;
+      const w = this.engine.call((ex) => ex.window(stage.id, shown.row, shown.col, TABLE_CAP, TABLE_CAP));
       if (!w) return null;
       const { tokens: rows, keys: cols } = this.view;
-      const capped = rows > w.rows || cols > w.cols ? this.t('table_capped', { r: w.rows, c: w.cols, rows, cols }) : '';
+      const part = rows > w.rows || cols > w.cols;
+      const from = { r0: w.row + 1, r1: w.row + w.rows, c0: w.col + 1, c1: w.col + w.cols, rows, cols };
+      const capped = !part ? '' : w.row || w.col ? this.t('table_window', from) : this.t('table_capped', { r: w.rows, c: w.cols, rows, cols });
       return {
-        key: `${stage.id},${this.timings.renders},${this.state.lang}`,
+        key: `${stage.id},${this.timings.renders},${this.state.lang},${shown.row},${shown.col}`,
         caption: this.t('table_caption', { name: stage.label, h: this.state.head, total: this.state.heads }),
         capped,
         window: w,
