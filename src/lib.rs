@@ -11,6 +11,8 @@
 //! * [`text`]: sentences to vectors: the tokenizer and the seeded (untrained) embeddings.
 //! * [`model`]: an embedding plus one layer's weights: the untrained seeded model, or a trained
 //!   sentiment classifier loaded from a weights file (docs/MODEL.md).
+//! * [`retrieval`]: the retrieval lesson: the task read from tokens, attention on the answer
+//!   against noise, and the multi-layer retrieval models on the engine (docs/LESSON.md).
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
@@ -30,6 +32,7 @@ pub mod explorer;
 pub mod model;
 pub mod names;
 pub mod render;
+pub mod retrieval;
 pub mod spec;
 pub mod text;
 

@@ -10,6 +10,7 @@
 //! [`engine::run`](crate::engine::run) → pooling over tokens → linear → softmax.
 
 mod format;
+pub mod retrieval;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use std::collections::HashMap;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
 pub use format::{ModelError, Quantization, FORMAT_VERSION, MAGIC};
+pub use retrieval::{RetrievalFile, TokenParts};
 
 use crate::engine::bilstm::BiLstm;
 use crate::engine::diff_transformer::{diff_head_width, DiffTransformerParams};

@@ -50,6 +50,16 @@ fn the_engine_imports_no_browser_json_or_drawing_crate() {
 }
 
 #[test]
+fn the_retrieval_lesson_imports_no_json_browser_or_drawing_crate() {
+    // One measure for the command line, the page and the experiment: pure Rust over the
+    // engine's stages (its file format lives in src/model/retrieval.rs).
+    assert_absent(
+        "src/retrieval",
+        &["web_sys", "wasm_bindgen", "js_sys", "serde", "plotters"],
+    );
+}
+
+#[test]
 fn the_renderer_and_the_explorer_import_no_browser_crate() {
     assert_absent("src/render", &["web_sys", "wasm_bindgen", "js_sys"]);
     assert_absent("src/explorer", &["web_sys", "wasm_bindgen", "js_sys"]);

@@ -10,6 +10,7 @@ const HELP: &str = r#"diffattn: every stage of differential attention, from a JS
 USAGE
     diffattn stages [--pretty] [FILE] < spec.json > stages.json
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
+    diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
@@ -26,6 +27,22 @@ diff_transformer, input_diff, cosine, local, diff_transformer_v2, hierarchical) 
 One model reads both languages (English words and Chinese characters share its vocabulary);
 --lang only names the language in the output, and `auto` (the default) picks zh when most
 tokens are CJK characters. The weights are built into the binary from weights/.
+
+`retrieve` puts TEXT, a context ending with the question "What is the NOUN of NAME?", to the
+trained retrieval model of mechanism M (default diff_transformer; also standard, shift_diff,
+diff_transformer_v2; docs/RETRIEVAL.md) and prints JSON:
+    {"mechanism": M, "answer": "N" (the predicted number), "probability": P(answer),
+     "expected": "N" | null (what the context's last fact about the key says),
+     "answer_attention", "noise_attention", "noise_magnitude": the lesson's measure at layer N
+     (default the last, the layer that retrieves; 1 is the first), "layer": N,
+     "layers": [every layer's measure], "mean_over_layers": {...} (the paper's average),
+     "tokens", "unknown": [tokens read as <unk>], "answer_tokens": [their indices],
+     "question": {"noun", "name"}, "unknown_keys": [the question's keys outside the vocabulary],
+     "warning": a sentence when a key is outside the vocabulary}
+The measure: the share of the question mark's attention on the answer's tokens and on every
+other context token, averaged over heads, on A (standard), A' (shift_diff) or A1 - lambda A2
+(both Differential Transformers). A text without the question exits with status 2.
+--weights reads a retrieval weights file instead of the built-in one.
 
 SPEC (one sentence; weights in PyTorch's [out][in] layout)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
@@ -80,6 +97,7 @@ fn main() -> ExitCode {
         }
         Some("stages") => stages(&args[1..]),
         Some("predict") => predict(&args[1..]),
+        Some("retrieve") => retrieve(&args[1..]),
         Some(other) => fail(
             2,
             &format!("unknown command {other:?}; try `diffattn --help`"),
@@ -152,6 +170,187 @@ const WEIGHTS: [(&str, &[u8]); 8] = [
         include_bytes!("../../weights/hierarchical.bin"),
     ),
 ];
+
+/// The shipped retrieval models, built into the binary (docs/RETRIEVAL.md).
+const RETRIEVAL_WEIGHTS: [(&str, &[u8]); 4] = [
+    (
+        "diff_transformer",
+        include_bytes!("../../weights/retrieval/diff_transformer.bin"),
+    ),
+    (
+        "standard",
+        include_bytes!("../../weights/retrieval/standard.bin"),
+    ),
+    (
+        "shift_diff",
+        include_bytes!("../../weights/retrieval/shift_diff.bin"),
+    ),
+    (
+        "diff_transformer_v2",
+        include_bytes!("../../weights/retrieval/diff_transformer_v2.bin"),
+    ),
+];
+
+fn retrieve(args: &[String]) -> ExitCode {
+    use diffattn::retrieval::Shares;
+    let mut mechanism = "diff_transformer".to_string();
+    let mut layer: Option<String> = None;
+    let mut weights: Option<String> = None;
+    let mut pretty = false;
+    let mut words: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "--mechanism" | "--layer" | "--weights" => {
+                let Some(value) = args.get(i + 1) else {
+                    return fail(2, &format!("{arg} needs a value"));
+                };
+                match arg {
+                    "--mechanism" => mechanism = value.clone(),
+                    "--layer" => layer = Some(value.clone()),
+                    _ => weights = Some(value.clone()),
+                }
+                i += 1;
+            }
+            "--pretty" => pretty = true,
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            "--" => {
+                words.extend(args[i + 1..].iter().map(String::as_str));
+                break;
+            }
+            flag if flag.starts_with("--") => {
+                return fail(
+                    2,
+                    &format!("unknown option {flag:?}; try `diffattn --help`"),
+                )
+            }
+            text => words.push(text),
+        }
+        i += 1;
+    }
+    let owned;
+    let bytes: &[u8] = match &weights {
+        Some(path) => match std::fs::read(path) {
+            Ok(b) => {
+                owned = b;
+                &owned
+            }
+            Err(e) => return fail(2, &format!("cannot read {path}: {e}")),
+        },
+        None => match RETRIEVAL_WEIGHTS.iter().find(|(n, _)| *n == mechanism) {
+            Some(&(_, b)) => b,
+            None => {
+                let names: Vec<&str> = RETRIEVAL_WEIGHTS.iter().map(|(n, _)| *n).collect();
+                return fail(
+                    2,
+                    &format!(
+                        "unknown mechanism {mechanism:?}; choose one of {}",
+                        names.join(", ")
+                    ),
+                );
+            }
+        },
+    };
+    let file = match diffattn::model::RetrievalFile::from_bytes(bytes) {
+        Ok(f) => f,
+        Err(e) => return fail(1, &format!("retrieval weights: {e}")),
+    };
+    if weights.is_some() {
+        mechanism = file
+            .model
+            .layers
+            .last()
+            .map_or("", |l| l.mechanism.name())
+            .to_string();
+    }
+    let text = if words.is_empty() || words == ["-"] {
+        match read_input(None).and_then(|bytes| {
+            String::from_utf8(bytes).map_err(|e| format!("cannot read standard input: {e}"))
+        }) {
+            Ok(text) => text,
+            Err(message) => return fail(2, &message.replace("a spec", "a text")),
+        }
+    } else {
+        words.join(" ")
+    };
+    let asked = match diffattn::retrieval::ask(&file.model, &text) {
+        Ok(a) => a,
+        Err(e) => return fail(2, &format!("nothing to ask: {e}")),
+    };
+    let (Some(layout), Some(measure)) = (&asked.layout, &asked.measure) else {
+        return fail(
+            2,
+            "the text must end with the question \"What is the NOUN of NAME?\" (see --help)",
+        );
+    };
+    let layers = measure.layers.len();
+    let at = match layer.as_deref().map(str::parse::<usize>) {
+        None => measure.retrieving_layer(),
+        Some(Ok(n)) if (1..=layers).contains(&n) => n - 1,
+        Some(_) => return fail(2, &format!("--layer: a layer from 1 to {layers}")),
+    };
+    let shares = |s: &Shares| {
+        serde_json::json!({
+            "answer_attention": s.answer,
+            "noise_attention": s.noise,
+            "noise_magnitude": s.noise_magnitude,
+        })
+    };
+    let chosen = measure.layers[at];
+    let warning = if asked.unknown_keys.is_empty() {
+        serde_json::Value::Null
+    } else {
+        let w = format!(
+            "{} outside the model's vocabulary: it reads as <unk>, like every unknown word, so the \
+             model cannot tell it from them and the answer is a guess",
+            asked
+                .unknown_keys
+                .iter()
+                .map(|k| format!("{k:?}"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        );
+        eprintln!("diffattn: warning: {w}");
+        serde_json::Value::String(w)
+    };
+    let json = serde_json::json!({
+        "mechanism": mechanism,
+        "answer": asked.retrieval.answer.to_string(),
+        "probability": asked.retrieval.probability(),
+        "expected": asked.expected().map(|n| n.to_string()),
+        "layer": at + 1,
+        "answer_attention": chosen.answer,
+        "noise_attention": chosen.noise,
+        "noise_magnitude": chosen.noise_magnitude,
+        "layers": measure.layers.iter().map(shares).collect::<Vec<_>>(),
+        "mean_over_layers": shares(&measure.mean()),
+        "tokens": asked.tokens,
+        "unknown": asked.unknown,
+        "answer_tokens": layout.answer_tokens(),
+        "question": { "noun": layout.question.key.noun, "name": layout.question.key.name },
+        "unknown_keys": asked.unknown_keys,
+        "warning": warning,
+    });
+    let json = if pretty {
+        serde_json::to_string_pretty(&json)
+    } else {
+        serde_json::to_string(&json)
+    };
+    match json {
+        Ok(json) => {
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{json}").and_then(|()| out.flush()).is_err() {
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(1, &format!("cannot write JSON: {e}")),
+    }
+}
 
 fn predict(args: &[String]) -> ExitCode {
     let mut mechanism = "shift_diff".to_string();

@@ -114,7 +114,7 @@ impl From<EngineError> for ModelError {
 /// One tensor's entry in the header.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TensorEntry {
+pub(super) struct TensorEntry {
     name: String,
     /// `"f32"` or `"i8"`.
     dtype: String,
@@ -221,13 +221,84 @@ pub(super) fn check(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
 }
 
 /// The blob being written, and the table of contents that goes into the header.
-struct BlobWriter {
-    blob: Vec<u8>,
-    entries: Vec<TensorEntry>,
+#[derive(Default)]
+pub(super) struct BlobWriter {
+    pub(super) blob: Vec<u8>,
+    pub(super) entries: Vec<TensorEntry>,
+}
+
+/// The file: magic, version, the header's length, the header, the blob.
+pub(super) fn container(json: &[u8], blob: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + json.len() + blob.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(json);
+    out.extend_from_slice(blob);
+    out
+}
+
+/// The header's bytes and the blob of a file, after the magic and the version are checked.
+pub(super) fn open(bytes: &[u8]) -> Result<(&[u8], &[u8]), ModelError> {
+    let magic = bytes.get(..MAGIC.len());
+    match magic {
+        Some(m) if m == MAGIC => {}
+        Some(_) => return Err(ModelError::NotWeights),
+        None if MAGIC.starts_with(bytes) => {
+            return Err(truncated("the magic", MAGIC.len(), bytes.len()))
+        }
+        None => return Err(ModelError::NotWeights),
+    }
+    let version = read_u32(bytes, 8, "the version")?;
+    if version != FORMAT_VERSION {
+        return Err(ModelError::UnsupportedVersion(version));
+    }
+    let header_len = read_u32(bytes, 12, "the header length")? as usize;
+    let header_end = 16usize.saturating_add(header_len);
+    let header_bytes = bytes
+        .get(16..header_end)
+        .ok_or_else(|| truncated("the header", header_end, bytes.len()))?;
+    Ok((header_bytes, &bytes[header_end..]))
+}
+
+/// Checks that every tensor of the table lies inside the blob and that the blob hashes to
+/// `hash` (`total` is the file's length, `blob_at` where the blob starts, for messages).
+pub(super) fn check_blob(
+    tensors: &[TensorEntry],
+    blob: &[u8],
+    hash: &str,
+    blob_at: usize,
+    total: usize,
+) -> Result<(), ModelError> {
+    let needed = tensors
+        .iter()
+        .map(|e| {
+            let size = if e.dtype == "i8" { 1 } else { 4 };
+            let count = e.shape.iter().fold(1usize, |a, &n| a.saturating_mul(n));
+            e.offset.saturating_add(count.saturating_mul(size))
+        })
+        .max()
+        .unwrap_or(0);
+    if blob.len() < needed {
+        return Err(truncated("the tensors", blob_at + needed, total));
+    }
+    let found = format!("{:016x}", fnv1a_64(blob));
+    if found != hash {
+        return Err(ModelError::Corrupt {
+            expected: hash.to_string(),
+            found,
+        });
+    }
+    Ok(())
 }
 
 impl BlobWriter {
-    fn f32(&mut self, name: &str, shape: Vec<usize>, values: impl IntoIterator<Item = f32>) {
+    pub(super) fn f32(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        values: impl IntoIterator<Item = f32>,
+    ) {
         self.entries.push(TensorEntry {
             name: name.to_string(),
             dtype: "f32".to_string(),
@@ -239,7 +310,12 @@ impl BlobWriter {
         }
     }
 
-    fn i8(&mut self, name: &str, shape: Vec<usize>, values: impl IntoIterator<Item = i8>) {
+    pub(super) fn i8(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        values: impl IntoIterator<Item = i8>,
+    ) {
         self.entries.push(TensorEntry {
             name: name.to_string(),
             dtype: "i8".to_string(),
@@ -249,11 +325,11 @@ impl BlobWriter {
         self.blob.extend(values.into_iter().map(|v| v as u8));
     }
 
-    fn matrix(&mut self, name: &str, m: &Array2<f32>) {
+    pub(super) fn matrix(&mut self, name: &str, m: &Array2<f32>) {
         self.f32(name, vec![m.nrows(), m.ncols()], m.iter().copied());
     }
 
-    fn vector(&mut self, name: &str, v: &[f32]) {
+    pub(super) fn vector(&mut self, name: &str, v: &[f32]) {
         self.f32(name, vec![v.len()], v.iter().copied());
     }
 }
@@ -371,13 +447,7 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         info: t.info.clone(),
     };
     let json = serde_json::to_vec(&header).expect("a header of strings and numbers serialises");
-    let mut out = Vec::with_capacity(16 + json.len() + w.blob.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    out.extend_from_slice(&json);
-    out.extend_from_slice(&w.blob);
-    out
+    container(&json, &w.blob)
 }
 
 fn truncated(what: &str, needed: usize, found: usize) -> ModelError {
@@ -396,25 +466,24 @@ fn read_u32(bytes: &[u8], at: usize, what: &str) -> Result<u32, ModelError> {
 }
 
 /// Reads the tensors of a parsed header out of the blob.
-struct BlobReader<'a> {
-    header: &'a Header,
-    blob: &'a [u8],
+pub(super) struct BlobReader<'a> {
+    pub(super) tensors: &'a [TensorEntry],
+    pub(super) blob: &'a [u8],
 }
 
 impl BlobReader<'_> {
     fn entry(&self, name: &str) -> Result<&TensorEntry, ModelError> {
-        self.header
-            .tensors
+        self.tensors
             .iter()
             .find(|e| e.name == name)
             .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?} is missing")))
     }
 
-    fn has(&self, name: &str) -> bool {
-        self.header.tensors.iter().any(|e| e.name == name)
+    pub(super) fn has(&self, name: &str) -> bool {
+        self.tensors.iter().any(|e| e.name == name)
     }
 
-    fn bytes(
+    pub(super) fn bytes(
         &self,
         name: &str,
         dtype: &str,
@@ -452,7 +521,7 @@ impl BlobReader<'_> {
         Ok((values, shape))
     }
 
-    fn vector(&self, name: &str) -> Result<Vec<f32>, ModelError> {
+    pub(super) fn vector(&self, name: &str) -> Result<Vec<f32>, ModelError> {
         let (v, shape) = self.f32s(name)?;
         if shape.len() != 1 {
             return Err(ModelError::Invalid(format!(
@@ -462,7 +531,7 @@ impl BlobReader<'_> {
         Ok(v)
     }
 
-    fn matrix(&self, name: &str) -> Result<Array2<f32>, ModelError> {
+    pub(super) fn matrix(&self, name: &str) -> Result<Array2<f32>, ModelError> {
         let (v, shape) = self.f32s(name)?;
         match shape[..] {
             [r, c] => Array2::from_shape_vec((r, c), v)
@@ -473,8 +542,8 @@ impl BlobReader<'_> {
         }
     }
 
-    fn table(&self) -> Result<(Array2<f32>, Quantization), ModelError> {
-        match self.header.quantization.as_str() {
+    fn table(&self, quantization: &str) -> Result<(Array2<f32>, Quantization), ModelError> {
+        match quantization {
             "f32" => Ok((self.matrix("embedding")?, Quantization::F32)),
             "int8_rows" => {
                 let (codes, shape) = self.bytes("embedding", "i8", 1)?;
@@ -510,47 +579,25 @@ fn header_name<T: Named>(field: &str, value: Option<&str>) -> Result<T, ModelErr
 
 /// Reads a weights file into its parts (unchecked: [`check`] follows).
 pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
-    let magic = bytes.get(..MAGIC.len());
-    match magic {
-        Some(m) if m == MAGIC => {}
-        Some(_) => return Err(ModelError::NotWeights),
-        None if MAGIC.starts_with(bytes) => {
-            return Err(truncated("the magic", MAGIC.len(), bytes.len()))
-        }
-        None => return Err(ModelError::NotWeights),
+    let (header_bytes, blob) = open(bytes)?;
+    let probe: serde_json::Value =
+        serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
+    if probe.get("task").and_then(|t| t.as_str()) == Some("retrieval") {
+        return Err(ModelError::Header(
+            "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
+                .to_string(),
+        ));
     }
-    let version = read_u32(bytes, 8, "the version")?;
-    if version != FORMAT_VERSION {
-        return Err(ModelError::UnsupportedVersion(version));
-    }
-    let header_len = read_u32(bytes, 12, "the header length")? as usize;
-    let header_end = 16usize.saturating_add(header_len);
-    let header_bytes = bytes
-        .get(16..header_end)
-        .ok_or_else(|| truncated("the header", header_end, bytes.len()))?;
     let header: Header =
         serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
-    let blob = &bytes[header_end..];
-    let needed = header
-        .tensors
-        .iter()
-        .map(|e| {
-            let size = if e.dtype == "i8" { 1 } else { 4 };
-            let count = e.shape.iter().fold(1usize, |a, &n| a.saturating_mul(n));
-            e.offset.saturating_add(count.saturating_mul(size))
-        })
-        .max()
-        .unwrap_or(0);
-    if blob.len() < needed {
-        return Err(truncated("the tensors", header_end + needed, bytes.len()));
-    }
-    let hash = format!("{:016x}", fnv1a_64(blob));
-    if hash != header.blob_fnv1a64 {
-        return Err(ModelError::Corrupt {
-            expected: header.blob_fnv1a64.clone(),
-            found: hash,
-        });
-    }
+    let header_end = 16 + header_bytes.len();
+    check_blob(
+        &header.tensors,
+        blob,
+        &header.blob_fnv1a64,
+        header_end,
+        bytes.len(),
+    )?;
     if header.positions != "sinusoidal" {
         return Err(ModelError::Header(format!(
             "positions {:?}; only \"sinusoidal\" is known",
@@ -564,7 +611,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
         )));
     }
     let r = BlobReader {
-        header: &header,
+        tensors: &header.tensors,
         blob,
     };
     let (w_q, w_k, w_v, w_o) = (
@@ -660,7 +707,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
     };
     let pooling = Pooling::from_name(&header.pooling)
         .ok_or_else(|| ModelError::Header(format!("unknown pooling {:?}", header.pooling)))?;
-    let (vectors, quantization) = r.table()?;
+    let (vectors, quantization) = r.table(&header.quantization)?;
     let trained = Trained {
         mechanism,
         heads: header.heads,

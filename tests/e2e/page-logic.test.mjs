@@ -439,3 +439,17 @@ test('viewport: panning and centring stay inside the maps; follow moves only whe
   assert.equal(follow(v, shape, { row: 9, col: 9 }), '9,9,20');
   assert.equal(follow(viewportOf('', shape), shape, { row: 99, col: 99 }), null);
 });
+
+test('busy: a render is predicted from the last one by its cells, tokens² × heads', async () => {
+  const { BUSY_MS, cellsOf, predictMs } = await import('../../www/explorer/busy.js');
+  assert.equal(cellsOf(512, 8), 512 * 512 * 8);
+  // 57 ms for 512 tokens × 8 heads: 2,048 tokens × 8 heads is 16 times the cells.
+  const last = { cells: cellsOf(512, 8), ms: 57 };
+  assert.equal(predictMs(last, 2048, 8), 57 * 16);
+  assert.equal(predictMs(last, 512, 4), 57 / 2);
+  assert.ok(predictMs(last, 2048, 8) > BUSY_MS && predictMs(last, 512, 8) < BUSY_MS);
+  // Nothing to scale from: no wait (small inputs measure under a millisecond).
+  assert.equal(predictMs(null, 2048, 8), null);
+  assert.equal(predictMs({ cells: 100, ms: 0.4 }, 2048, 8), null);
+  assert.equal(predictMs({ cells: 0, ms: 5 }, 2048, 8), null);
+});

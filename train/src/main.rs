@@ -21,6 +21,14 @@ USAGE
         (default docs/EXPERIMENT.md)
     diffattn-train baseline [--data DIR]
         bag-of-words logistic regression, test scores per language
+    diffattn-train train-retrieval [--retrieval M,M..] [--seed N] [--steps N] [--lengths LO-HI]
+        [--out DIR] one retrieval model per mechanism (standard, diff_transformer, shift_diff,
+        diff_transformer_v2), the same data and budget; writes DIR/<mechanism>.bin,
+        DIR/manifest.json, DIR/heldout.tsv (default DIR: weights/retrieval) and
+        docs/retrieval-results.md (docs/RETRIEVAL.md)
+    diffattn-train retrieval-report [--out DIR]
+        docs/retrieval-results.md again from the files in DIR (default weights/retrieval),
+        scored again on the test set and checked against the manifest; no training
     diffattn-train data [--data DIR]
         counts of the splits and the vocabulary
     diffattn-train maps [--out DIR]
@@ -96,6 +104,11 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut seeds = vec![1u64, 2, 3];
     let mut workers = 2usize;
     let mut budget = Budget::default();
+    let mut steps: Option<usize> = None;
+    let mut lr: Option<f64> = None;
+    let mut max_facts: Option<usize> = None;
+    let mut lengths: Option<(usize, usize)> = None;
+    let mut retrieval_kinds: Option<Vec<diffattn_train::retrieval::net::Kind>> = None;
     let mut i = 1;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -110,6 +123,25 @@ fn run(args: &[String]) -> Result<(), String> {
                     .split(',')
                     .map(|s| parse(s, flag))
                     .collect::<Result<_, _>>()?
+            }
+            "--steps" => steps = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--lr" => lr = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--max-facts" => max_facts = Some(parse(value(args, &mut i, flag)?, flag)?),
+            "--lengths" => {
+                let v = value(args, &mut i, flag)?;
+                let (lo, hi) = v.split_once('-').ok_or_else(|| format!("{flag}: LO-HI"))?;
+                lengths = Some((parse(lo, flag)?, parse(hi, flag)?));
+            }
+            "--retrieval" => {
+                retrieval_kinds = Some(
+                    value(args, &mut i, flag)?
+                        .split(',')
+                        .map(|k| {
+                            diffattn_train::retrieval::net::Kind::from_key(k)
+                                .ok_or_else(|| format!("unknown mechanism {k:?}"))
+                        })
+                        .collect::<Result<_, _>>()?,
+                )
             }
             "--mechanisms" => {
                 let v = value(args, &mut i, flag)?;
@@ -182,6 +214,70 @@ fn run(args: &[String]) -> Result<(), String> {
                 &out.unwrap_or_else(|| "docs/maps".into()),
             )?;
             print!("{md}");
+            Ok(())
+        }
+        "train-retrieval" => {
+            let kinds: Vec<diffattn_train::retrieval::net::Kind> = retrieval_kinds
+                .clone()
+                .unwrap_or_else(|| diffattn_train::retrieval::net::Kind::ALL.to_vec());
+            let mut b = diffattn_train::retrieval::fit::Budget::default();
+            if let Some(s) = steps {
+                b.steps = s;
+            }
+            if let Some(lr) = lr {
+                b.lr = lr;
+            }
+            if let Some(f) = max_facts {
+                b.max_facts = f;
+            }
+            if let Some((lo, hi)) = lengths {
+                b.lengths = vec![(lo, hi, 1.0)];
+            }
+            let out = out.unwrap_or_else(|| "weights/retrieval".into());
+            let report = PathBuf::from("docs/retrieval-results.md");
+            diffattn_train::retrieval::experiment::train_retrieval(
+                &diffattn_train::retrieval::experiment::TrainRetrieval {
+                    data: &data,
+                    out: &out,
+                    report: &report,
+                    kinds: &kinds,
+                    seed,
+                    budget: &b,
+                    per_cell: 20,
+                    command: format!("scripts/train-retrieval {}", args[1..].join(" "))
+                        .trim_end()
+                        .to_string(),
+                },
+            )
+        }
+        "retrieval-report" => diffattn_train::retrieval::experiment::report_from_files(
+            &data,
+            &out.unwrap_or_else(|| "weights/retrieval".into()),
+            std::path::Path::new("docs/retrieval-results.md"),
+        ),
+        "retrieval-try" => {
+            let kinds: Vec<diffattn_train::retrieval::net::Kind> = retrieval_kinds
+                .clone()
+                .unwrap_or_else(|| diffattn_train::retrieval::net::Kind::ALL.to_vec());
+            let mut b = diffattn_train::retrieval::fit::Budget::default();
+            if let Some(s) = steps {
+                b.steps = s;
+            }
+            if let Some(lr) = lr {
+                b.lr = lr;
+            }
+            if let Some(f) = max_facts {
+                b.max_facts = f;
+            }
+            if let Some((lo, hi)) = lengths {
+                b.lengths = vec![(lo, hi, 1.0)];
+            }
+            diffattn_train::retrieval::experiment::try_command(&data, &kinds, seed, &b, workers)
+        }
+        "retrieval-bench" => {
+            for kind in diffattn_train::retrieval::net::Kind::ALL {
+                diffattn_train::retrieval::experiment::bench(&data, kind)?;
+            }
             Ok(())
         }
         "data" => {

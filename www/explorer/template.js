@@ -242,6 +242,10 @@ const MARKUP = `
         <progress id="weights-progress" max="1"></progress>
         <span id="weights-loading-text"></span>
       </div>
+      <div id="busy" class="loading busy" role="status" hidden>
+        <progress id="busy-progress"></progress>
+        <span id="busy-text"></span>
+      </div>
       <div id="walk" class="walk" part="walk" hidden>
         <div class="walk-head">
           <button type="button" id="walk-back" class="button" data-i18n="walk_back">← Back</button>

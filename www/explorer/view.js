@@ -28,6 +28,7 @@ import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
+import { Busy } from './busy.js';
 import { ZOOM_FROM } from './viewport.js';
 import { bestGrid, roomBelow } from './layout.js';
 import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
@@ -52,6 +53,9 @@ const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
+/** The state keys that change every head's maps (Rust's MapSettings); the rest of the engine's
+ * keys change only the stages after the maps. For the busy line's prediction only. */
+const MAP_KEYS = Object.freeze(['mechanism', 'heads', 'causal', 'tau', 'window', 'segment']);
 
 export class ExplorerView {
   /** The engine wrapper (`call(fn)` on the wasm handle). */
@@ -80,6 +84,8 @@ export class ExplorerView {
   #maps;
   #table;
   #scheduler;
+  #busy;
+  #renderSlot = null;
   #exporter;
   #rowView;
   #compare;
@@ -138,8 +144,9 @@ export class ExplorerView {
       onRestart: () => this.#restarted(),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
+    this.#busy = new Busy(this);
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
-      hold: () => this.loader?.pending ?? this.#compare?.pending ?? null,
+      hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
     this.#controls = new Controls(this.el, this.runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
@@ -215,6 +222,7 @@ export class ExplorerView {
 
   /** Changes keys of the state as a person did (a control, the walk, the row view). */
   setFromPerson(partial) {
+    if (partial.text !== undefined && partial.text !== this.state.text) this.#busy.typed();
     this.#change(partial);
     this.changed();
   }
@@ -377,6 +385,24 @@ export class ExplorerView {
     }
   }
 
+  /**
+   * What the next render will recompute, for Busy's prediction: `slot` is `'maps'` (new text
+   * or a map-level setting: every head's maps) or `'stages'` (the stages after the maps),
+   * `recomputes` false when it only draws (a head, a viewport, a theme).
+   */
+  #pendingWork() {
+    const tokens = this.view?.tokens ?? 0;
+    const heads = this.state.heads || 1;
+    if (this.engine.state !== 'ready' || this.isEmpty() || this.state.view === 'compare') return { recomputes: false };
+    const text = !this.specs.active && this.state.text !== this.#sent.text;
+    const patch = patchOf(this.state, this.#applied);
+    delete patch.head;
+    const keys = Object.keys(patch);
+    if (!text && !keys.length) return { recomputes: false };
+    const maps = text || keys.some((k) => MAP_KEYS.includes(k));
+    return { recomputes: true, slot: maps ? 'maps' : 'stages', tokens, heads };
+  }
+
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
   #applyEngine() {
     const theme = this.resolvedTheme();
@@ -434,6 +460,7 @@ export class ExplorerView {
 
   #renderNow() {
     const started = performance.now();
+    this.#renderSlot = this.#pendingWork().slot ?? null;
     this.#applyEngine();
     const empty = this.isEmpty();
     this.view = this.engine.call((ex) => ex.view());
@@ -492,6 +519,7 @@ export class ExplorerView {
     this.#readEngineSettings();
     this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
+    this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: this.state.heads || 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
     const final = this.view.stages.find((s) => s.id === allStage);

@@ -1,0 +1,69 @@
+//! One question put to a retrieval model, as the command line and the page put it: the text
+//! tokenized, the question read, the forward pass, the measure, and what the model cannot read
+//! (tokens outside its vocabulary, above all a key of the question).
+
+use super::forward::{Retrieval, RetrievalModel};
+use super::measure::Measure;
+use super::task::Layout;
+use crate::engine::EngineError;
+use crate::text::tokenize;
+
+/// What a model says about one text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    /// The tokens of the text.
+    pub tokens: Vec<String>,
+    /// The tokens outside the vocabulary (read as `<unk>`), each once, in order.
+    pub unknown: Vec<String>,
+    /// The question's noun and name that are outside the vocabulary: the model reads such a
+    /// key as `<unk>`, like every other unknown word, so it cannot tell it from them.
+    pub unknown_keys: Vec<String>,
+    /// The roles of the tokens: `None` when the text does not end with
+    /// `What is the NOUN of NAME?`.
+    pub layout: Option<Layout>,
+    /// The forward pass.
+    pub retrieval: Retrieval,
+    /// The measure of every layer, when the text has a question.
+    pub measure: Option<Measure>,
+}
+
+impl Asked {
+    /// The number the context states for the question's key (its last fact), if any.
+    pub fn expected(&self) -> Option<u8> {
+        self.layout.as_ref().and_then(Layout::expected)
+    }
+}
+
+/// Puts `text` to `model`: an error only when the text has no tokens.
+pub fn ask(model: &RetrievalModel, text: &str) -> Result<Asked, EngineError> {
+    let tokens: Vec<String> = tokenize(text).into_iter().map(|t| t.text).collect();
+    let retrieval = model.forward(&tokens)?;
+    let mut unknown: Vec<String> = Vec::new();
+    for t in &tokens {
+        if !model.knows(t) && !unknown.contains(t) {
+            unknown.push(t.clone());
+        }
+    }
+    let layout = Layout::read(&tokens);
+    let unknown_keys = layout
+        .as_ref()
+        .map(|l| {
+            [&l.question.key.noun, &l.question.key.name]
+                .into_iter()
+                .filter(|k| !model.knows(k))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let measure = layout
+        .as_ref()
+        .and_then(|l| Measure::of_stages(&retrieval.stages, l));
+    Ok(Asked {
+        tokens,
+        unknown,
+        unknown_keys,
+        layout,
+        retrieval,
+        measure,
+    })
+}
