@@ -181,6 +181,42 @@ test('hierarchical attention: the segment control redraws the segment maps and l
   await context.close();
 });
 
+test('zoomed into a long sentence: the segments map shows the segments of the keys shown, V2’s λ every head', async () => {
+  const words = Array.from({ length: 48 }, (_, i) => `w${i}`).join(' ');
+  for (const mechanism of ['hierarchical', 'diff_transformer_v2']) {
+    const { page, errors, context } = await openExplorer(h, { mechanism, text: words, viewport: '10,10,16' });
+    const v = await engineView(page);
+    const rects = await page.evaluate(
+      (stages) =>
+        stages.map((_, i) => ({
+          inside: window.diffattn.call((ex) => ex.cell_rect(i, 12, 12)) ?? null,
+          before: window.diffattn.call((ex) => ex.cell_rect(i, 12, 3)) ?? null,
+          above: window.diffattn.call((ex) => ex.cell_rect(i, 2, 12)) ?? null,
+        })),
+      v.stages,
+    );
+    for (const [i, stage] of v.stages.entries()) {
+      assert.ok(rects[i].inside, `${mechanism} ${stage.id}: the cell (12, 12) is drawn`);
+      assert.equal(rects[i].above, null, `${mechanism} ${stage.id}: row 2 is outside the viewport`);
+      // Key 3 is outside the keys shown (10–25) except in λ's table, whose column is the head.
+      if (stage.columns === 'heads') assert.ok(rects[i].before, 'the λ table shows every head');
+      else assert.equal(rects[i].before, null, `${mechanism} ${stage.id}: key 3 is outside`);
+    }
+    if (mechanism === 'hierarchical') {
+      // Keys 10–25 fall in segments 2–6 (of 4 tokens): five columns, labelled by their tokens.
+      const i = v.stages.findIndex((s) => s.id === 'segments');
+      const first = await page.evaluate((k) => window.diffattn.call((ex) => ex.cell_rect(k, 12, 8)), i);
+      const last = await page.evaluate((k) => window.diffattn.call((ex) => ex.cell_rect(k, 12, 27)), i);
+      const past = await page.evaluate((k) => window.diffattn.call((ex) => ex.cell_rect(k, 12, 28)), i);
+      assert.ok(first && last && !past, 'segments 9–12 to 25–28 are drawn, 29–32 not');
+      assert.equal(Math.round((last.x + last.width - first.x) / first.width), 5);
+    }
+    await screenshot(page, `zoomed-${mechanism}`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
 for (const [w, ht] of [
   [1280, 800],
   [1024, 768],
@@ -335,7 +371,7 @@ test('a spec the page cannot draw says why and leaves the page as it was: too ma
     await window.diffattn.view.specs.open(new File([new Uint8Array(65 * 1024 * 1024)], 'huge.json'));
     return window.diffattn.root.getElementById('messages').textContent;
   });
-  assert.match(huge, /huge\.json is too large for the page \(65\.0 MB; it reads at most 64\.0 MB\)/);
+  assert.match(huge, /huge\.json is too large for the page \(65\.0 MB; it reads at most 64\.0 MB, and safetensors files, which diffattn\.save writes, up to 256\.0 MB\)/);
   assert.equal((await engineView(page)).spec, false, 'the sentence is still drawn');
   assert.deepEqual(await page.evaluate(() => window.diffattn.call((ex) => ex.labels().rows)), tokens0);
   await screenshot(page, 'captured-refused');

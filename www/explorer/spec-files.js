@@ -6,7 +6,7 @@
 // the field at fault. A captured layer's name, index and head layout come from the engine's
 // `view().layer`.
 
-import { acceptDrops, readSpecFile, specByteLimit } from './files.js';
+import { acceptDrops, MAX_BINARY_SPEC_BYTES, readSpecFile, specByteLimit } from './files.js';
 import { messageOf } from './messages.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
 import { fmt } from './format.js';
@@ -38,7 +38,7 @@ export class SpecFiles {
     const id = ++this.#reading;
     view.messages.clear('spec');
     if (file.size > specByteLimit(file.name)) {
-      view.messages.show('spec', view.t('spec_too_large_bytes', { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)) }));
+      view.messages.show('spec', view.t('spec_too_large_bytes', { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)), bin: mb(MAX_BINARY_SPEC_BYTES) }));
       return;
     }
     this.#progress(true, view.t('spec_reading', { name: file.name, mb: mb(file.size) }), 0);
@@ -51,7 +51,7 @@ export class SpecFiles {
       if (id !== this.#reading) return;
       this.#progress(false);
       const key = err.reason === 'too_large' ? 'spec_too_large_bytes' : 'spec_read_error';
-      view.messages.show('spec', view.t(key, { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)) }));
+      view.messages.show('spec', view.t(key, { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)), bin: mb(MAX_BINARY_SPEC_BYTES) }));
       return;
     }
     if (id !== this.#reading) return;
