@@ -17,7 +17,7 @@ import { CONTROL_NAMES } from '../../www/explorer/controls.js';
 
 /** The engine's names (what `names()` of the wasm module returns), for the pure functions. */
 const NAMES = {
-  mechanisms: ['shift_diff', 'standard', 'diff_transformer', 'input_diff', 'cosine', 'local'],
+  mechanisms: ['shift_diff', 'standard', 'diff_transformer', 'input_diff', 'cosine', 'local', 'diff_transformer_v2', 'hierarchical'],
   differences: ['single', 'symmetric'],
   fills: ['circular', 'zero'],
   renormalizations: ['none', 'softmax'],
@@ -51,7 +51,10 @@ test('i18n: every key the page uses is in the dictionary', async () => {
   for (const [prefix, list] of [['diff', NAMES.differences], ['fill', NAMES.fills], ['renorm', NAMES.renormalizations]]) {
     for (const v of list) assert.ok(`${prefix}_${v}` in STRINGS.en, `${prefix}_${v}`);
   }
-  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window']) assert.ok(`moved_${p}` in STRINGS.en, p);
+  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window', 'segment', 'lambda']) assert.ok(`moved_${p}` in STRINGS.en, p);
+  for (const source of ['trained', 'captured', 'seeded']) {
+    for (const key of [`lambda_learned_${source}`, `lambda_learned_token_${source}`, `lambda_back_${source}`]) assert.ok(key in STRINGS.en, key);
+  }
   for (const lang of LANGUAGES) assert.ok(`preset_group_${lang}` in STRINGS.en);
 });
 
@@ -100,6 +103,8 @@ test('address: an empty address names nothing; every key round-trips', () => {
     gamma: 4,
     tau: 12.5,
     window: 5,
+    segment: 3,
+    lambda: -0.25,
     all_heads: true,
     weights: 'untrained',
     lang: 'zh',
@@ -126,6 +131,10 @@ test('address: malformed values are left out, numbers snap into range', () => {
   assert.equal(snap(0.1 + 0.2, RANGES.alpha), 0.3);
   assert.equal(parseValue('lang', 'zh-Hans', NAMES), 'zh');
   assert.equal(parseValue('causal', '', NAMES), true, 'a bare attribute means true');
+  const real = decodeAddress('?segment=0&lambda=9&mechanism=hierarchical', NAMES).state;
+  assert.deepEqual(real, { segment: RANGES.segment.min, lambda: RANGES.lambda.max, mechanism: 'hierarchical' });
+  assert.equal(parseValue('lambda', '0.123456', NAMES), 0.12, 'λ snaps to the slider’s step');
+  assert.equal(parseValue('lambda', 'λ', NAMES), undefined);
 });
 
 test('state: k mod L, the nearest head count, and the patch of what changed', () => {
@@ -322,7 +331,7 @@ const stageName = (n) => STAGES[n];
 
 test('attributes: every state key, gate, maps, controls and src; one name each', () => {
   assert.deepEqual(ATTRIBUTES.slice(-4), ['gate', 'maps', 'controls', 'src']);
-  for (const key of ['text', 'mechanism', 'heads', 'head', 'shift', 'causal', 'difference', 'fill', 'renormalize', 'alpha', 'beta', 'gamma', 'tau', 'window', 'weights', 'lang', 'theme', 'all_heads']) {
+  for (const key of ['text', 'mechanism', 'heads', 'head', 'shift', 'causal', 'difference', 'fill', 'renormalize', 'alpha', 'beta', 'gamma', 'tau', 'window', 'segment', 'lambda', 'weights', 'lang', 'theme', 'all_heads']) {
     assert.ok(ATTRIBUTES.includes(key), key);
   }
   assert.ok(Object.isFrozen(ATTRIBUTES));
