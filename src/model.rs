@@ -22,8 +22,10 @@ pub use retrieval::{RetrievalFile, TokenParts};
 
 use crate::engine::bilstm::BiLstm;
 use crate::engine::diff_transformer::{diff_head_width, DiffTransformerParams};
+use crate::engine::numeric::{saturate, saturate_all, sigmoid};
 use crate::engine::shift_diff::Gate;
 use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
+use crate::text::limits::{max_tokens_for_heads, MAX_TOKENS};
 use crate::text::{seeded_normal, seeded_normal_vec, sinusoidal_positions, SeededEmbedding, Token};
 
 /// The untrained model's width; 64 has many divisors (1, 2, 4, ..., 64) for the heads slider.
@@ -101,11 +103,15 @@ impl Pooling {
     }
 
     /// Pools `output` (`(tokens, d)`) into one feature vector. No tokens pool to zeros.
+    ///
+    /// The mean is saturated (a sum of values near `f32::MAX` overflows), so finite outputs
+    /// give finite features.
     pub fn pool(self, output: ArrayView2<f32>) -> Array1<f32> {
         let d = output.ncols();
-        let mean = output
+        let mut mean = output
             .mean_axis(Axis(0))
             .unwrap_or_else(|| Array1::zeros(d));
+        saturate_all(&mut mean);
         match self {
             Pooling::Mean => mean,
             Pooling::MeanMax => {
@@ -295,6 +301,8 @@ impl Model {
                 for (mut row, token) in x.rows_mut().into_iter().zip(tokens) {
                     row += &t.table.vectors.row(t.table.id(&token.text));
                 }
+                // A table value within 1 of f32::MAX plus a position of 1 rounds to infinity.
+                saturate_all(&mut x);
                 x
             }
         }
@@ -449,10 +457,29 @@ impl Model {
         }
     }
 
+    /// The most tokens [`Model::forward`] takes: [`MAX_TOKENS`], or fewer when the model has so
+    /// many heads that `heads × tokens²` would pass
+    /// [`MAX_MAP_CELLS`](crate::text::limits::MAX_MAP_CELLS) (2,048 for the shipped models).
+    pub fn max_tokens(&self) -> usize {
+        self.trained_heads()
+            .map_or(MAX_TOKENS, max_tokens_for_heads)
+    }
+
     /// Runs the trained forward pass at the trained head count: every stage of the layer and
-    /// the prediction. Errors for the untrained model and for an empty sentence.
+    /// the prediction. Errors for the untrained model, for an empty sentence and for one of
+    /// more than [`Model::max_tokens`] tokens.
+    ///
+    /// Every step saturates as the engine does, so a model whose parameters are all finite
+    /// (which loading checks) gives finite logits and probabilities, however large they are.
     pub fn forward(&self, tokens: &[Token]) -> Result<(Stages, Prediction), ModelError> {
         let t = self.trained_parts().ok_or(ModelError::Untrained)?;
+        let max = self.max_tokens();
+        if tokens.len() > max {
+            return Err(ModelError::TooLong {
+                tokens: tokens.len(),
+                max,
+            });
+        }
         let x = self.embed(tokens);
         let stages = run(x.view(), &self.weights, t.heads, false, &t.mechanism)?;
         let prediction = self
@@ -473,10 +500,15 @@ impl Model {
     pub fn classify_output(&self, output: ArrayView2<f32>) -> Option<Prediction> {
         let t = self.trained_parts()?;
         let features = t.pooling.pool(output);
-        let logits = t.classifier.dot(&features) + &t.classifier_bias;
+        // Products of large finite values overflow, and a sum of +inf and -inf is NaN: the
+        // logits saturate as every engine stage does (NaN becomes 0).
+        let mut logits = t.classifier.dot(&features);
+        saturate_all(&mut logits);
+        logits += &t.classifier_bias;
+        saturate_all(&mut logits);
         let (neg, pos) = (logits[0], logits[1]);
         // softmax over two classes = sigmoid of the difference, computed stably.
-        let positive = crate::engine::numeric::sigmoid(crate::engine::numeric::saturate(pos - neg));
+        let positive = sigmoid(saturate(pos - neg));
         let label = if positive >= 0.5 {
             Sentiment::Positive
         } else {

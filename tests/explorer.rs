@@ -193,6 +193,31 @@ fn a_loaded_spec_is_drawn_and_a_broken_one_names_its_field() {
     assert_eq!(e.head_choices().len(), 7);
 }
 
+#[test]
+fn the_page_draws_specs_of_at_most_page_max_tokens_and_refuses_longer_ones_by_that_limit() {
+    let spec = |tokens: usize| {
+        let x = vec!["[1, 0]"; tokens].join(",");
+        format!(
+            r#"{{"mechanism": "standard", "heads": 1, "causal": false, "x": [{x}],
+               "w_q": [[1,0],[0,1]], "w_k": [[1,0],[0,1]], "w_v": [[1,0],[0,1]], "w_o": [[1,0],[0,1]]}}"#
+        )
+    };
+    let mut e = explorer("hello there");
+    e.load_spec(&spec(diffattn::text::PAGE_MAX_TOKENS)).unwrap();
+    assert_eq!(e.labels().len(), 512);
+    // 2,048 tokens (the library's limit) held the page for 13 s per change; the page refuses
+    // them while it reads x, by its own limit, and keeps what it drew.
+    for tokens in [513, 2048, 6000] {
+        let err = e.load_spec(&spec(tokens)).unwrap_err();
+        assert_eq!(err.field, "x");
+        assert!(
+            err.message.starts_with("more than 512 tokens (rows); the limit is 512 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page"),
+            "{err}"
+        );
+        assert_eq!(e.labels().len(), 512, "the previous spec stays");
+    }
+}
+
 fn trained(mechanism: &str) -> Model {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("weights/{mechanism}.bin"));
@@ -662,7 +687,7 @@ fn a_captured_v2_layer_draws_its_lambda_table() {
 
 #[test]
 fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
-    let tokens = diffattn::text::MAX_TOKENS + 1;
+    let tokens = diffattn::text::PAGE_MAX_TOKENS + 1;
     let row = "[1, 0]";
     let x = vec![row; tokens].join(",");
     let spec = format!(
@@ -672,7 +697,7 @@ fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
     let err = e.load_spec(&spec).unwrap_err();
     assert_eq!(err.field, "x");
     assert!(
-        err.message.contains("513 tokens") && err.message.contains("512"),
+        err.message.contains("more than 512 tokens") && err.message.contains("PAGE_MAX_TOKENS"),
         "{}",
         err.message
     );

@@ -194,3 +194,27 @@ fn common_first_names_and_everyday_nouns_are_keys_the_models_can_read() {
         assert!(file.model.knows(&l.question.key.noun) && file.model.knows(&l.question.key.name));
     }
 }
+
+#[test]
+fn a_context_over_the_token_limit_exits_2_naming_the_limit_before_any_map_is_made() {
+    // 2,049 tokens: one past MAX_TOKENS. Without the limit a long context builds every layer's
+    // L × L maps (7,500 tokens took over a gigabyte); with it the answer is an error at once.
+    let tail = "The room of Anna is 42. What is the room of Anna?"; // 14 tokens
+    let context = "good . ".repeat(1017) + "good " + tail;
+    let out = diffattn(&["retrieve", "--mechanism", "standard", "-"], &context);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("text") && err.contains("2,048") && err.contains("2,049"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    // At the limit it answers.
+    let context = "good . ".repeat(1017) + tail;
+    let out = diffattn(&["retrieve", "--mechanism", "standard", "-"], &context);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -11,7 +11,7 @@ use crate::engine::{Columns, Frequencies, Mask, MechanismKind, Parameter, RopeLa
 /// What the page learns after the text changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokensInfo {
-    /// The tokens drawn (at most [`crate::text::MAX_TOKENS`]).
+    /// The tokens drawn (at most [`crate::text::PAGE_MAX_TOKENS`]).
     pub tokens: Vec<String>,
     /// How many tokens the text had before truncation.
     pub total: usize,

@@ -25,10 +25,10 @@ use crate::engine::{
 };
 use crate::model::{Model, Prediction};
 use crate::spec::{
-    parse_spec, parse_spec_bytes, spec_json, stages_json, Meta, Spec, SpecError, SpecJson,
-    StagesJson,
+    parse_page_spec, parse_page_spec_bytes, spec_json, stages_json, Meta, Spec, SpecError,
+    SpecJson, StagesJson,
 };
-use crate::text::{tokenize_limited, Token, MAX_TOKENS};
+use crate::text::{tokenize_up_to, Token, PAGE_MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
 /// show that work is not repeated when nothing it depends on changed.
@@ -244,7 +244,7 @@ impl Explorer {
     /// The vectors depend only on the tokens, so a change that leaves them as they were (a
     /// space typed after a word, a letter's case changed) keeps every cache.
     pub fn set_text(&mut self, text: &str) -> TokensInfo {
-        let (tokens, total) = tokenize_limited(text);
+        let (tokens, total) = tokenize_up_to(text, PAGE_MAX_TOKENS);
         let same_tokens = !self.is_spec()
             && tokens.len() == self.labels.len()
             && tokens.iter().zip(&self.labels).all(|(t, l)| t.text == *l);
@@ -265,7 +265,7 @@ impl Explorer {
         TokensInfo {
             tokens: self.labels.clone(),
             total,
-            truncated: total > MAX_TOKENS,
+            truncated: total > PAGE_MAX_TOKENS,
         }
     }
 
@@ -796,20 +796,22 @@ impl Explorer {
         Ok(stages_json(&stages))
     }
 
-    /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings.
+    /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings. At most
+    /// [`PAGE_MAX_TOKENS`] tokens, refused while `x` is read ([`parse_page_spec`]).
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
-        self.load(parse_spec(text)?)
+        self.load(parse_page_spec(text)?)
     }
 
     /// Draws a spec file's bytes: JSON, or the binary form (safetensors, DESIGN.md §7.8).
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<(), SpecError> {
-        self.load(parse_spec_bytes(bytes)?)
+        self.load(parse_page_spec_bytes(bytes)?)
     }
 
     /// Draws a parsed spec. Its projections and maps are computed now, once, so that every
     /// problem shows before anything changes (a refused spec leaves the page as it was), and
     /// they are kept for the first draw.
     pub fn load(&mut self, spec: Spec) -> Result<(), SpecError> {
+        spec.check_limits()?;
         spec.page_support()?;
         let kind = spec.mechanism.kind();
         let projection = Projection::new(kind, spec.x.view(), &spec.weights);

@@ -25,6 +25,7 @@ use crate::engine::shift_diff::{Gate, ShiftDiffParams};
 use crate::engine::{EngineError, Mechanism, MechanismKind, Weights};
 use crate::names::{name_of, parse, Named};
 use crate::text::fnv1a_64;
+use crate::text::limits::MAX_D_MODEL;
 
 /// The first eight bytes of every weights file.
 pub const MAGIC: &[u8; 8] = b"diffattn";
@@ -73,12 +74,23 @@ pub enum ModelError {
     Engine(EngineError),
     /// The untrained model has no classifier.
     Untrained,
+    /// More tokens than the model's maps may hold ([`crate::text::limits`]).
+    TooLong {
+        /// The tokens given.
+        tokens: usize,
+        /// The most this model takes, [`super::Model::max_tokens`].
+        max: usize,
+    },
 }
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ModelError::NotWeights => write!(f, "not a diffattn weights file (no {MAGIC:?} magic)"),
+            ModelError::NotWeights => write!(
+                f,
+                "not a diffattn weights file (it does not start with {:?})",
+                String::from_utf8_lossy(MAGIC)
+            ),
             ModelError::Truncated {
                 what,
                 needed,
@@ -99,6 +111,11 @@ impl fmt::Display for ModelError {
             ModelError::Invalid(e) => write!(f, "inconsistent weights: {e}"),
             ModelError::Engine(e) => write!(f, "weights the engine cannot use: {e}"),
             ModelError::Untrained => write!(f, "the untrained model has no classifier"),
+            ModelError::TooLong { tokens, max } => write!(
+                f,
+                "{tokens} tokens; this model reads at most {max} at once (heads × tokens² \
+                 within diffattn::text::limits::MAX_MAP_CELLS, and at most MAX_TOKENS)"
+            ),
         }
     }
 }
@@ -191,32 +208,57 @@ pub(super) fn check(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
         (_, Some(_)) => return invalid("bilstm: only input_diff has an encoder".to_string()),
         _ => {}
     }
-    fn finite<'a>(name: &str, mut values: impl Iterator<Item = &'a f32>) -> Result<(), ModelError> {
-        if values.all(|v| v.is_finite()) {
-            Ok(())
-        } else {
-            Err(ModelError::Invalid(format!(
-                "{name}: not every value is finite"
-            )))
-        }
-    }
-    finite("embedding", t.table.vectors.iter())?;
-    finite("classifier", t.classifier.iter())?;
-    finite("classifier.bias", t.classifier_bias.iter())?;
-    for (name, w) in [
-        ("w_q", &weights.w_q),
-        ("w_k", &weights.w_k),
-        ("w_v", &weights.w_v),
-        ("w_o", &weights.w_o),
-    ] {
-        finite(name, w.iter())?;
-    }
-    if let Some(w_lambda) = &weights.w_lambda {
-        finite("w_lambda", w_lambda.iter())?;
-    }
+    check_finite(weights, t)?;
     // One token through the engine proves the head count and the mechanism's parameters fit.
     let x = Array2::<f32>::zeros((2, d));
     crate::engine::run(x.view(), weights, t.heads, false, &t.mechanism)?;
+    Ok(())
+}
+
+/// Checks every learned value of a model finite, naming the tensor and the index of the first
+/// that is not (`gate.beta[1]: NaN`).
+fn check_finite(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
+    finite("embedding", &t.table.vectors)?;
+    finite("w_q", &weights.w_q)?;
+    finite("w_k", &weights.w_k)?;
+    finite("w_v", &weights.w_v)?;
+    finite("w_o", &weights.w_o)?;
+    finite("classifier.weight", &t.classifier)?;
+    finite("classifier.bias", &t.classifier_bias)?;
+    match &t.mechanism {
+        Mechanism::ShiftDiff(p) => {
+            finite("gate.alpha", &p.gate.alpha)?;
+            finite("gate.beta", &p.gate.beta)?;
+            finite("gate.gamma", &p.gate.gamma)?;
+        }
+        Mechanism::DiffTransformer(p) => {
+            finite("lambda_q1", &p.lambda_q1)?;
+            finite("lambda_k1", &p.lambda_k1)?;
+            finite("lambda_q2", &p.lambda_q2)?;
+            finite("lambda_k2", &p.lambda_k2)?;
+            finite("subln", &p.subln)?;
+            finite("lambda_init", &p.lambda_init)?;
+            finite("subln_eps", [&p.subln_eps])?;
+            finite("lambda", &p.lambda)?;
+        }
+        Mechanism::Cosine { tau } => finite("tau", [tau])?,
+        Mechanism::DiffTransformerV2 { lambda } => finite("lambda", lambda)?,
+        Mechanism::Standard
+        | Mechanism::InputDiff
+        | Mechanism::Local { .. }
+        | Mechanism::Hierarchical { .. } => {}
+    }
+    if let Some(w_lambda) = &weights.w_lambda {
+        finite("w_lambda", w_lambda)?;
+    }
+    if let Some(e) = &t.encoder {
+        for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
+            finite(&format!("bilstm.{dir}.w_ih"), &l.w_ih)?;
+            finite(&format!("bilstm.{dir}.w_hh"), &l.w_hh)?;
+            finite(&format!("bilstm.{dir}.b_ih"), &l.b_ih)?;
+            finite(&format!("bilstm.{dir}.b_hh"), &l.b_hh)?;
+        }
+    }
     Ok(())
 }
 
@@ -270,20 +312,21 @@ pub(super) fn check_blob(
     blob_at: usize,
     total: usize,
 ) -> Result<(), ModelError> {
-    let needed = tensors
-        .iter()
-        .map(|e| {
-            let size = if e.dtype == "i8" { 1 } else { 4 };
-            let count = e.shape.iter().fold(1usize, |a, &n| a.saturating_mul(n));
-            e.offset.saturating_add(count.saturating_mul(size))
-        })
-        .max()
-        .unwrap_or(0);
+    let mut needed = 0usize;
+    for e in tensors {
+        needed = needed.max(byte_len(e)?.saturating_add(e.offset));
+    }
     if blob.len() < needed {
-        return Err(truncated("the tensors", blob_at + needed, total));
+        return Err(truncated(
+            "the tensors",
+            blob_at.saturating_add(needed),
+            total,
+        ));
     }
     let found = format!("{:016x}", fnv1a_64(blob));
-    if found != hash {
+    // Under a fuzzer the hash is not checked, so that mutated tensors reach the checks after
+    // it instead of all stopping here (cargo-fuzz builds with `--cfg fuzzing`).
+    if found != hash && !cfg!(fuzzing) {
         return Err(ModelError::Corrupt {
             expected: hash.to_string(),
             found,
@@ -450,6 +493,48 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
     container(&json, &w.blob)
 }
 
+/// The bytes of a tensor as its shape and dtype declare them, with checked arithmetic. A tensor
+/// must be a vector or a matrix of at least one value, and its dtype `f32` or `i8`.
+fn byte_len(e: &TensorEntry) -> Result<usize, ModelError> {
+    let name = &e.name;
+    let size: usize = match e.dtype.as_str() {
+        "f32" => 4,
+        "i8" => 1,
+        other => {
+            return Err(ModelError::Invalid(format!(
+                "tensor {name:?}: dtype {other:?}; expected \"f32\" or \"i8\""
+            )))
+        }
+    };
+    if e.shape.is_empty() || e.shape.len() > 2 || e.shape.contains(&0) {
+        return Err(ModelError::Invalid(format!(
+            "tensor {name:?}: shape {:?}; a tensor is a vector or a matrix of at least one value",
+            e.shape
+        )));
+    }
+    e.shape
+        .iter()
+        .try_fold(size, |a, &n| a.checked_mul(n))
+        .filter(|&len| len <= isize::MAX as usize)
+        .ok_or_else(|| {
+            ModelError::Invalid(format!(
+                "tensor {name:?}: shape {:?} overflows the address space",
+                e.shape
+            ))
+        })
+}
+
+/// Checks every value of a parameter finite, naming the first that is not by its index in
+/// row-major order.
+fn finite<'a>(name: &str, values: impl IntoIterator<Item = &'a f32>) -> Result<(), ModelError> {
+    match values.into_iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        None => Ok(()),
+        Some((i, v)) => Err(ModelError::Invalid(format!(
+            "{name}[{i}]: {v} (every parameter must be finite)"
+        ))),
+    }
+}
+
 fn truncated(what: &str, needed: usize, found: usize) -> ModelError {
     ModelError::Truncated {
         what: what.to_string(),
@@ -483,12 +568,7 @@ impl BlobReader<'_> {
         self.tensors.iter().any(|e| e.name == name)
     }
 
-    pub(super) fn bytes(
-        &self,
-        name: &str,
-        dtype: &str,
-        size: usize,
-    ) -> Result<(&[u8], Vec<usize>), ModelError> {
+    pub(super) fn bytes(&self, name: &str, dtype: &str) -> Result<(&[u8], Vec<usize>), ModelError> {
         let e = self.entry(name)?;
         if e.dtype != dtype {
             return Err(ModelError::Invalid(format!(
@@ -496,15 +576,13 @@ impl BlobReader<'_> {
                 e.dtype
             )));
         }
-        let count = e
-            .shape
-            .iter()
-            .try_fold(1usize, |a, &n| a.checked_mul(n))
-            .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?}: shape overflows")))?;
-        let len = count
-            .checked_mul(size)
-            .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?}: size overflows")))?;
-        let end = e.offset.saturating_add(len);
+        let len = byte_len(e)?;
+        // `byte_len` refuses empty tensors, so every dimension is at most the byte length,
+        // which the blob holds: no shape read here can overflow an array's size.
+        let end = e
+            .offset
+            .checked_add(len)
+            .ok_or_else(|| ModelError::Invalid(format!("tensor {name:?}: offset overflows")))?;
         let b = self
             .blob
             .get(e.offset..end)
@@ -512,12 +590,15 @@ impl BlobReader<'_> {
         Ok((b, e.shape.clone()))
     }
 
+    /// The values of an `f32` tensor, every one checked finite: a NaN or an infinity in any
+    /// parameter would reach the prediction.
     fn f32s(&self, name: &str) -> Result<(Vec<f32>, Vec<usize>), ModelError> {
-        let (b, shape) = self.bytes(name, "f32", 4)?;
-        let values = b
+        let (b, shape) = self.bytes(name, "f32")?;
+        let values: Vec<f32> = b
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
+        finite(name, &values)?;
         Ok((values, shape))
     }
 
@@ -546,7 +627,7 @@ impl BlobReader<'_> {
         match quantization {
             "f32" => Ok((self.matrix("embedding")?, Quantization::F32)),
             "int8_rows" => {
-                let (codes, shape) = self.bytes("embedding", "i8", 1)?;
+                let (codes, shape) = self.bytes("embedding", "i8")?;
                 let [rows, cols] = shape[..] else {
                     return Err(ModelError::Invalid(format!(
                         "tensor \"embedding\": expected a matrix, found shape {shape:?}"
@@ -557,6 +638,19 @@ impl BlobReader<'_> {
                     return Err(ModelError::Invalid(format!(
                         "embedding.scale: {} scales for {rows} rows",
                         scales.len()
+                    )));
+                }
+                // A code is at most 127 in magnitude, so a scale up to f32::MAX / 127 gives
+                // finite values; the writer's scales are max|row| / 127, always within.
+                if let Some((row, scale)) = scales
+                    .iter()
+                    .enumerate()
+                    .find(|(_, s)| s.abs() > f32::MAX / 127.0)
+                {
+                    return Err(ModelError::Invalid(format!(
+                        "embedding.scale[{row}]: {scale:e} times a code of 127 overflows f32 \
+                         (a scale is at most {:e})",
+                        f32::MAX / 127.0
                     )));
                 }
                 let m = Array2::from_shape_fn((rows, cols), |(r, c)| {
@@ -590,6 +684,12 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
     }
     let header: Header =
         serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
+    if header.d_model > MAX_D_MODEL {
+        return Err(ModelError::Invalid(format!(
+            "d_model {} is over the limit of {MAX_D_MODEL} (diffattn::text::limits::MAX_D_MODEL)",
+            header.d_model
+        )));
+    }
     let header_end = 16 + header_bytes.len();
     check_blob(
         &header.tensors,

@@ -312,7 +312,7 @@ impl RetrievalFile {
                 header.d_model
             )));
         }
-        let (codes, shape) = r.bytes("token_class", "i8", 1)?;
+        let (codes, shape) = r.bytes("token_class", "i8")?;
         if shape != [header.vocab.len(), 2] {
             return Err(ModelError::Invalid(format!(
                 "token_class: shape {shape:?} for {} tokens",

@@ -6,7 +6,8 @@ use super::forward::{Retrieval, RetrievalModel};
 use super::measure::Measure;
 use super::task::Layout;
 use crate::engine::EngineError;
-use crate::text::tokenize;
+use crate::text::limits::{grouped, MAX_TOKENS};
+use crate::text::tokenize_up_to;
 
 /// What a model says about one text.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +37,19 @@ impl Asked {
 
 /// Puts `text` to `model`: an error only when the text has no tokens.
 pub fn ask(model: &RetrievalModel, text: &str) -> Result<Asked, EngineError> {
-    let tokens: Vec<String> = tokenize(text).into_iter().map(|t| t.text).collect();
+    // Every layer's maps are L × L: the limit holds before anything is allocated.
+    let (tokens, total) = tokenize_up_to(text, MAX_TOKENS);
+    if total > MAX_TOKENS {
+        return Err(EngineError::Shape {
+            field: "text",
+            expected: format!(
+                "at most {} tokens (diffattn::text::limits::MAX_TOKENS)",
+                grouped(MAX_TOKENS)
+            ),
+            found: format!("{} tokens", grouped(total)),
+        });
+    }
+    let tokens: Vec<String> = tokens.into_iter().map(|t| t.text).collect();
     let retrieval = model.forward(&tokens)?;
     let mut unknown: Vec<String> = Vec::new();
     for t in &tokens {

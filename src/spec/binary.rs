@@ -10,6 +10,7 @@ use ndarray::Array2;
 use serde_json::Value;
 
 use super::input::{SpecError, Tensors};
+use crate::text::limits::{grouped, MAX_D_MODEL, MAX_TOKENS};
 
 const FORMAT: &str = "diffattn.stages";
 const VERSION: &str = "1";
@@ -98,7 +99,8 @@ pub fn read(bytes: &[u8]) -> Result<(String, Tensors), SpecError> {
     Ok((spec.to_string(), tensors))
 }
 
-/// One F32 or F64 tensor of rank 1 or 2 as an f32 matrix, every value finite in f32.
+/// One F32 or F64 tensor of rank 1 or 2 as an f32 matrix, every value finite in f32, its shape
+/// within the limits.
 fn tensor(name: &str, info: &Value, data: &[u8]) -> Result<Array2<f32>, SpecError> {
     let err = |m: String| SpecError::new(name.to_string(), m);
     let size = match info.get("dtype").and_then(Value::as_str) {
@@ -117,6 +119,25 @@ fn tensor(name: &str, info: &Value, data: &[u8]) -> Result<Array2<f32>, SpecErro
             )))
         }
     };
+    // The limits of `crate::text::limits`, before anything of the tensor's size is allocated.
+    let (max_rows, rows_are) = if name == "x" {
+        (MAX_TOKENS, "tokens (rows), the limit MAX_TOKENS")
+    } else {
+        (MAX_D_MODEL, "rows, the limit MAX_D_MODEL")
+    };
+    if rows > max_rows {
+        return Err(err(format!(
+            "shape {dims:?}: more than {} {rows_are} (diffattn::text::limits)",
+            grouped(max_rows)
+        )));
+    }
+    if cols > MAX_D_MODEL {
+        return Err(err(format!(
+            "shape {dims:?}: more than {} columns, the limit MAX_D_MODEL \
+             (diffattn::text::limits)",
+            grouped(MAX_D_MODEL)
+        )));
+    }
     let offsets = numbers(info, "data_offsets");
     let fits = |b: usize, e: usize| {
         b <= e

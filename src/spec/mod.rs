@@ -9,11 +9,16 @@
 mod binary;
 mod input;
 mod output;
+mod read;
 
 pub use input::{
-    parse_spec, parse_spec_bytes, Meta, Spec, SpecError, MAX_PAGE_MAP_CELLS, MAX_PAGE_TOKENS,
+    parse_page_spec, parse_page_spec_bytes, parse_spec, parse_spec_bytes, parse_spec_reader, Meta,
+    Spec, SpecError, PAGE_MAX_STAGE_CELLS,
 };
-pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, StagesJson};
+pub use output::{
+    spec_json, stage_maps, stages_json, write_stages, GateJson, HeadStagesJson, SpecJson,
+    StagesJson, StagesView,
+};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///
@@ -28,6 +33,6 @@ pub use output::{spec_json, stages_json, GateJson, HeadStagesJson, SpecJson, Sta
 pub fn run_spec_json(text: &str) -> Result<String, SpecError> {
     let spec = parse_spec(text)?;
     let stages = spec.run()?;
-    serde_json::to_string_pretty(&stages_json(&stages))
+    serde_json::to_string_pretty(&StagesView::new(&stages))
         .map_err(|e| SpecError::new("output", e.to_string()))
 }

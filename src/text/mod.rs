@@ -10,10 +10,12 @@
 
 mod clusters;
 mod embed;
+pub mod limits;
 mod portable_math;
 mod seeded;
 mod tokenizer;
 
 pub use embed::{fnv1a_64, sinusoidal_positions, SeededEmbedding};
+pub use limits::{MAX_TOKENS, PAGE_MAX_TOKENS};
 pub use seeded::{seeded_normal, seeded_normal_vec};
-pub use tokenizer::{is_invisible, normalize, tokenize, tokenize_limited, Token, MAX_TOKENS};
+pub use tokenizer::{is_invisible, normalize, tokenize, tokenize_limited, tokenize_up_to, Token};

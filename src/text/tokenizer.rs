@@ -44,9 +44,7 @@
 //! cluster is looked at a bounded number of times.
 
 use super::clusters::for_each_cluster;
-
-/// The most tokens [`tokenize_limited`] keeps; the page shows maps of at most this many tokens.
-pub const MAX_TOKENS: usize = 512;
+use super::limits::MAX_TOKENS;
 
 /// One token: the text the model sees and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,11 +75,43 @@ pub struct Token {
 /// assert_eq!(&"Ünïcode rocks"[tokens[0].start..tokens[0].end], "Ünïcode");
 /// ```
 pub fn tokenize(text: &str) -> Vec<Token> {
+    tokenize_up_to(text, usize::MAX).0
+}
+
+/// [`tokenize`], keeping only the first [`MAX_TOKENS`] tokens, and the number of tokens there
+/// were before that cut.
+///
+/// ```
+/// use diffattn::text::{tokenize_limited, MAX_TOKENS};
+///
+/// let (tokens, total) = tokenize_limited(&"word ".repeat(3000));
+/// assert_eq!((tokens.len(), total), (MAX_TOKENS, 3000));
+/// assert_eq!(tokenize_limited("two words").1, 2);
+/// ```
+pub fn tokenize_limited(text: &str) -> (Vec<Token>, usize) {
+    tokenize_up_to(text, MAX_TOKENS)
+}
+
+/// [`tokenize`], keeping only the first `keep` tokens, and the number of tokens there were.
+///
+/// Tokens past `keep` are counted and dropped as they are cut, so the memory is that of `keep`
+/// tokens however long the text: a gigabyte of `"a "` costs no more than a short sentence.
+///
+/// ```
+/// use diffattn::text::tokenize_up_to;
+///
+/// let (tokens, total) = tokenize_up_to("don't stop", 2);
+/// let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
+/// assert_eq!((texts, total), (vec!["do", "n't"], 3));
+/// ```
+pub fn tokenize_up_to(text: &str, keep: usize) -> (Vec<Token>, usize) {
     let mut scanner = Scanner {
         text,
         tokens: Vec::new(),
         word: Vec::new(),
         connector: None,
+        keep,
+        dropped: 0,
     };
     for_each_cluster(text, |start, cluster| {
         // A prepended mark (such as U+0600) clusters with whatever follows it, even a space, and
@@ -96,25 +126,9 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         } else {
             scanner.feed(start, start + cluster.len(), cluster);
         }
+        scanner.settle();
     });
     scanner.finish()
-}
-
-/// [`tokenize`], keeping only the first [`MAX_TOKENS`] tokens, and the number of tokens there
-/// were before that cut.
-///
-/// ```
-/// use diffattn::text::{tokenize_limited, MAX_TOKENS};
-///
-/// let (tokens, total) = tokenize_limited(&"word ".repeat(600));
-/// assert_eq!((tokens.len(), total), (MAX_TOKENS, 600));
-/// assert_eq!(tokenize_limited("two words").1, 2);
-/// ```
-pub fn tokenize_limited(text: &str) -> (Vec<Token>, usize) {
-    let mut tokens = tokenize(text);
-    let total = tokens.len();
-    tokens.truncate(MAX_TOKENS);
-    (tokens, total)
 }
 
 /// The text the model sees for a span of input: Unicode lower case, invisible characters
@@ -257,9 +271,23 @@ struct Scanner<'a> {
     /// An apostrophe or separator right after the word, which joins the word if the next unit
     /// fits (see [`joins`]) and is punctuation otherwise.
     connector: Option<Unit>,
+    /// How many tokens to keep; later ones are counted in `dropped` and not stored.
+    keep: usize,
+    /// Tokens cut after the first `keep`.
+    dropped: usize,
 }
 
 impl Scanner<'_> {
+    /// Drops the tokens past `keep`. Tokens are only ever pushed at the end, so the ones past
+    /// `keep` are the latest, and calling this after every cluster keeps at most a word's worth
+    /// of tokens over the limit.
+    fn settle(&mut self) {
+        while self.tokens.len() > self.keep {
+            self.tokens.pop();
+            self.dropped += 1;
+        }
+    }
+
     /// Takes the next cluster. A cluster with nothing visible is skipped without ending the
     /// word, which is what makes invisible characters transparent.
     fn feed(&mut self, start: usize, end: usize, cluster: &str) {
@@ -304,13 +332,16 @@ impl Scanner<'_> {
         }
     }
 
-    fn finish(mut self) -> Vec<Token> {
+    /// The tokens kept and the number there were in all.
+    fn finish(mut self) -> (Vec<Token>, usize) {
         self.end_word();
         if let Some(connector) = self.connector.take() {
             self.tokens
                 .push(token(self.text, connector.start, connector.end));
         }
-        self.tokens
+        self.settle();
+        let total = self.tokens.len() + self.dropped;
+        (self.tokens, total)
     }
 }
 

@@ -97,5 +97,6 @@ pub fn stage_name(name: &str) -> Option<String> {
 /// The most tokens a sentence is drawn with; the rest of a longer text is cut off.
 #[wasm_bindgen]
 pub fn max_tokens() -> usize {
-    crate::text::MAX_TOKENS
+    // The page's own cap, until its budgets hold at the library's 2,048 (text::limits).
+    crate::text::PAGE_MAX_TOKENS
 }

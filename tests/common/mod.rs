@@ -1,10 +1,19 @@
 //! Helpers shared by the command-line tests.
+#![allow(dead_code)] // Each test file uses some of them.
 
+use std::ffi::OsStr;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// Runs the `diffattn` binary with `args`, writes `stdin` to it, and waits for it.
 pub fn diffattn(args: &[&str], stdin: &str) -> Output {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    diffattn_os(&args, stdin.as_bytes())
+}
+
+/// [`diffattn`] with arguments and standard input that need not be UTF-8.
+pub fn diffattn_os(args: &[&OsStr], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_diffattn"))
         .args(args)
         .stdin(Stdio::piped())
@@ -12,11 +21,31 @@ pub fn diffattn(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write the input");
-    child.wait_with_output().expect("the binary exits")
+    let mut input = child.stdin.take().expect("stdin");
+    // The binary may stop reading early (an over-long spec is refused at its limit), which
+    // closes the pipe: that is not a failure of the test.
+    let written = input.write_all(stdin);
+    drop(input);
+    let out = child.wait_with_output().expect("the binary exits");
+    if let Err(e) = written {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "writing stdin: {e}"
+        );
+    }
+    out
+}
+
+/// A fresh, empty folder for one test's files.
+pub fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("diffattn-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }

@@ -333,7 +333,7 @@ test('reading a binary spec shows a progress bar, and it is gone once the maps a
     return { shown: seen.shown, texts: [...seen.texts], hiddenAfter: box.hidden, drawn: window.diffattn.view.specs.active?.name };
   });
   assert.equal(seen.shown, true, 'the progress bar showed');
-  assert.ok(seen.texts.some((t) => /^Reading layer\.safetensors \(0\.0 MB\)…$/.test(t)), seen.texts.join(' | '));
+  assert.ok(seen.texts.some((t) => /^Reading layer\.safetensors \(0 MB\)…$/.test(t)), seen.texts.join(' | '));
   assert.ok(seen.texts.some((t) => /^Preparing layer\.safetensors/.test(t)), seen.texts.join(' | '));
   assert.equal(seen.hiddenAfter, true);
   assert.equal(seen.drawn, 'layer.safetensors');
@@ -359,7 +359,7 @@ test('a spec the page cannot draw says why and leaves the page as it was: too ma
   const eye = [0, 1, 2, 3].map((i) => row.map((_, j) => (i === j ? 1 : 0)));
   const long = { mechanism: 'standard', heads: 1, causal: false, x: Array.from({ length: 513 }, () => row), w_q: eye, w_k: eye, w_v: eye, w_o: eye };
   const tooMany = await open('long.json', JSON.stringify(long));
-  assert.match(tooMany, /Could not draw long\.json: x: 513 tokens are too many for the page, which draws at most 512; `diffattn stages` runs it/);
+  assert.match(tooMany, /Could not draw long\.json: x: more than 512 tokens \(rows\); the limit is 512 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/);
   const zigzag = { ...fixture, rope: { ...fixture.rope, layout: 'zigzag' } };
   const layout = await open('zigzag.json', JSON.stringify(zigzag));
   assert.match(layout, /Could not draw zigzag\.json: rope\.layout: unknown "zigzag"; expected "half" or "interleaved"/);
@@ -371,7 +371,7 @@ test('a spec the page cannot draw says why and leaves the page as it was: too ma
     await window.diffattn.view.specs.open(new File([new Uint8Array(65 * 1024 * 1024)], 'huge.json'));
     return window.diffattn.root.getElementById('messages').textContent;
   });
-  assert.match(huge, /huge\.json is too large for the page \(65\.0 MB; it reads at most 64\.0 MB, and safetensors files, which diffattn\.save writes, up to 256\.0 MB\)/);
+  assert.match(huge, /huge\.json is too large for the page \(65 MB; it reads at most 64 MB, and safetensors files, which diffattn\.save writes, up to 256 MB\)/);
   assert.equal((await engineView(page)).spec, false, 'the sentence is still drawn');
   assert.deepEqual(await page.evaluate(() => window.diffattn.call((ex) => ex.labels().rows)), tokens0);
   await screenshot(page, 'captured-refused');

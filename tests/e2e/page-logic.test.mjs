@@ -462,3 +462,19 @@ test('busy: a render is predicted from the last one by its cells, tokens² × he
   assert.equal(predictMs({ cells: 100, ms: 0.4 }, 2048, 8), null);
   assert.equal(predictMs({ cells: 0, ms: 5 }, 2048, 8), null);
 });
+
+test('spec files: UTF-8 text is read (a byte-order mark dropped); binary, other encodings and oversized files are refused by reason', async () => {
+  const { readSpecFile, MAX_SPEC_BYTES } = await import('../../www/explorer/files.js');
+  assert.equal(await readSpecFile(new Blob(['{"heads": 1, "tokens": ["été", "猫"]}'])), '{"heads": 1, "tokens": ["été", "猫"]}');
+  assert.equal(await readSpecFile(new Blob([new Uint8Array([0xef, 0xbb, 0xbf]), '{}'])), '{}');
+  const reason = (blob) => readSpecFile(blob).then(() => 'read', (err) => err.reason);
+  // Binary garbage, Latin-1 text ("é" as one byte), a lone UTF-16 byte-order mark.
+  assert.equal(await reason(new Blob([new Uint8Array([0x00, 0xff, 0xfe, 0x80, 0x7b])])), 'not_text');
+  assert.equal(await reason(new Blob([new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x7d])])), 'not_text');
+  assert.equal(await reason(new Blob([new Uint8Array([0xff, 0xfe, 0x7b, 0x00])])), 'not_text');
+  // Over the limit: refused from its size alone, before a byte is read.
+  const huge = { size: MAX_SPEC_BYTES + 1, arrayBuffer: () => assert.fail('read a file over the limit') };
+  assert.equal(await reason(huge), 'too_large');
+  const broken = { size: 10, arrayBuffer: () => Promise.reject(new Error('gone')) };
+  assert.equal(await reason(broken), 'unreadable');
+});

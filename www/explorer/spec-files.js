@@ -11,8 +11,8 @@ import { messageOf } from './messages.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
 import { fmt } from './format.js';
 
-/** Megabytes, one decimal. */
-const mb = (bytes) => (bytes / (1024 * 1024)).toFixed(1);
+/** Megabytes, to one decimal (64, 0.3). */
+const mb = (bytes) => String(Math.round((bytes / (1024 * 1024)) * 10) / 10);
 
 /** Lets the browser paint (the progress bar) before a long synchronous call. */
 const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
@@ -50,7 +50,7 @@ export class SpecFiles {
     } catch (err) {
       if (id !== this.#reading) return;
       this.#progress(false);
-      const key = err.reason === 'too_large' ? 'spec_too_large_bytes' : 'spec_read_error';
+      const key = { too_large: 'spec_too_large_bytes', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
       view.messages.show('spec', view.t(key, { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)), bin: mb(MAX_BINARY_SPEC_BYTES) }));
       return;
     }
