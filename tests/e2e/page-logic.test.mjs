@@ -463,18 +463,29 @@ test('busy: a render is predicted from the last one by its cells, tokens² × he
   assert.equal(predictMs({ cells: 0, ms: 5 }, 2048, 8), null);
 });
 
-test('spec files: UTF-8 text is read (a byte-order mark dropped); binary, other encodings and oversized files are refused by reason', async () => {
-  const { readSpecFile, MAX_SPEC_BYTES } = await import('../../www/explorer/files.js');
-  assert.equal(await readSpecFile(new Blob(['{"heads": 1, "tokens": ["été", "猫"]}'])), '{"heads": 1, "tokens": ["été", "猫"]}');
-  assert.equal(await readSpecFile(new Blob([new Uint8Array([0xef, 0xbb, 0xbf]), '{}'])), '{}');
+test('spec files: UTF-8 text and the binary form are read as bytes; binary garbage, other encodings and oversized files are refused by reason', async () => {
+  const { readSpecFile, looksLikeSafetensors, MAX_SPEC_BYTES, MAX_BINARY_SPEC_BYTES } = await import('../../www/explorer/files.js');
+  const text = async (blob) => new TextDecoder().decode(await readSpecFile(blob));
+  assert.equal(await text(new Blob(['{"heads": 1, "tokens": ["été", "猫"]}'])), '{"heads": 1, "tokens": ["été", "猫"]}');
+  // A byte-order mark is kept for the engine, which skips it as the CLI does.
+  assert.deepEqual([...(await readSpecFile(new Blob([new Uint8Array([0xef, 0xbb, 0xbf]), '{}'])))], [0xef, 0xbb, 0xbf, 0x7b, 0x7d]);
   const reason = (blob) => readSpecFile(blob).then(() => 'read', (err) => err.reason);
   // Binary garbage, Latin-1 text ("é" as one byte), a lone UTF-16 byte-order mark.
   assert.equal(await reason(new Blob([new Uint8Array([0x00, 0xff, 0xfe, 0x80, 0x7b])])), 'not_text');
   assert.equal(await reason(new Blob([new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x7d])])), 'not_text');
   assert.equal(await reason(new Blob([new Uint8Array([0xff, 0xfe, 0x7b, 0x00])])), 'not_text');
-  // Over the limit: refused from its size alone, before a byte is read.
+  // The binary form: an 8-byte header length that fits, then `{`; its tensors are not text.
+  const header = new TextEncoder().encode('{"x":{}}');
+  const safetensors = new Uint8Array([header.length, 0, 0, 0, 0, 0, 0, 0, ...header, 0xff, 0x80]);
+  assert.equal(looksLikeSafetensors(safetensors), true);
+  assert.equal(await reason(new Blob([safetensors])), 'read');
+  assert.equal(looksLikeSafetensors(new Uint8Array([200, 0, 0, 0, 0, 0, 0, 0, 0x7b, 0x7d])), false, 'a header longer than the file');
+  // Over the limit: refused from its size alone, before a byte is read; .safetensors files may be larger.
   const huge = { size: MAX_SPEC_BYTES + 1, arrayBuffer: () => assert.fail('read a file over the limit') };
   assert.equal(await reason(huge), 'too_large');
+  assert.equal(await reason({ ...huge, name: 'layer.safetensors', size: MAX_BINARY_SPEC_BYTES + 1 }), 'too_large');
+  const big = { name: 'layer.safetensors', size: MAX_SPEC_BYTES + 1, arrayBuffer: () => Promise.reject(new Error('gone')) };
+  assert.equal(await reason(big), 'unreadable', 'a 64 MB binary spec is read');
   const broken = { size: 10, arrayBuffer: () => Promise.reject(new Error('gone')) };
   assert.equal(await reason(broken), 'unreadable');
 });

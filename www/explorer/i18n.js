@@ -231,7 +231,7 @@ export const STRINGS = Object.freeze({
     constant_label: 'constant',
     row_label: 'row',
     spec_too_large_bytes: '{name} is too large for the page ({mb} MB; it reads at most {max} MB, and safetensors files, which diffattn.save writes, up to {bin} MB). The command line runs any size: diffattn stages {name}.',
-    spec_not_text: '{name} is not a spec: it is neither UTF-8 text (a spec in JSON) nor a .safetensors file.',
+    spec_not_text: '{name} is not a spec: it is not UTF-8 text (as a JSON spec is), nor a .safetensors file.',
     tokens_count_one: '1 token',
     readout_hint: 'Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.',
     table_caption: '{name}, head {h} of {total}: rows are query tokens, columns are key tokens.',
