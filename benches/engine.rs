@@ -51,6 +51,7 @@ fn mechanisms() -> Vec<Mechanism> {
             subln: vec![1.0; 2 * d_h],
             lambda_init: None,
             subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+            lambda: None,
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

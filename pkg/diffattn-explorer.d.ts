@@ -20,6 +20,10 @@ export interface ExplorerState {
   gamma: number;
   tau: number;
   window: number;
+  /** Hierarchical attention's segment size. */
+  segment: number;
+  /** λ of both Differential Transformers: the learned one until a person moves the slider. */
+  lambda: number;
   all_heads: boolean;
   weights: 'trained' | 'untrained';
   lang: 'en' | 'zh';
@@ -29,8 +33,8 @@ export interface ExplorerState {
 /** The element's `change` event: a person changed a control; `detail` is the full state. */
 export type ExplorerChangeEvent = CustomEvent<ExplorerState>;
 
-/** A stages spec (docs/DESIGN.md §6), as an object or its JSON text. */
-export type StagesSpec = Record<string, unknown> | string;
+/** A stages spec (docs/DESIGN.md §6–§7), as an object, its JSON text, or a file's bytes (JSON or safetensors). */
+export type StagesSpec = Record<string, unknown> | string | ArrayBuffer | Uint8Array;
 
 /**
  * `<diffattn-explorer>`. Every attribute is a property of the same name: reading gives what the
@@ -53,6 +57,8 @@ export declare class DiffattnExplorerElement extends HTMLElement {
   gamma: number;
   tau: number;
   window: number;
+  segment: number;
+  lambda: number;
   all_heads: boolean;
   weights: ExplorerState['weights'];
   lang: ExplorerState['lang'];
@@ -63,7 +69,7 @@ export declare class DiffattnExplorerElement extends HTMLElement {
   maps: string | null;
   /** The controls shown: a comma list (`"shift,heads"`), `"all"` (the default) or `"none"`; also an array. */
   controls: string | null;
-  /** URL of a stages spec (JSON) to draw in place of the sentence, relative to the document. */
+  /** URL of a stages spec (JSON or safetensors) to draw in place of the sentence, relative to the document. */
   src: string | null;
   /** A copy of the full state. */
   readonly state: ExplorerState;

@@ -97,6 +97,7 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
                 subln: vec![1.0; 2 * d_h],
                 lambda_init: None,
                 subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
+                lambda: None,
             })
         }
         MechanismKind::InputDiff => Mechanism::InputDiff,
@@ -104,7 +105,7 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
         MechanismKind::Local => Mechanism::Local { window: 2 },
         // The stages format's own two: V2 needs a trained `W_λ` (the untrained model has none,
         // so the engine says so); hierarchical with segments of 8 tokens.
-        MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2,
+        MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
         MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: 8 },
     }
 }
@@ -204,6 +205,13 @@ mod tests {
                 clock_resolution_ms: 0.0,
                 warmup_ms: 0.0,
             };
+            if kind == MechanismKind::DiffTransformerV2 {
+                // V2 pairs two query heads per head (2H × head_dim rows of w_q): the untrained
+                // model's square weights cannot run it, and the engine says so by name.
+                let e = time_layer(&bench, &clock).unwrap_err().to_string();
+                assert!(e.contains("w_q"), "{e}");
+                continue;
+            }
             let t = time_layer(&bench, &clock).unwrap();
             assert_eq!(t.layer_ms.len(), 3);
             assert_eq!(t.layer_ms[0], 4.0, "four stages of one tick each");

@@ -12,6 +12,7 @@
 mod format;
 pub mod retrieval;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
@@ -23,7 +24,7 @@ use crate::engine::bilstm::BiLstm;
 use crate::engine::diff_transformer::{diff_head_width, DiffTransformerParams};
 use crate::engine::numeric::{saturate, saturate_all, sigmoid};
 use crate::engine::shift_diff::Gate;
-use crate::engine::{run, EngineError, Mechanism, Stages, Weights};
+use crate::engine::{run, EngineError, Mechanism, MechanismKind, Stages, Weights};
 use crate::text::limits::{max_tokens_for_heads, MAX_TOKENS};
 use crate::text::{seeded_normal, seeded_normal_vec, sinusoidal_positions, SeededEmbedding, Token};
 
@@ -397,6 +398,7 @@ impl Model {
                 subln: adapt_subln(&p.subln, 2 * d_h),
                 lambda_init: p.lambda_init,
                 subln_eps: p.subln_eps,
+                lambda: p.lambda,
             });
         }
         let base = self.seed.wrapping_add(1000 + 10 * heads as u64);
@@ -409,7 +411,50 @@ impl Model {
             subln: vec![1.0; 2 * d_h],
             lambda_init: None,
             subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
+            lambda: None,
         })
+    }
+
+    /// The layer's weights as `kind` runs them with `heads` heads in the plain layout.
+    ///
+    /// Every mechanism but V2 uses `W_q, W_k, W_v, W_o` as they are. V2 has two query heads per
+    /// head (`W_q` is `2d x d`) and `W_λ` (one row per head, §7.5): a V2 model adapts `W_λ` to
+    /// another head count as the gate is adapted (each new head takes the mean of the trained
+    /// rows whose channels it overlaps, [`Model::gate`]); any other model draws the second
+    /// half of `W_q` and `W_λ` from its seed (`N(0, 1/d)`), so V2 runs on the untrained model
+    /// too. A V2 model drawn with another mechanism keeps the first `d` rows of its `W_q`.
+    pub fn layer_weights(&self, kind: MechanismKind, heads: usize) -> Cow<'_, Weights> {
+        let w = &self.weights;
+        let d = self.d_model();
+        let has_v2 = w.w_lambda.is_some() && w.w_q.nrows() == 2 * d;
+        if kind != MechanismKind::DiffTransformerV2 {
+            if !has_v2 {
+                return Cow::Borrowed(w);
+            }
+            let mut plain = w.clone();
+            plain.w_q = w.w_q.slice(ndarray::s![..d, ..]).to_owned();
+            plain.w_lambda = None;
+            return Cow::Owned(plain);
+        }
+        match &w.w_lambda {
+            Some(w_lambda) if has_v2 && w_lambda.nrows() == heads => Cow::Borrowed(w),
+            Some(w_lambda) if has_v2 => Cow::Owned(Weights {
+                w_lambda: Some(adapt_rows(w_lambda, heads)),
+                ..w.clone()
+            }),
+            _ => {
+                let std_dev = 1.0 / (d as f32).sqrt();
+                let second = seeded_normal(d, d, self.seed.wrapping_add(5), std_dev);
+                let w_q = ndarray::concatenate(Axis(0), &[w.w_q.view(), second.view()])
+                    .expect("two d x d matrices stack");
+                let seed = self.seed.wrapping_add(2000 + 10 * heads as u64);
+                Cow::Owned(Weights {
+                    w_q,
+                    w_lambda: Some(seeded_normal(heads, d, seed, std_dev)),
+                    ..w.clone()
+                })
+            }
+        }
     }
 
     /// The most tokens [`Model::forward`] takes: [`MAX_TOKENS`], or fewer when the model has so
@@ -517,6 +562,33 @@ fn adapt_gate(gate: &Gate, d: usize, heads: usize) -> Gate {
         out.alpha.push(mean(&gate.alpha));
         out.beta.push(mean(&gate.beta));
         out.gamma.push(mean(&gate.gamma));
+    }
+    out
+}
+
+/// Re-splits a per-head matrix (one row per head, V2's `W_λ`) into `heads` rows, as
+/// [`adapt_gate`] does with the gate: each new head takes the mean of the trained rows whose
+/// channels it overlaps.
+fn adapt_rows(m: &Array2<f32>, heads: usize) -> Array2<f32> {
+    let trained = m.nrows();
+    let mut out = Array2::<f32>::zeros((heads, m.ncols()));
+    if trained == 0 || heads == 0 {
+        return out;
+    }
+    // Any width with both counts as divisors gives the same overlaps: use their product.
+    let width = trained * heads;
+    for (h, mut row) in out.rows_mut().into_iter().enumerate() {
+        let (start, end) = channels(width, heads, h);
+        let overlapping: Vec<usize> = (0..trained)
+            .filter(|&t| {
+                let (ts, te) = channels(width, trained, t);
+                ts < end && start < te
+            })
+            .collect();
+        for &t in &overlapping {
+            row += &m.row(t);
+        }
+        row /= overlapping.len().max(1) as f32;
     }
     out
 }

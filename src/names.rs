@@ -142,7 +142,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 impl Named for MechanismKind {
     const WHAT: &'static str = "mechanism";
-    const ALL: &'static [Self] = &MechanismKind::FORMAT;
+    const ALL: &'static [Self] = &MechanismKind::ALL;
     fn name(self) -> &'static str {
         self.key()
     }
@@ -229,6 +229,7 @@ impl Named for StageId {
             StageId::Diff => "diff",
             StageId::Local => "local",
             StageId::Segments => "segments",
+            StageId::Lambda => "lambda",
         }
     }
 }
@@ -244,6 +245,7 @@ impl Named for Parameter {
         Parameter::Tau,
         Parameter::Window,
         Parameter::Segment,
+        Parameter::Lambda,
     ];
     /// The control's name on the page, in the address and on the custom element.
     fn name(self) -> &'static str {
@@ -256,6 +258,7 @@ impl Named for Parameter {
             Parameter::Tau => "tau",
             Parameter::Window => "window",
             Parameter::Segment => "segment",
+            Parameter::Lambda => "lambda",
         }
     }
 }

@@ -168,6 +168,7 @@ fn lambda_by_hand() {
         subln: vec![1.0; 4],
         lambda_init: None,
         subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+        lambda: None,
     };
     assert!(close(lambda_init(0), 0.2));
     assert!(close(lambda(&p), 1.91828));
@@ -216,6 +217,7 @@ fn diff_transformer_with_equal_maps_scales_a1_by_one_minus_lambda() {
         subln: vec![1.0; 4],
         lambda_init: None,
         subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+        lambda: None,
     };
     let stages = run(
         x.view(),

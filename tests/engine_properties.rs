@@ -98,6 +98,7 @@ fn every_mechanism(heads: usize, half_width: usize) -> Vec<Mechanism> {
             subln: vec![1.0; 2 * d_h],
             lambda_init: None,
             subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+            lambda: None,
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

@@ -75,7 +75,8 @@ fn changing_heads_recomputes_maps_not_projections() {
         Recomputations {
             projections: r0.projections,
             maps: r0.maps + 1,
-            shift_stages: r0.shift_stages + 1
+            shift_stages: r0.shift_stages + 1,
+            lambda: r0.lambda
         }
     );
     assert_ne!(e.map(StageId::A).unwrap(), a4);
@@ -368,29 +369,46 @@ fn the_parameter_readout_follows_the_mechanism() {
 #[test]
 fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
     for mechanism in MechanismKind::ALL {
-        let mut e = explorer("the cat sat on the mat");
-        e.set_model(trained(mechanism.key()));
-        e.update_shift(|s| s.shift = 2).unwrap();
-        e.compute().unwrap();
-        let stages = e.stages();
-        let before: Vec<_> = stages.iter().map(|&s| e.maps(s).unwrap().clone()).collect();
-        let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
-        let mut again = Explorer::new(Model::untrained());
-        again.load_spec(&json).unwrap();
-        again.compute().unwrap();
-        assert_eq!(
-            again.labels(),
-            e.labels(),
-            "{mechanism:?}: the tokens label the axes"
-        );
-        assert_eq!(again.stages(), stages);
-        for (s, want) in stages.iter().zip(&before) {
-            let got = again.maps(*s).unwrap();
+        // A λ moved away from the learned one travels in the spec (`lambda`) too.
+        let moves = if mechanism.takes(diffattn::engine::Parameter::Lambda) {
+            vec![false, true]
+        } else {
+            vec![false]
+        };
+        for moved in moves {
+            let mut e = explorer("the cat sat on the mat");
+            e.set_model(trained(mechanism.key()));
+            e.update_shift(|s| s.shift = 2).unwrap();
+            if moved {
+                e.update_shift(|s| s.lambda = 0.375).unwrap();
+            }
+            e.compute().unwrap();
+            let stages = e.stages();
+            let before: Vec<_> = stages
+                .iter()
+                .map(|&s| e.maps(s).unwrap().to_owned())
+                .collect();
+            let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
+            let mut again = Explorer::new(Model::untrained());
+            again.load_spec(&json).unwrap();
+            again.compute().unwrap();
             assert_eq!(
-                got.mapv(f32::to_bits),
-                want.mapv(f32::to_bits),
-                "{mechanism:?} {s:?}"
+                again.labels(),
+                e.labels(),
+                "{mechanism:?}: the tokens label the axes"
             );
+            assert_eq!(again.stages(), stages);
+            for (s, want) in stages.iter().zip(&before) {
+                let got = again.maps(*s).unwrap();
+                assert_eq!(
+                    got.mapv(f32::to_bits),
+                    want.mapv(f32::to_bits),
+                    "{mechanism:?} {s:?} (λ moved: {moved})"
+                );
+            }
+            if moved {
+                assert_eq!(again.lambda().or_else(|| again.lambda_at(0)), Some(0.375));
+            }
         }
     }
 }
@@ -410,4 +428,280 @@ fn the_row_view_has_every_stage_but_the_gate_and_g_times_d() {
         assert_eq!(lines[4].values[j], lines[0].values[j] + lines[3].values[j]);
     }
     assert!(e.row_lines(4).is_none(), "row 4 is past the 4 tokens");
+}
+
+fn maps_of(e: &Explorer, stage: StageId) -> ndarray::Array3<f32> {
+    e.maps(stage).unwrap().to_owned()
+}
+
+#[test]
+fn the_lambda_slider_recomputes_only_a1_minus_lambda_a2_and_goes_back_to_the_learned_lambda() {
+    for kind in [
+        MechanismKind::DiffTransformer,
+        MechanismKind::DiffTransformerV2,
+    ] {
+        let mut e = explorer("the plot is thin but the acting is warm");
+        e.update_maps(|m| m.mechanism = kind).unwrap();
+        e.compute().unwrap();
+        assert!(e.lambda_is_learned());
+        assert!(e.kind().takes(diffattn::engine::Parameter::Lambda));
+        let (a1, a2, diff) = (
+            maps_of(&e, StageId::A1),
+            maps_of(&e, StageId::A2),
+            maps_of(&e, StageId::Diff),
+        );
+        let learned = e.settings().shift.lambda;
+        assert_eq!(
+            Some(learned),
+            e.learned_lambda(),
+            "{kind:?}: the slider shows the learned λ"
+        );
+        let r0 = e.recomputations();
+        e.update_shift(|s| s.lambda = 1.25).unwrap();
+        e.compute().unwrap();
+        let r1 = e.recomputations();
+        assert_eq!(
+            (r1.projections, r1.maps, r1.lambda),
+            (r0.projections, r0.maps, r0.lambda + 1),
+            "{kind:?}: only A1 − λ·A2 is recomputed"
+        );
+        assert!(!e.lambda_is_learned());
+        assert_eq!(
+            e.moved_away(),
+            Vec::<&str>::new(),
+            "the untrained model has nothing to leave"
+        );
+        assert_eq!(maps_of(&e, StageId::A1), a1);
+        assert_eq!(maps_of(&e, StageId::A2), a2);
+        let want = &a1 - &(&a2 * 1.25f32);
+        assert_eq!(
+            maps_of(&e, StageId::Diff),
+            want,
+            "{kind:?}: A1 − 1.25·A2 from the kept maps"
+        );
+        assert_eq!(e.cell(2, 1).unwrap().lambda, Some(1.25));
+        if kind == MechanismKind::DiffTransformerV2 {
+            let table = e.map(StageId::Lambda).unwrap();
+            assert_eq!(table.dim(), (9, e.settings().maps.heads), "tokens × heads");
+            assert!(
+                table.iter().all(|&l| l == 1.25),
+                "the slider's λ for every token and head"
+            );
+        }
+        e.reset_lambda();
+        e.compute().unwrap();
+        assert!(e.lambda_is_learned());
+        assert_eq!(
+            e.recomputations().maps,
+            r0.maps,
+            "going back recomputes no map either"
+        );
+        assert_eq!(
+            maps_of(&e, StageId::Diff),
+            diff,
+            "{kind:?}: back to the learned λ bit for bit"
+        );
+        assert_eq!(e.settings().shift.lambda, learned);
+    }
+}
+
+#[test]
+fn v2_draws_a_lambda_per_token_and_head_and_its_output_follows_the_slider() {
+    let mut e = explorer("a b c d e f");
+    e.update_maps(|m| {
+        m.mechanism = MechanismKind::DiffTransformerV2;
+        m.heads = 2;
+    })
+    .unwrap();
+    e.compute().unwrap();
+    let labels: Vec<_> = e.stages().iter().map(|s| s.label()).collect();
+    assert_eq!(labels, ["A1", "A2", "λ", "A1 − λ·A2"]);
+    let table = e.map(StageId::Lambda).unwrap().to_owned();
+    assert_eq!(table.dim(), (6, 2));
+    assert!(table.iter().all(|&l| l > 0.0 && l < 1.0), "σ(x·W_λ)");
+    assert!(
+        table.column(0) != table.column(1) || table.row(0) != table.row(1),
+        "not one λ"
+    );
+    let mean = table.mean().unwrap();
+    assert!(
+        (e.settings().shift.lambda - mean).abs() < 1e-6,
+        "the slider shows their mean"
+    );
+    // Each row of A1 − λ·A2 subtracts its own token's λ.
+    let (a1, a2, diff) = (
+        e.map(StageId::A1).unwrap(),
+        e.map(StageId::A2).unwrap(),
+        e.map(StageId::Diff).unwrap(),
+    );
+    for i in 0..6 {
+        for j in 0..6 {
+            assert_eq!(diff[[i, j]], a1[[i, j]] - table[[i, 0]] * a2[[i, j]]);
+        }
+    }
+    assert_eq!(
+        e.cell(4, 2).unwrap().lambda,
+        Some(table[[4, 0]]),
+        "the cell's own λ"
+    );
+    assert_eq!(e.column_labels(StageId::Lambda), ["1", "2"]);
+    assert_eq!(
+        e.column_of_key(StageId::Lambda, 5),
+        0,
+        "the shown head's column"
+    );
+    e.set_head(1).unwrap();
+    assert_eq!(e.column_of_key(StageId::Lambda, 5), 1);
+    assert_eq!(
+        e.map(StageId::Lambda).unwrap(),
+        table.view(),
+        "one table for every head"
+    );
+    let json = |e: &mut Explorer| e.stages_json().unwrap().output;
+    let before = json(&mut e);
+    e.update_shift(|s| s.lambda = 0.0).unwrap();
+    e.compute().unwrap();
+    let after = json(&mut e);
+    assert_ne!(before, after, "the output follows λ");
+    // λ = 0 leaves A1 alone.
+    assert_eq!(e.map(StageId::Diff).unwrap(), e.map(StageId::A1).unwrap());
+}
+
+#[test]
+fn the_segment_size_recomputes_the_maps_of_hierarchical_attention_only() {
+    let mut e = explorer("one two three four five six seven");
+    e.update_maps(|m| m.mechanism = MechanismKind::Hierarchical)
+        .unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.settings().maps.segment, 4);
+    assert_eq!(e.map(StageId::Segments).unwrap().dim(), (7, 2));
+    assert_eq!(e.column_labels(StageId::Segments), ["1–4", "5–7"]);
+    assert_eq!(e.parameter_readout().as_deref(), Some("s = 4"));
+    let r0 = e.recomputations();
+    e.update_maps(|m| m.segment = 3).unwrap();
+    e.compute().unwrap();
+    let r1 = e.recomputations();
+    assert_eq!((r1.projections, r1.maps), (r0.projections, r0.maps + 1));
+    assert_eq!(e.map(StageId::Segments).unwrap().dim(), (7, 3));
+    assert_eq!(e.column_labels(StageId::Segments), ["1–3", "4–6", "7"]);
+    assert_eq!(
+        (
+            e.column_of_key(StageId::Segments, 5),
+            e.key_of_column(StageId::Segments, 2)
+        ),
+        (1, 6)
+    );
+    for row in e.map(StageId::A).unwrap().rows() {
+        assert!((row.sum() - 1.0).abs() < 1e-5, "rows of A sum to 1");
+    }
+    // Another mechanism ignores the segment: nothing is recomputed.
+    e.update_maps(|m| m.mechanism = MechanismKind::Standard)
+        .unwrap();
+    e.compute().unwrap();
+    let r2 = e.recomputations();
+    e.update_maps(|m| m.segment = 5).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.recomputations(), r2);
+    assert!(
+        e.update_maps(|m| m.segment = 0).is_err(),
+        "a segment has a token at least"
+    );
+}
+
+fn golden(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    std::fs::read(path).expect("a golden spec")
+}
+
+#[test]
+fn a_captured_layer_draws_with_its_tokens_name_layer_and_fixed_heads() {
+    let mut e = explorer("hello");
+    e.load_spec_bytes(&golden(
+        "diffllama_L24_H8_kv2_d64_layer2_bias_theta5e5.spec.safetensors",
+    ))
+    .unwrap();
+    e.compute().unwrap();
+    assert!(e.is_spec());
+    let info = e.layer_info().unwrap();
+    assert_eq!(info.model.as_deref(), Some("random DiffLlamaForCausalLM"));
+    assert_eq!(info.layer, Some(2));
+    assert!(info.labelled && info.biases);
+    assert_eq!(
+        (info.heads, info.kv_heads, info.head_dim, info.d_model),
+        (4, 1, 8, 64)
+    );
+    let (layout, theta) = info.rope.unwrap();
+    assert_eq!(
+        (layout, theta),
+        (diffattn::engine::RopeLayout::Half, Some(500000.0))
+    );
+    let meta_tokens = e.meta().unwrap().tokens.clone().unwrap();
+    assert_eq!(
+        e.labels(),
+        meta_tokens.as_slice(),
+        "the axes are the captured tokens"
+    );
+    assert_eq!(e.head_choices(), vec![4], "the weights fix the heads");
+    let err = e.update_maps(|m| m.heads = 2).unwrap_err();
+    assert!(err.to_string().contains("heads"), "{err}");
+    assert_eq!(e.settings().maps.heads, 4);
+    // The mechanisms offered are those the layer's weights run: each computes, the others fail.
+    let choices = e.mechanism_choices();
+    assert!(choices.contains(&MechanismKind::DiffTransformer));
+    for kind in MechanismKind::ALL {
+        let ran = e
+            .update_maps(|m| m.mechanism = kind)
+            .and_then(|()| e.compute());
+        assert_eq!(ran.is_ok(), choices.contains(&kind), "{kind:?}: {ran:?}");
+        e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+            .unwrap();
+    }
+    // The captured λ until the slider moves, and back.
+    e.compute().unwrap();
+    let captured = e.lambda().unwrap();
+    e.update_shift(|s| s.lambda = 0.1).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.lambda(), Some(0.1));
+    assert_eq!(e.moved_away(), ["lambda"], "away from the captured λ");
+    e.reset_lambda();
+    e.compute().unwrap();
+    assert_eq!(e.lambda(), Some(captured));
+    assert!(e.moved_away().is_empty());
+}
+
+#[test]
+fn a_captured_v2_layer_draws_its_lambda_table() {
+    let mut e = explorer("hello");
+    e.load_spec_bytes(&golden("official_v2_L11_H2_kv1_hd8_d32.spec.safetensors"))
+        .unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.kind(), MechanismKind::DiffTransformerV2);
+    assert_eq!(e.map(StageId::Lambda).unwrap().dim(), (11, 2));
+    assert_eq!(e.head_choices(), vec![2]);
+    assert!(e
+        .mechanism_choices()
+        .contains(&MechanismKind::DiffTransformerV2));
+}
+
+#[test]
+fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
+    let tokens = diffattn::text::PAGE_MAX_TOKENS + 1;
+    let row = "[1, 0]";
+    let x = vec![row; tokens].join(",");
+    let spec = format!(
+        r#"{{"mechanism": "standard", "heads": 1, "causal": false, "x": [{x}], "w_q": [[1,0],[0,1]], "w_k": [[1,0],[0,1]], "w_v": [[1,0],[0,1]], "w_o": [[1,0],[0,1]]}}"#
+    );
+    let mut e = explorer("hello");
+    let err = e.load_spec(&spec).unwrap_err();
+    assert_eq!(err.field, "x");
+    assert!(
+        err.message.contains("more than 512 tokens") && err.message.contains("PAGE_MAX_TOKENS"),
+        "{}",
+        err.message
+    );
+    assert!(!e.is_spec(), "a refused spec leaves the page as it was");
+    // The CLI runs it all the same.
+    assert!(diffattn::spec::parse_spec(&spec).unwrap().run().is_ok());
 }

@@ -88,10 +88,7 @@ fn the_spec_seeds_are_good_specs_of_every_mechanism() {
         spec.run().unwrap();
         mechanisms.insert(spec.mechanism.name());
     }
-    assert_eq!(
-        mechanisms.len(),
-        diffattn::engine::MechanismKind::FORMAT.len()
-    );
+    assert_eq!(mechanisms.len(), diffattn::engine::MechanismKind::ALL.len());
 }
 
 /// The seed models: every mechanism at d = 4 over a vocabulary of four tokens.
@@ -124,6 +121,7 @@ fn seed_models() -> Vec<(String, Model)> {
         subln: vec![1.0, 0.5],
         lambda_init: None,
         subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+        lambda: None,
     });
     let cases = [
         ("standard", Mechanism::Standard, 2, false),

@@ -65,6 +65,7 @@ fn diff_transformer() -> Mechanism {
         subln: vec![1.0, 0.5, 2.0, 1.5],
         lambda_init: None,
         subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+        lambda: None,
     })
 }
 

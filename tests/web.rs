@@ -389,7 +389,100 @@ fn the_view_says_what_to_draw_without_the_page_knowing_the_mechanism() {
     );
     assert_eq!(num(&defaults, "head"), 1.0, "heads count from 1");
     let all = js_sys::Array::from(&diffattn::web::mechanisms().map_err(error_message).unwrap());
-    assert_eq!(all.length(), 6);
+    assert_eq!(
+        all.length(),
+        8,
+        "the page has every mechanism of the registry"
+    );
+}
+
+#[wasm_bindgen_test]
+fn lambda_is_a_setting_and_goes_back_to_the_learned_one() {
+    let mut ex = sentence("the cat sat on the mat");
+    update(&mut ex, r#"{"mechanism": "diff_transformer_v2"}"#).unwrap();
+    map_data(&mut ex, "diff");
+    let v = view(&ex);
+    assert_eq!(strings(&get(&v, "parameters")), ["lambda"]);
+    assert_eq!(get(&v, "lambda_per_token").as_bool(), Some(true));
+    assert_eq!(get(&v, "lambda_learned").as_bool(), Some(true));
+    let stages = js_sys::Array::from(&get(&v, "stages"));
+    let columns: Vec<String> = stages
+        .iter()
+        .map(|s| get(&s, "columns").as_string().unwrap())
+        .collect();
+    assert_eq!(columns, ["keys", "keys", "heads", "keys"]);
+    let learned = map_data(&mut ex, "lambda");
+    assert_eq!(learned.len(), 6 * 4, "tokens × heads");
+    update(&mut ex, r#"{"lambda": 0.25}"#).unwrap();
+    assert!(map_data(&mut ex, "lambda").iter().all(|&l| l == 0.25));
+    let settings = ex.settings().map_err(error_message).unwrap();
+    assert_eq!(
+        (
+            num(&settings, "lambda"),
+            get(&settings, "lambda_learned").as_bool()
+        ),
+        (0.25, Some(false))
+    );
+    let back = ex.reset_lambda().map_err(error_message).unwrap();
+    assert_eq!(get(&back, "lambda_learned").as_bool(), Some(true));
+    assert_eq!(map_data(&mut ex, "lambda"), learned);
+    assert_eq!(
+        strings(
+            &ex.column_labels("lambda")
+                .map_err(error_message)
+                .unwrap()
+                .into_iter()
+                .map(JsValue::from)
+                .collect::<js_sys::Array>()
+        ),
+        ["1", "2", "3", "4"]
+    );
+    update(&mut ex, r#"{"mechanism": "hierarchical", "segment": 2}"#).unwrap();
+    assert_eq!(
+        num(&ex.settings().map_err(error_message).unwrap(), "segment"),
+        2.0
+    );
+    assert_eq!(map_data(&mut ex, "segments").len(), 6 * 3);
+    assert!(
+        update(&mut ex, r#"{"segmnt": 2}"#)
+            .unwrap_err()
+            .contains("segment"),
+        "unknown keys name the closest"
+    );
+}
+
+#[wasm_bindgen_test]
+fn a_captured_layer_opens_from_its_bytes_with_its_layout() {
+    let mut ex = sentence("hello");
+    let bytes = include_bytes!("golden/official_v2_L11_H2_kv1_hd8_d32.spec.safetensors");
+    let tokens = ex.load_spec_bytes(bytes).map_err(error_message).unwrap();
+    assert_eq!(num(&tokens, "total"), 11.0);
+    let v = view(&ex);
+    assert_eq!(get(&v, "spec").as_bool(), Some(true));
+    assert_eq!(
+        strings(&get(&v, "mechanism_choices")),
+        ["diff_transformer_v2"]
+    );
+    let layer = get(&v, "layer");
+    assert_eq!(
+        (
+            num(&layer, "heads"),
+            num(&layer, "kv_heads"),
+            num(&layer, "head_dim")
+        ),
+        (2.0, 1.0, 8.0)
+    );
+    assert_eq!(js_sys::Array::from(&get(&v, "head_choices")).length(), 1);
+    assert!(update(&mut ex, r#"{"heads": 1}"#)
+        .unwrap_err()
+        .contains("heads"));
+    // Bytes that are neither JSON nor safetensors leave the layer drawn.
+    let err = ex
+        .load_spec_bytes(&[0xff, 0xfe, 0x00])
+        .map_err(error_message)
+        .unwrap_err();
+    assert!(err.contains("neither JSON"), "{err}");
+    assert_eq!(get(&view(&ex), "spec").as_bool(), Some(true));
 }
 
 #[wasm_bindgen_test]

@@ -20,8 +20,11 @@ import { startLesson } from './lesson-page.js';
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
 
-/** Translates the page's own strings (header, footer, title); the lede describes `mechanism`. */
-function translatePage(lang, version, mechanism) {
+/**
+ * Translates the page's own strings (header, footer, title); the lede describes `mechanism`,
+ * or the captured layer drawn (`spec`, the explorer's `onSpec` value: its model and layer).
+ */
+function translatePage(lang, version, mechanism, spec = null) {
   const t = (key, params) => translate(lang, key, params);
   document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
   document.title = t('page_title');
@@ -32,8 +35,12 @@ function translatePage(lang, version, mechanism) {
   document.getElementById('footer-text').textContent = t('footer', { v: version });
   const lede = `lede_${mechanism}`;
   const ledeNode = document.querySelector('.lede');
-  ledeNode.textContent = t(lede === t(lede) ? 'lede' : lede);
+  const layer = spec?.layer;
+  if (layer?.model && layer.layer !== null && layer.layer !== undefined) ledeNode.textContent = t('lede_layer', { model: layer.model, layer: layer.layer });
+  else if (spec) ledeNode.textContent = t('lede_layer_unnamed', { name: layer?.model ?? spec.name });
+  else ledeNode.textContent = t(lede === t(lede) ? 'lede' : lede);
   ledeNode.title = ledeNode.textContent;
+  document.querySelector('.site-header').classList.toggle('has-layer', !!spec);
 }
 
 /** Shows an error outside the explorer (it failed to start, or something escaped it). */
@@ -52,9 +59,12 @@ function pageMessage(text) {
  */
 function addressDefaults(view, engineDefaults) {
   const base = { ...engineDefaults, ...PAGE_DEFAULTS, head: 1 };
+  // A learned λ (trained, seeded or V2's mean) is never written, only one a person moved to.
+  if (view.view?.lambda_learned) base.lambda = view.state.lambda;
   const trained = view.loader.info?.trained && view.state.weights === 'trained' ? view.loader.info.trained_with : null;
   if (!trained) return base;
   const out = { ...base, ...Object.fromEntries(ENGINE_KEYS.map((k) => [k, trained[k]])), head: 1, mechanism: engineDefaults.mechanism };
+  if (view.view?.lambda_learned) out.lambda = view.state.lambda;
   if (view.view?.gate_learned) Object.assign(out, { alpha: view.state.alpha, beta: view.state.beta, gamma: view.state.gamma });
   return out;
 }
@@ -113,6 +123,8 @@ async function main() {
   };
   let timer = null;
   let lastAt = -Infinity;
+  /** The spec file drawn (the explorer's `onSpec`), for the header. */
+  let spec = null;
   const scheduleAddress = () => {
     if (timer !== null) return;
     timer = setTimeout(() => {
@@ -135,14 +147,18 @@ async function main() {
     globalKeys: true,
     onChange: () => {
       scheduleAddress();
-      translatePage(view.state.lang, runtime.version, view.state.mechanism);
+      translatePage(view.state.lang, runtime.version, view.state.mechanism, spec);
+    },
+    onSpec: (drawn) => {
+      spec = drawn;
+      translatePage(view.state.lang, runtime.version, view.state.mechanism, spec);
     },
   });
   translatePage(view.state.lang, runtime.version, view.state.mechanism);
   document.getElementById('lang-toggle').addEventListener('click', () => {
     const lang = view.state.lang === 'en' ? 'zh' : 'en';
     view.set({ lang });
-    translatePage(lang, runtime.version, view.state.mechanism);
+    translatePage(lang, runtime.version, view.state.mechanism, spec);
     scheduleAddress();
   });
   window.addEventListener('error', (event) => view.messages.show('uncaught', messageOf(event.error ?? event.message)));
@@ -168,7 +184,7 @@ async function main() {
   };
   // The address's settings win over the trained model's.
   await view.start({ keep: address.named });
-  translatePage(view.state.lang, runtime.version, view.state.mechanism);
+  translatePage(view.state.lang, runtime.version, view.state.mechanism, spec);
   writeAddress();
   if (address.embed && window.parent !== window) reportHeight();
   // Mark ready after the first paint reached the screen.

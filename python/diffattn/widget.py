@@ -81,20 +81,35 @@ def _bool():
     return traitlets.Bool(None, allow_none=True).tag(sync=True)
 
 
+class _Spec(traitlets.Dict):
+    """A stages spec dict; numpy arrays (``diffattn.capture``'s) become lists, as in its JSON."""
+
+    def validate(self, obj, value):
+        if value is not None:
+            from .reference import to_json
+
+            value = to_json(value)
+        return super().validate(obj, value)
+
+
 class Explorer(anywidget.AnyWidget):
     """Differential attention, every stage, live: ``Explorer(**state)``.
 
     Keyword arguments are the element's attributes: ``text``, ``mechanism``, ``heads``, ``head``
     (from 1), ``causal``, ``shift``, ``difference`` (``single`` | ``symmetric``), ``fill``
     (``circular`` | ``zero``), ``renormalize`` (``none`` | ``softmax``), ``alpha``, ``beta``,
-    ``gamma`` (or ``gate="1.5,3,-0.5"``), ``tau``, ``window``, ``all_heads``,
+    ``gamma`` (or ``gate="1.5,3,-0.5"``), ``tau``, ``window``, ``segment`` (hierarchical
+    attention's segment size), ``lambda`` (both Differential Transformers' λ; a Python keyword,
+    so pass it as ``lambda_=0.3`` or ``**{"lambda": 0.3}`` and read it as ``w.lambda_``),
+    ``all_heads``,
     ``all_heads_stage``, ``shared_scale``, ``row`` (a query row from 1; 0 closes the row view),
     ``view`` (``explore`` | ``walk`` | ``compare``), ``step`` (a stage of the walk, or
     ``output``), ``present``, ``viewport`` (the part of a long map drawn, ``"row,col,size"``
     from 0, or ``""`` for whole maps), ``weights``
     (``trained`` | ``untrained``), ``lang`` (``en`` | ``zh``), ``theme`` (``auto`` | ``light`` |
     ``dark``), ``maps`` and ``controls`` (comma lists or lists of names), and ``spec`` (a stages
-    spec dict). The single-file build carries the default mechanism's trained model only.
+    spec dict, such as ``diffattn.capture``'s: a captured layer, drawn with its token labels).
+    The single-file build carries the default mechanism's trained model only.
     """
 
     _esm = _inline_build()
@@ -113,6 +128,10 @@ class Explorer(anywidget.AnyWidget):
     gamma = _float()
     tau = _float()
     window = _int()
+    segment = _int()
+    # `lambda` is a Python keyword: the trait is set through the class namespace, so the synced
+    # name is the element's attribute (`lambda`); `lambda_` below reads and writes it.
+    vars()["lambda"] = _float()
     all_heads = _bool()
     all_heads_stage = _text()
     shared_scale = _bool()
@@ -127,18 +146,31 @@ class Explorer(anywidget.AnyWidget):
     gate = _list()
     maps = _list()
     controls = _list()
-    spec = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)
+    spec = _Spec(default_value=None, allow_none=True).tag(sync=True)
 
     #: The names ``Explorer(**state)`` takes (the element's attributes, but ``src``, plus ``spec``).
     STATE_NAMES = (
         "text", "mechanism", "heads", "head", "causal", "shift", "difference", "fill",
-        "renormalize", "alpha", "beta", "gamma", "tau", "window", "all_heads",
+        "renormalize", "alpha", "beta", "gamma", "tau", "window", "segment", "lambda", "all_heads",
         "all_heads_stage", "shared_scale", "row", "view", "step", "present", "viewport", "weights",
         "lang", "theme", "gate", "maps", "controls", "spec",
     )  # fmt: skip
 
     def __init__(self, **state):
+        if "lambda_" in state:
+            if "lambda" in state:
+                raise TypeError("Explorer() got both lambda_ and lambda; they are one setting")
+            state["lambda"] = state.pop("lambda_")
         unknown = sorted(set(state) - set(self.STATE_NAMES))
         if unknown:
             raise TypeError(f"Explorer() got unknown names {', '.join(unknown)}; it takes {', '.join(self.STATE_NAMES)}")
         super().__init__(**state)
+
+    @property
+    def lambda_(self):
+        """The ``lambda`` trait (λ of both Differential Transformers) under a name Python allows."""
+        return getattr(self, "lambda")
+
+    @lambda_.setter
+    def lambda_(self, value):
+        setattr(self, "lambda", value)

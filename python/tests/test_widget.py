@@ -53,3 +53,21 @@ def test_the_front_end_is_the_single_file_build():
     esm = str(diffattn.Explorer._esm)
     assert "diffattn explorer, single-file build (ES module)" in esm
     assert "export{" in esm.replace(" ", "")
+
+
+def test_lambda_is_a_trait_under_its_own_name_and_lambda_underscore_in_python():
+    w = diffattn.Explorer(lambda_=0.25, segment=3)
+    assert getattr(w, "lambda") == 0.25 and w.lambda_ == 0.25 and w.segment == 3
+    assert "lambda" in w.trait_names(sync=lambda v: v)
+    w.lambda_ = 0.5
+    assert getattr(w, "lambda") == 0.5
+    assert diffattn.Explorer(**{"lambda": 0.75}).lambda_ == 0.75
+    with pytest.raises(TypeError, match="one setting"):
+        diffattn.Explorer(lambda_=0.1, **{"lambda": 0.2})
+
+
+def test_a_captured_spec_with_numpy_arrays_syncs_as_lists():
+    np = pytest.importorskip("numpy")
+    spec = {"mechanism": "standard", "heads": 1, "x": np.eye(2), "w_q": np.eye(2), "w_k": np.eye(2), "w_v": np.eye(2), "w_o": np.eye(2), "tokens": ["a", "b"]}
+    w = diffattn.Explorer(spec=spec)
+    assert w.spec["x"] == [[1.0, 0.0], [0.0, 1.0]] and w.spec["tokens"] == ["a", "b"]

@@ -47,8 +47,8 @@ the output below; the page's A, shift, D and G work too); the output is always p
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
 negative with the trained model of mechanism M (default shift_diff; also standard,
-diff_transformer, input_diff, cosine, local), or with the weights file FILE in the format of
-docs/MODEL.md, and prints JSON:
+diff_transformer, input_diff, cosine, local, diff_transformer_v2, hierarchical), or with the
+weights file FILE in the format of docs/MODEL.md, and prints JSON:
     {"tokens": [...], "total_tokens": N, "unknown": [tokens read as <unk>],
      "label": "positive"|"negative", "probability": P(label), "positive": P(positive),
      "mechanism": M, "lang": "en"|"zh"}

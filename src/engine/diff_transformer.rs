@@ -20,7 +20,7 @@ use super::error::EngineError;
 use super::kernels;
 use super::layout::{HeadShape, Pairing};
 use super::mask::Mask;
-use super::numeric::{saturate, saturate_all};
+use super::numeric::saturate;
 use super::projection::{head, Weights};
 use super::standard;
 
@@ -47,6 +47,9 @@ pub struct DiffTransformerParams {
     pub lambda_init: Option<f32>,
     /// RMSNorm's epsilon ([`RMS_NORM_EPS`] in the official code).
     pub subln_eps: f32,
+    /// λ itself, in place of the one the lambda vectors give (the page's λ slider, the spec's
+    /// `lambda`); `lambda_init` still scales the output.
+    pub lambda: Option<f32>,
 }
 
 impl DiffTransformerParams {
@@ -105,6 +108,11 @@ pub fn diff_head_width(d_model: usize, heads: usize) -> Result<usize, EngineErro
 /// ```
 pub fn lambda_init(depth: u32) -> f32 {
     0.8 - 0.6 * kernels::exp(-0.3 * depth as f32)
+}
+
+/// The λ the layer subtracts with: the fixed one when given, else [`lambda`].
+pub fn effective_lambda(params: &DiffTransformerParams) -> f32 {
+    params.lambda.unwrap_or_else(|| lambda(params))
 }
 
 /// The layer's one lambda: `exp(λq1·λk1) - exp(λq2·λk2) + lambda_init`.
@@ -183,16 +191,39 @@ pub fn maps(
         a2.index_axis_mut(Axis(0), h)
             .assign(&both.index_axis(Axis(0), second));
     }
-    let lambda = lambda(params);
-    let mut diff = &a1 - &(&a2 * lambda);
-    saturate_all(&mut diff);
-    Ok(DiffTransformerMaps {
+    let mut maps = DiffTransformerMaps {
+        diff: Array3::zeros((0, 0, 0)),
         a1,
         a2,
-        lambda,
+        lambda: effective_lambda(params),
         lambda_init: params.lambda_init(),
-        diff,
-    })
+    };
+    subtract(&mut maps);
+    Ok(maps)
+}
+
+/// `diff = A1 - λ·A2` with the maps' `lambda`, into the maps' `diff` (its buffer reused).
+fn subtract(maps: &mut DiffTransformerMaps) {
+    let lambda = maps.lambda;
+    if maps.diff.dim() != maps.a1.dim() {
+        maps.diff = Array3::zeros(maps.a1.dim());
+    }
+    Zip::from(&mut maps.diff)
+        .and(&maps.a1)
+        .and(&maps.a2)
+        .for_each(|d, &a, &b| *d = saturate(a - lambda * b));
+}
+
+/// Puts `params`' λ into `maps` (a slider moved, or a fixed λ came or went): `A1 - λ·A2` is
+/// recomputed from the kept `A1` and `A2`, nothing before it. Returns whether λ changed.
+pub fn set_lambda(maps: &mut DiffTransformerMaps, params: &DiffTransformerParams) -> bool {
+    let lambda = effective_lambda(params);
+    if lambda.to_bits() == maps.lambda.to_bits() {
+        return false;
+    }
+    maps.lambda = lambda;
+    subtract(maps);
+    true
 }
 
 /// The value of diff head `h`, `(keys, 2·d_h)`: adjacent takes value head `g` of width `2·d_h`,

@@ -31,15 +31,13 @@ pub struct DiffTransformerV2Maps {
     pub diff: Array3<f32>,
 }
 
-/// The maps of V2 from (rotated) queries and keys and the λ logits `x·W_λᵀ`.
-pub fn maps(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
+/// λ per token and head, `(tokens, heads)`: `σ(x·W_λᵀ)` from the logits, or `fixed` in every
+/// cell (the page's λ slider, the spec's `lambda`).
+pub fn lambda_table(
     lambda_logits: Option<&Array2<f32>>,
-    shape: &HeadShape,
-    mask: Mask,
-) -> Result<DiffTransformerV2Maps, EngineError> {
-    let heads = shape.heads;
+    heads: usize,
+    fixed: Option<f32>,
+) -> Result<Array2<f32>, EngineError> {
     let logits = lambda_logits.ok_or_else(|| EngineError::Shape {
         field: "w_lambda",
         expected: format!("a {heads} x d_model matrix (diff_transformer_v2 needs it)"),
@@ -52,22 +50,66 @@ pub fn maps(
             found: format!("{} rows", logits.ncols()),
         });
     }
-    let lambda = logits.mapv(sigmoid);
+    Ok(match fixed {
+        Some(l) => Array2::from_elem(logits.dim(), l),
+        None => logits.mapv(sigmoid),
+    })
+}
+
+/// The maps of V2 from (rotated) queries and keys and the λ logits `x·W_λᵀ`; `fixed` replaces
+/// every λ.
+pub fn maps(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    lambda_logits: Option<&Array2<f32>>,
+    shape: &HeadShape,
+    mask: Mask,
+    fixed: Option<f32>,
+) -> Result<DiffTransformerV2Maps, EngineError> {
+    let lambda = lambda_table(lambda_logits, shape.heads, fixed)?;
     let both = standard::grouped(q, k, shape, mask)?;
     let a1 = both.slice(s![0..;2, .., ..]).to_owned();
     let a2 = both.slice(s![1..;2, .., ..]).to_owned();
-    let mut diff = a1.clone();
+    let mut maps = DiffTransformerV2Maps {
+        diff: a1.clone(),
+        a1,
+        a2,
+        lambda,
+    };
+    subtract(&mut maps);
+    Ok(maps)
+}
+
+/// `diff = A1 - λ·A2`, row `i` of head `h` with `λ[i, h]`.
+fn subtract(maps: &mut DiffTransformerV2Maps) {
+    let DiffTransformerV2Maps {
+        a1,
+        a2,
+        lambda,
+        diff,
+    } = maps;
+    diff.assign(a1);
     for (h, mut diff_h) in diff.axis_iter_mut(Axis(0)).enumerate() {
         for (i, mut row) in diff_h.outer_iter_mut().enumerate() {
             let l = lambda[[i, h]];
             row.zip_mut_with(&a2.slice(s![h, i, ..]), |d, &b| *d -= l * b);
         }
     }
-    saturate_all(&mut diff);
-    Ok(DiffTransformerV2Maps {
-        a1,
-        a2,
-        lambda,
-        diff,
-    })
+    saturate_all(diff);
+}
+
+/// Puts a new λ table into `maps` (a slider moved): `A1 - λ·A2` is recomputed from the kept
+/// `A1` and `A2`. Returns whether λ changed.
+pub fn set_lambda(maps: &mut DiffTransformerV2Maps, lambda: Array2<f32>) -> bool {
+    let same = lambda.dim() == maps.lambda.dim()
+        && lambda
+            .iter()
+            .zip(&maps.lambda)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+    if same {
+        return false;
+    }
+    maps.lambda = lambda;
+    subtract(maps);
+    true
 }

@@ -21,7 +21,7 @@
 //! §1–§6, where `heads` re-splits square projections, or a real layer's (head width, key/value
 //! heads, biases, rotary positions), fixed by its weights.
 
-use ndarray::{Array2, Array3, ArrayView2};
+use ndarray::{Array2, Array3, ArrayView2, ArrayView3, Axis};
 
 use super::cosine;
 use super::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
@@ -52,10 +52,9 @@ pub enum MechanismKind {
     Cosine,
     /// Attention within a window around each token (§4).
     Local,
-    /// Differential Transformer V2: λ per token and head (§7.5). In the stages format only.
+    /// Differential Transformer V2: λ per token and head (§7.5).
     DiffTransformerV2,
-    /// Local attention within segments and attention over segment summaries (§7.6). In the
-    /// stages format only.
+    /// Local attention within segments and attention over segment summaries (§7.6).
     Hierarchical,
 }
 
@@ -79,6 +78,8 @@ pub enum Parameter {
     Window,
     /// Hierarchical attention's segment size `s`.
     Segment,
+    /// The Differential Transformers' λ, fixed by a slider in place of the learned one.
+    Lambda,
 }
 
 impl Parameter {
@@ -92,6 +93,7 @@ impl Parameter {
                 | Parameter::Fill
                 | Parameter::Renormalize
                 | Parameter::Gate
+                | Parameter::Lambda
         )
     }
 }
@@ -105,18 +107,9 @@ const SHIFT_PARAMETERS: [Parameter; 5] = [
 ];
 
 impl MechanismKind {
-    /// Every mechanism of the page, in the order it lists them; each ships a trained model.
-    pub const ALL: [MechanismKind; 6] = [
-        MechanismKind::ShiftDiff,
-        MechanismKind::Standard,
-        MechanismKind::DiffTransformer,
-        MechanismKind::InputDiff,
-        MechanismKind::Cosine,
-        MechanismKind::Local,
-    ];
-
-    /// Every mechanism of the stages format: the page's and those only the CLI runs so far.
-    pub const FORMAT: [MechanismKind; 8] = [
+    /// Every mechanism, in the order the page lists them: the stages format, the CLI and the
+    /// page know the same ones, and each ships a trained model (`weights/`).
+    pub const ALL: [MechanismKind; 8] = [
         MechanismKind::ShiftDiff,
         MechanismKind::Standard,
         MechanismKind::DiffTransformer,
@@ -153,8 +146,9 @@ impl MechanismKind {
                 stages.extend([StageId::D, StageId::G, StageId::Fused]);
                 stages
             }
-            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => {
-                vec![StageId::A1, StageId::A2, StageId::Diff]
+            MechanismKind::DiffTransformer => vec![StageId::A1, StageId::A2, StageId::Diff],
+            MechanismKind::DiffTransformerV2 => {
+                vec![StageId::A1, StageId::A2, StageId::Lambda, StageId::Diff]
             }
             MechanismKind::Hierarchical => vec![StageId::Local, StageId::Segments, StageId::A],
             MechanismKind::Standard
@@ -180,10 +174,10 @@ impl MechanismKind {
             MechanismKind::Cosine => &[Parameter::Tau],
             MechanismKind::Local => &[Parameter::Window],
             MechanismKind::Hierarchical => &[Parameter::Segment],
-            MechanismKind::Standard
-            | MechanismKind::DiffTransformer
-            | MechanismKind::InputDiff
-            | MechanismKind::DiffTransformerV2 => &[],
+            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => {
+                &[Parameter::Lambda]
+            }
+            MechanismKind::Standard | MechanismKind::InputDiff => &[],
         }
     }
 
@@ -199,6 +193,21 @@ impl MechanismKind {
         match self {
             MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => 2,
             _ => 1,
+        }
+    }
+
+    /// Whether λ is one per token and head (V2's `σ(x·W_λ)`) rather than one per layer.
+    pub fn lambda_per_token(self) -> bool {
+        self == MechanismKind::DiffTransformerV2
+    }
+
+    /// The width the heads slider splits into heads in the plain layout (§1–§6): `d / 2` for
+    /// the Differential Transformer (each diff head has two query heads of `d / 2H`), `d` for
+    /// the others (V2's query heads are `d / H` wide, its `w_q` has `2d` rows).
+    pub fn plain_split_width(self, d_model: usize) -> usize {
+        match self {
+            MechanismKind::DiffTransformer => d_model / 2,
+            _ => d_model,
         }
     }
 
@@ -230,6 +239,7 @@ impl MechanismKind {
             (MechanismKind::InputDiff, StageId::A) => "A = softmax(Q·K_Δᵀ/√dₕ + M), Δ = xⱼ₊₁ − xⱼ",
             (MechanismKind::Cosine, StageId::A) => "A = softmax(τ·Q̂K̂ᵀ + M)",
             (MechanismKind::Local, StageId::A) => "A = softmax(QKᵀ/√dₕ + M), |i − j| ≤ w",
+            (MechanismKind::Hierarchical, StageId::A) => "Aᵢⱼ = localᵢⱼ + segmentsᵢ,σ(j) / |σ(j)|",
             (_, StageId::A) => "A = softmax(QKᵀ/√dₕ + M)",
             (_, StageId::Shifted) => "shift(A)[i, j] = A[i, j − k]",
             (_, StageId::ShiftedBack) => "shift₋ₖ(A)[i, j] = A[i, j + k]",
@@ -244,6 +254,7 @@ impl MechanismKind {
             (_, StageId::Diff) => "A1 − λ·A2",
             (_, StageId::Local) => "softmax over own-segment keys and other segments' means",
             (_, StageId::Segments) => "weight on segment m's mean key K̄ₘ",
+            (_, StageId::Lambda) => "λᵢₕ = σ(xᵢ·W_λ,ₕ)",
         }
     }
 }
@@ -270,7 +281,10 @@ pub enum Mechanism {
         window: usize,
     },
     /// Differential Transformer V2 (§7.5); its `W_λ` is in the weights.
-    DiffTransformerV2,
+    DiffTransformerV2 {
+        /// λ itself for every token and head, in place of `σ(x·W_λᵀ)` (the page's slider).
+        lambda: Option<f32>,
+    },
     /// Hierarchical attention with segments of `segment` tokens (§7.6).
     Hierarchical {
         /// The segment size `s`.
@@ -288,7 +302,7 @@ impl Mechanism {
             Mechanism::InputDiff => MechanismKind::InputDiff,
             Mechanism::Cosine { .. } => MechanismKind::Cosine,
             Mechanism::Local { .. } => MechanismKind::Local,
-            Mechanism::DiffTransformerV2 => MechanismKind::DiffTransformerV2,
+            Mechanism::DiffTransformerV2 { .. } => MechanismKind::DiffTransformerV2,
             Mechanism::Hierarchical { .. } => MechanismKind::Hierarchical,
         }
     }
@@ -355,19 +369,31 @@ pub enum BaseMaps {
 }
 
 impl BaseMaps {
-    /// Every head's map of `stage`, if these maps hold it.
-    pub fn stage(&self, stage: StageId) -> Option<&Array3<f32>> {
+    /// Every head's map of `stage`, `(heads, queries, columns)`, if these maps hold it. V2's λ
+    /// table, one for every head, is `(1, tokens, heads)` ([`StageId::shared_by_heads`]).
+    pub fn stage(&self, stage: StageId) -> Option<ArrayView3<'_, f32>> {
         match (self, stage) {
-            (BaseMaps::Attention(a), StageId::A) => Some(a),
-            (BaseMaps::DiffTransformer(m), StageId::A1) => Some(&m.a1),
-            (BaseMaps::DiffTransformer(m), StageId::A2) => Some(&m.a2),
-            (BaseMaps::DiffTransformer(m), StageId::Diff) => Some(&m.diff),
-            (BaseMaps::DiffTransformerV2(m), StageId::A1) => Some(&m.a1),
-            (BaseMaps::DiffTransformerV2(m), StageId::A2) => Some(&m.a2),
-            (BaseMaps::DiffTransformerV2(m), StageId::Diff) => Some(&m.diff),
-            (BaseMaps::Hierarchical(m), StageId::Local) => Some(&m.local),
-            (BaseMaps::Hierarchical(m), StageId::Segments) => Some(&m.segments),
-            (BaseMaps::Hierarchical(m), StageId::A) => Some(&m.a),
+            (BaseMaps::Attention(a), StageId::A) => Some(a.view()),
+            (BaseMaps::DiffTransformer(m), StageId::A1) => Some(m.a1.view()),
+            (BaseMaps::DiffTransformer(m), StageId::A2) => Some(m.a2.view()),
+            (BaseMaps::DiffTransformer(m), StageId::Diff) => Some(m.diff.view()),
+            (BaseMaps::DiffTransformerV2(m), StageId::A1) => Some(m.a1.view()),
+            (BaseMaps::DiffTransformerV2(m), StageId::A2) => Some(m.a2.view()),
+            (BaseMaps::DiffTransformerV2(m), StageId::Diff) => Some(m.diff.view()),
+            (BaseMaps::DiffTransformerV2(m), StageId::Lambda) => {
+                Some(m.lambda.view().insert_axis(Axis(0)))
+            }
+            (BaseMaps::Hierarchical(m), StageId::Local) => Some(m.local.view()),
+            (BaseMaps::Hierarchical(m), StageId::Segments) => Some(m.segments.view()),
+            (BaseMaps::Hierarchical(m), StageId::A) => Some(m.a.view()),
+            _ => None,
+        }
+    }
+
+    /// V2's λ per token and head, `(tokens, heads)`.
+    pub fn lambda_table(&self) -> Option<&Array2<f32>> {
+        match self {
+            BaseMaps::DiffTransformerV2(m) => Some(&m.lambda),
             _ => None,
         }
     }
@@ -433,13 +459,9 @@ pub fn base_maps(
             mask,
             params,
         )?),
-        Mechanism::DiffTransformerV2 => BaseMaps::DiffTransformerV2(diff_transformer_v2::maps(
-            q,
-            k,
-            tokens.lambda_logits.as_ref(),
-            &shape,
-            mask,
-        )?),
+        Mechanism::DiffTransformerV2 { lambda } => BaseMaps::DiffTransformerV2(
+            diff_transformer_v2::maps(q, k, tokens.lambda_logits.as_ref(), &shape, mask, *lambda)?,
+        ),
         Mechanism::Hierarchical { segment } => {
             BaseMaps::Hierarchical(hierarchical::maps(q, k, &shape, mask, *segment)?)
         }
@@ -450,6 +472,32 @@ pub fn base_maps(
             ))
         }
     })
+}
+
+/// Step 2b: puts the λ of `mechanism` (a fixed one, or back to the learned one) into maps
+/// computed earlier, recomputing only `A1 − λ·A2` (never `A1` and `A2`), so a λ slider costs
+/// one subtraction per cell. Returns whether anything changed; a mechanism without λ changes
+/// nothing.
+pub fn apply_lambda(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    base: &mut BaseMaps,
+) -> Result<bool, EngineError> {
+    match (mechanism, base) {
+        (Mechanism::DiffTransformer(params), BaseMaps::DiffTransformer(maps)) => {
+            Ok(diff_transformer::set_lambda(maps, params))
+        }
+        (Mechanism::DiffTransformerV2 { lambda }, BaseMaps::DiffTransformerV2(maps)) => {
+            let logits = match projection {
+                Projection::Tokens(p) => p.lambda_logits.as_ref(),
+                Projection::Steps(_) => None,
+            };
+            let heads = maps.lambda.ncols();
+            let table = diff_transformer_v2::lambda_table(logits, heads, *lambda)?;
+            Ok(diff_transformer_v2::set_lambda(maps, table))
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Step 3: the shift stages of `mechanism` into `out` (reusing its buffers). Returns `false`,
@@ -491,7 +539,7 @@ pub fn output(
         (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(params)) => Ok(
             diff_transformer::output(maps, v, &shape, weights.layout.pairing, params, weights),
         ),
-        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2) => {
+        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2 { .. }) => {
             Ok(mix_values(&maps.diff, v, &shape, weights))
         }
         (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => {

@@ -32,8 +32,8 @@ pub use error::EngineError;
 pub use layout::{Frequencies, HeadShape, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{
-    base_maps, output, run, shift_stages_into, BaseMaps, Mechanism, MechanismKind, Parameter,
-    Projection, Stages,
+    apply_lambda, base_maps, output, run, shift_stages_into, BaseMaps, Mechanism, MechanismKind,
+    Parameter, Projection, Stages,
 };
 pub use projection::{Biases, Projected, Weights};
-pub use stage::{ScaleGroup, ScaleKind, StageId};
+pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};

@@ -26,6 +26,22 @@ pub enum StageId {
     Local,
     /// Hierarchical attention's weight on the other segments' summaries, `(queries, segments)`.
     Segments,
+    /// Differential Transformer V2's λ per token (row) and head (column), `(tokens, heads)`:
+    /// one table for every head.
+    Lambda,
+}
+
+/// What the columns of a stage's map are. Most maps have one column per key; the page
+/// translates a key into the column of the others, so one hovered cell lights up the same
+/// key everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Columns {
+    /// One column per key.
+    Keys,
+    /// One column per segment (hierarchical attention): key `j` is in column `⌊j / s⌋`.
+    Segments,
+    /// One column per head (V2's λ): the shown head's column belongs to every key.
+    Heads,
 }
 
 /// Which stages may share one colour scale when the page shows them side by side: attention
@@ -39,6 +55,8 @@ pub enum ScaleGroup {
     Difference,
     /// The gate `G`, always within 0 to 1.
     Gate,
+    /// V2's λ, a weight per token and head rather than an attention map.
+    Lambda,
 }
 
 /// What kind of values a stage holds, which decides how it is coloured.
@@ -54,7 +72,7 @@ pub enum ScaleKind {
 
 impl StageId {
     /// Every stage, in display order.
-    pub const ALL: [StageId; 11] = [
+    pub const ALL: [StageId; 12] = [
         StageId::A,
         StageId::Shifted,
         StageId::ShiftedBack,
@@ -66,6 +84,7 @@ impl StageId {
         StageId::Diff,
         StageId::Local,
         StageId::Segments,
+        StageId::Lambda,
     ];
 
     /// The name a learner reads: `A`, `shift(A)`, `D`, `G`, `A′`, ...
@@ -82,7 +101,23 @@ impl StageId {
             StageId::Diff => "A1 − λ·A2",
             StageId::Local => "local",
             StageId::Segments => "segments",
+            StageId::Lambda => "λ",
         }
+    }
+
+    /// What the map's columns are: keys, segments or heads.
+    pub fn columns(self) -> Columns {
+        match self {
+            StageId::Segments => Columns::Segments,
+            StageId::Lambda => Columns::Heads,
+            _ => Columns::Keys,
+        }
+    }
+
+    /// Whether the stage is one map shared by every head (V2's λ table) rather than one per
+    /// head.
+    pub fn shared_by_heads(self) -> bool {
+        self == StageId::Lambda
     }
 
     /// The stages this one shares a colour scale with, when scales are shared.
@@ -90,6 +125,7 @@ impl StageId {
         match self {
             StageId::G => ScaleGroup::Gate,
             StageId::D => ScaleGroup::Difference,
+            StageId::Lambda => ScaleGroup::Lambda,
             _ => ScaleGroup::Attention,
         }
     }
@@ -103,7 +139,8 @@ impl StageId {
             | StageId::A1
             | StageId::A2
             | StageId::Local
-            | StageId::Segments => ScaleKind::Sequential,
+            | StageId::Segments
+            | StageId::Lambda => ScaleKind::Sequential,
             StageId::G => ScaleKind::Unit,
             StageId::D | StageId::Fused | StageId::Diff => ScaleKind::Diverging,
         }

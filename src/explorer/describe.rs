@@ -6,7 +6,7 @@ use ndarray::{s, Array2};
 
 use super::Explorer;
 use crate::engine::shift_diff::Gate;
-use crate::engine::{MechanismKind, Parameter, StageId};
+use crate::engine::{Columns, Frequencies, Mask, MechanismKind, Parameter, RopeLayout, StageId};
 
 /// What the page learns after the text changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,30 @@ pub struct CellInfo {
     pub masked: bool,
 }
 
+/// What the page says about a loaded layer beside its maps: the model's name and the layer's
+/// index (DESIGN.md §7.3), and its head layout as the engine runs it (§7.1–§7.4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerInfo {
+    /// The model's name.
+    pub model: Option<String>,
+    /// The layer's index in the model.
+    pub layer: Option<u64>,
+    /// Whether the spec labels its tokens.
+    pub labelled: bool,
+    /// Heads (diff heads for the Differential Transformers).
+    pub heads: usize,
+    /// Key/value heads.
+    pub kv_heads: usize,
+    /// The width of one softmax head.
+    pub head_dim: usize,
+    /// The model width.
+    pub d_model: usize,
+    /// Rotary positions: the layout, and the base θ when the frequencies come from one.
+    pub rope: Option<(RopeLayout, Option<f64>)>,
+    /// Whether any projection has a bias.
+    pub biases: bool,
+}
+
 /// The largest and the smallest cell of one map, for the guided walk's sentences ("the
 /// darkest cell of D is row *cat*, key *sat*").
 #[derive(Debug, Clone, PartialEq)]
@@ -61,14 +85,48 @@ pub struct RowLine {
 }
 
 impl Explorer {
+    /// The mask of `stage`'s map and where its keys sit: the mechanism's for maps whose
+    /// columns are keys, none for the others (segments, V2's λ per head).
+    pub fn stage_mask(&self, stage: StageId) -> Option<(Mask, usize)> {
+        (stage.columns() == Columns::Keys).then(|| self.mask())
+    }
+
+    /// The loaded layer's name, index and head layout; `None` for the sentence.
+    pub fn layer_info(&self) -> Option<LayerInfo> {
+        let meta = self.meta()?;
+        let shape = self.head_shape()?;
+        let w = self.weights();
+        let b = &w.biases;
+        Some(LayerInfo {
+            model: meta.model.clone(),
+            layer: meta.layer,
+            labelled: meta.tokens.is_some(),
+            heads: shape.heads,
+            kv_heads: shape.kv_heads,
+            head_dim: shape.head_dim,
+            d_model: w.d_model(),
+            rope: w.layout.rope.as_ref().map(|r| {
+                let theta = match r.frequencies {
+                    Frequencies::Theta(t) => Some(t),
+                    Frequencies::Explicit(_) => None,
+                };
+                (r.layout, theta)
+            }),
+            biases: b.b_q.is_some() || b.b_k.is_some() || b.b_v.is_some() || b.b_o.is_some(),
+        })
+    }
+
     /// The largest and smallest cells of the shown head's map of `stage`, among the cells the
     /// mask allows; `None` when the stage is not drawn or every cell is masked.
     pub fn extremes(&self, stage: StageId) -> Option<Extremes> {
         let map = self.map(stage)?;
-        let (mask, offset) = self.mask();
+        let allows = |i: usize, j: usize| {
+            self.stage_mask(stage)
+                .is_none_or(|(mask, offset)| mask.allows(i, j + offset))
+        };
         let mut found: Option<Extremes> = None;
         for ((i, j), &v) in map.indexed_iter() {
-            if !mask.allows(i, j + offset) || !v.is_finite() {
+            if !allows(i, j) || !v.is_finite() {
                 continue;
             }
             let e = found.get_or_insert(Extremes {
@@ -95,7 +153,9 @@ impl Explorer {
             (row < map.nrows()).then(|| map.row(row).to_vec())
         };
         let mut lines = Vec::new();
-        for &stage in &stages {
+        // The row view draws lines over the keys: maps whose columns are segments or heads
+        // have no line there.
+        for &stage in stages.iter().filter(|s| s.columns() == Columns::Keys) {
             if stage == StageId::G {
                 let (Some(g), Some(d)) = (row_of(StageId::G), row_of(StageId::D)) else {
                     continue;
@@ -117,15 +177,16 @@ impl Explorer {
         Some(lines)
     }
 
-    /// The numbers behind one cell of the shown head; `None` outside the map or before
-    /// [`compute`](Self::compute).
+    /// The numbers behind one cell of the shown head, query `row` and key `col` (each map's
+    /// value where that key falls: its segment, or the shown head's λ); `None` outside the map
+    /// or before [`compute`](Self::compute).
     pub fn cell(&self, row: usize, col: usize) -> Option<CellInfo> {
         let keys = self.key_labels();
         let (query, key) = (self.labels().get(row)?.clone(), keys.get(col)?.clone());
         let stages = self.stages();
         let values: Vec<(StageId, f32)> = stages
             .iter()
-            .filter_map(|&s| Some((s, *self.map(s)?.get((row, col))?)))
+            .filter_map(|&s| Some((s, *self.map(s)?.get((row, self.column_of_key(s, col)))?)))
             .collect();
         if values.is_empty() {
             return None;
@@ -136,6 +197,7 @@ impl Explorer {
         }
         let row_sums = summed
             .into_iter()
+            .filter(|s| s.columns() == Columns::Keys)
             .filter_map(|s| Some((s, self.map(s)?.row(row).sum())))
             .collect();
         let gate = self.kind().takes(Parameter::Gate).then(|| {
@@ -150,7 +212,7 @@ impl Explorer {
             values,
             gate,
             row_sums,
-            lambda: self.lambda(),
+            lambda: self.lambda().or_else(|| self.lambda_at(row)),
             masked: !mask.allows(row, col + offset),
         })
     }
@@ -164,8 +226,14 @@ impl Explorer {
             MechanismKind::DiffTransformer => {
                 self.lambda().map(|l| format!("λ = {}", number(l, 4)))
             }
+            // The mean over every token and head, as the λ slider shows it (the λ map has
+            // each one).
+            MechanismKind::DiffTransformerV2 => self
+                .learned_lambda()
+                .map(|l| format!("λ̄ = {}", number(l, 4))),
             MechanismKind::Cosine => Some(format!("τ = {}", number(m.tau, 1))),
             MechanismKind::Local => Some(format!("w = {}", m.window)),
+            MechanismKind::Hierarchical => Some(format!("s = {}", m.segment)),
             _ => None,
         }
     }
@@ -198,8 +266,8 @@ impl Explorer {
                 Parameter::Gate => !self.gate_is_learned(),
                 Parameter::Tau => (now.maps.tau - was.maps.tau).abs() > 1e-6,
                 Parameter::Window => now.maps.window != was.maps.window,
-                // The page has no segment control (hierarchical is in the stages format only).
-                Parameter::Segment => false,
+                Parameter::Segment => now.maps.segment != was.maps.segment,
+                Parameter::Lambda => !self.lambda_is_learned(),
             };
             if differs {
                 moved.push(crate::names::name_of(p));

@@ -12,19 +12,22 @@
 mod describe;
 mod settings;
 
-use ndarray::{Array2, Array3, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 
-pub use describe::{CellInfo, Extremes, RowLine, TokensInfo};
+pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffMaps};
 use crate::engine::{
-    base_maps, output, shift_stages_into, BaseMaps, EngineError, Mask, Mechanism, MechanismKind,
-    Projection, StageId, Weights,
+    apply_lambda, base_maps, output, shift_stages_into, BaseMaps, Columns, EngineError, HeadShape,
+    Mask, Mechanism, MechanismKind, Parameter, Projection, StageId, Weights,
 };
 use crate::model::{Model, Prediction};
-use crate::spec::{parse_page_spec, spec_json, stages_json, Spec, SpecError, SpecJson, StagesJson};
+use crate::spec::{
+    parse_page_spec, parse_page_spec_bytes, spec_json, stages_json, Meta, Spec, SpecError,
+    SpecJson, StagesJson,
+};
 use crate::text::{tokenize_up_to, Token, PAGE_MAX_TOKENS};
 
 /// How often each cache layer was recomputed: the page's benchmark and the tests read these to
@@ -37,6 +40,8 @@ pub struct Recomputations {
     pub maps: u64,
     /// Shift stages (`shift(A)`, `D`, `G`, `A'`).
     pub shift_stages: u64,
+    /// `A1 − λ·A2` again from the kept `A1` and `A2` (a λ slider moved).
+    pub lambda: u64,
 }
 
 /// Where the vectors and weights come from.
@@ -57,6 +62,10 @@ struct SpecSource {
     settings: Settings,
     gate: Option<Gate>,
     diff_transformer: Option<DiffTransformerParams>,
+    /// V2's fixed λ, when the spec has one.
+    lambda: Option<f32>,
+    /// The model's name and the layer's index.
+    meta: Meta,
 }
 
 /// The page's state and its caches.
@@ -72,6 +81,11 @@ pub struct Explorer {
     head: usize,
     /// A uniform gate from the sliders replaces a learned per-head gate once moved.
     gate_override: bool,
+    /// The λ slider replaces the learned λ once moved.
+    lambda_override: bool,
+    /// The model's weights as the shown mechanism and head count run them, when they differ
+    /// from `model.weights` (V2 on the sentence: `Model::layer_weights`).
+    layer_weights: Option<Weights>,
     projection: Option<Projection>,
     base: Option<BaseMaps>,
     shift: Option<ShiftDiffMaps>,
@@ -97,6 +111,8 @@ impl Explorer {
             settings: Settings::default(),
             head: 0,
             gate_override: false,
+            lambda_override: false,
+            layer_weights: None,
             projection: None,
             base: None,
             shift: None,
@@ -196,8 +212,25 @@ impl Explorer {
 
     fn weights(&self) -> &Weights {
         match &self.source {
-            Source::Sentence => &self.model.weights,
+            Source::Sentence => self.layer_weights.as_ref().unwrap_or(&self.model.weights),
             Source::Spec(spec) => &spec.weights,
+        }
+    }
+
+    /// Brings the sentence's layer weights in line with the mechanism and head count shown;
+    /// when they change, the projections (which V2's `W_λ` is part of) are recomputed.
+    fn refresh_layer_weights(&mut self) {
+        if self.is_spec() {
+            return;
+        }
+        let m = &self.settings.maps;
+        let next = match self.model.layer_weights(m.mechanism, m.heads) {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(w) => Some(w),
+        };
+        if next != self.layer_weights {
+            self.layer_weights = next;
+            self.invalidate_sentence();
         }
     }
 
@@ -224,8 +257,10 @@ impl Explorer {
                 self.settings.maps.heads =
                     self.nearest_heads(self.kind(), self.settings.maps.heads);
                 self.head = self.head.min(self.settings.maps.heads - 1);
+                self.lambda_override = false;
             }
             self.invalidate_sentence();
+            self.refresh_layer_weights();
         }
         TokensInfo {
             tokens: self.labels.clone(),
@@ -235,13 +270,24 @@ impl Explorer {
     }
 
     /// Head counts `kind` allows over what is drawn: divisors of `d` (of `d / 2` for the
-    /// Differential Transformer), or a loaded spec's own count.
+    /// Differential Transformer), or a loaded spec's own count (a captured layer's heads are
+    /// fixed by its weights).
     pub fn head_choices_for(&self, kind: MechanismKind) -> Vec<usize> {
         if let Source::Spec(spec) = &self.source {
             return vec![spec.heads];
         }
-        let width = self.d_model() / kind.query_heads_per_head();
+        let width = kind.plain_split_width(self.d_model());
         (1..=width).filter(|h| width % h == 0).collect()
+    }
+
+    /// The mechanisms that can draw what is shown: every one for the sentence; for a loaded
+    /// spec those its weights fit (a captured layer's head layout fixes the shapes) and whose
+    /// own parameters it brings (the Differential Transformer's λ vectors, V2's `W_λ`).
+    pub fn mechanism_choices(&self) -> Vec<MechanismKind> {
+        MechanismKind::ALL
+            .into_iter()
+            .filter(|&k| self.check_source_runs(k).is_ok())
+            .collect()
     }
 
     /// Head counts the current mechanism allows.
@@ -249,10 +295,19 @@ impl Explorer {
         self.head_choices_for(self.kind())
     }
 
-    /// The width of one head's queries and keys at the current head count (`d_h`).
+    /// The width of one head's queries and keys at the current head count (`d_h`): the
+    /// layout's, as the engine resolves it.
     pub fn head_width(&self) -> usize {
         let m = &self.settings.maps;
-        self.d_model() / m.mechanism.query_heads_per_head() / m.heads.max(1)
+        HeadShape::resolve(m.mechanism, self.weights(), m.heads)
+            .map(|s| s.head_dim)
+            .unwrap_or_else(|_| m.mechanism.plain_split_width(self.d_model()) / m.heads.max(1))
+    }
+
+    /// The shape of the layer as the engine runs it now (heads, key/value heads, head width).
+    pub fn head_shape(&self) -> Option<HeadShape> {
+        let m = &self.settings.maps;
+        HeadShape::resolve(m.mechanism, self.weights(), m.heads).ok()
     }
 
     fn nearest_heads(&self, kind: MechanismKind, wanted: usize) -> usize {
@@ -280,7 +335,14 @@ impl Explorer {
         let choices = self.head_choices_for(next.mechanism);
         if !choices.contains(&next.heads) {
             if next.heads != before.heads {
-                let width = self.d_model() / next.mechanism.query_heads_per_head();
+                if let Source::Spec(spec) = &self.source {
+                    return Err(EngineError::Shape {
+                        field: "heads",
+                        expected: format!("{} (the loaded layer's weights fix it)", spec.heads),
+                        found: next.heads.to_string(),
+                    });
+                }
+                let width = next.mechanism.plain_split_width(self.d_model());
                 return Err(match next.heads {
                     0 => EngineError::ZeroHeads,
                     heads => EngineError::HeadsDoNotDivide {
@@ -296,29 +358,44 @@ impl Explorer {
         let maps_change = kind != before.mechanism
             || next.heads != before.heads
             || next.causal != before.causal
-            || (kind.takes(crate::engine::Parameter::Tau) && next.tau != before.tau)
-            || (kind.takes(crate::engine::Parameter::Window) && next.window != before.window);
+            || (kind.takes(Parameter::Tau) && next.tau != before.tau)
+            || (kind.takes(Parameter::Window) && next.window != before.window)
+            || (kind.takes(Parameter::Segment) && next.segment != before.segment);
         self.settings.maps = next;
         self.head = self.head.min(next.heads - 1);
         if maps_change {
             self.invalidate_base();
         }
+        self.refresh_layer_weights();
         Ok(())
     }
 
-    /// Errors when a loaded spec lacks what `kind` needs.
+    /// Errors when a loaded spec cannot run `kind`: its weights do not fit the mechanism's
+    /// head layout, or it lacks the mechanism's own parameters.
     fn check_source_runs(&self, kind: MechanismKind) -> Result<(), EngineError> {
-        if let Source::Spec(spec) = &self.source {
-            if kind == MechanismKind::DiffTransformer && spec.diff_transformer.is_none() {
-                return Err(EngineError::Shape {
-                    field: "mechanism",
-                    expected: "a spec with lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln"
-                        .to_string(),
-                    found: "a spec without them".to_string(),
-                });
-            }
+        let Source::Spec(spec) = &self.source else {
+            return Ok(());
+        };
+        let lacks = |what: &str| EngineError::Shape {
+            field: "mechanism",
+            expected: format!("a spec with {what}"),
+            found: "a spec without them".to_string(),
+        };
+        if kind == MechanismKind::DiffTransformer && spec.diff_transformer.is_none() {
+            return Err(lacks(
+                "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln",
+            ));
         }
-        Ok(())
+        let w_lambda_rows = spec.weights.w_lambda.as_ref().map(|w| w.nrows());
+        if kind == MechanismKind::DiffTransformerV2 && w_lambda_rows != Some(spec.heads) {
+            return Err(lacks("w_lambda (one row per head)"));
+        }
+        if kind.projects_steps() && spec.weights.layout.rope.is_some() {
+            return Err(lacks(
+                "no rope (input_diff's keys are steps between tokens)",
+            ));
+        }
+        HeadShape::resolve(kind, &spec.weights, spec.heads).map(|_| ())
     }
 
     /// Changes the shift stages' settings; clears only the shift stages, never `A`. Moving a
@@ -335,6 +412,9 @@ impl Explorer {
         if (before.alpha, before.beta, before.gamma) != (next.alpha, next.beta, next.gamma) {
             self.gate_override = true;
         }
+        if before.lambda.to_bits() != next.lambda.to_bits() {
+            self.lambda_override = true;
+        }
         if next != before {
             self.settings.shift = next;
             self.clear_shift();
@@ -350,17 +430,23 @@ impl Explorer {
         let mut shift = self.settings.shift;
         patch.apply_shift(&mut shift);
         shift.check()?;
-        let before = (self.settings, self.head, self.gate_override);
+        let before = (
+            self.settings,
+            self.head,
+            self.gate_override,
+            self.lambda_override,
+        );
         self.update_maps(|m| patch.apply_maps(m))?;
         self.update_shift(|s| patch.apply_shift(s))?;
         if let Some(head) = patch.head {
             if let Err(e) = self.set_head(head) {
-                let (settings, head, gate_override) = before;
+                let (settings, head, gate_override, lambda_override) = before;
                 // Put the maps' settings back; the caches they cleared are recomputed.
                 self.update_maps(|m| *m = settings.maps)?;
                 self.settings.shift = settings.shift;
                 self.head = head;
                 self.gate_override = gate_override;
+                self.lambda_override = lambda_override;
                 self.clear_shift();
                 return Err(e);
             }
@@ -382,18 +468,37 @@ impl Explorer {
     }
 
     /// What the mechanism learned (the spec's or the trained model's gate until a gate slider
-    /// moves; the Differential Transformer's parameters), adapted to the heads shown.
+    /// moves; the Differential Transformer's parameters; λ, until the λ slider moves),
+    /// adapted to the heads shown.
     pub fn learned(&self) -> Learned {
         let heads = self.settings.maps.heads;
+        let slider = self.lambda_override.then_some(self.settings.shift.lambda);
         match &self.source {
             Source::Spec(spec) => Learned {
                 gate: spec.gate.clone().filter(|_| !self.gate_override),
                 diff_transformer: spec.diff_transformer.clone(),
+                lambda: slider.or(spec.lambda),
             },
             Source::Sentence => Learned {
                 gate: self.model.gate(heads).filter(|_| !self.gate_override),
                 diff_transformer: self.model.diff_transformer_params(heads).ok(),
+                lambda: slider,
             },
+        }
+    }
+
+    /// Whether λ is the learned one (or the spec's), not the slider's.
+    pub fn lambda_is_learned(&self) -> bool {
+        !self.lambda_override
+    }
+
+    /// Back to the learned λ (the trained model's, the captured layer's, V2's λ per token):
+    /// the slider no longer decides. Like a slider move, only `A1 − λ·A2` and what follows it
+    /// are recomputed at the next [`compute`](Self::compute), never `A1` and `A2`.
+    pub fn reset_lambda(&mut self) {
+        if self.lambda_override {
+            self.lambda_override = false;
+            self.clear_shift();
         }
     }
 
@@ -447,6 +552,17 @@ impl Explorer {
             self.recomputations.maps += 1;
             self.clear_shift();
         }
+        if let (Some(projection), Some(base)) = (&self.projection, &mut self.base) {
+            if apply_lambda(&mechanism, projection, base)? {
+                self.recomputations.lambda += 1;
+            }
+        }
+        if !self.lambda_override {
+            // The λ slider shows the learned λ (V2: its mean over tokens and heads).
+            if let Some(l) = self.learned_lambda() {
+                self.settings.shift.lambda = l;
+            }
+        }
         if self.shift.is_none() {
             if let Some(base) = &self.base {
                 let mut maps = self.spare_shift.take().unwrap_or_else(ShiftDiffMaps::empty);
@@ -461,12 +577,17 @@ impl Explorer {
         Ok(())
     }
 
-    /// Every head's map of one stage, `(heads, queries, keys)`, once [`compute`](Self::compute)
-    /// has run; `None` when the stage is not part of the mechanism or nothing is drawn.
-    pub fn maps(&self, stage: StageId) -> Option<&Array3<f32>> {
+    /// Every head's map of one stage, `(heads, queries, columns)`, once
+    /// [`compute`](Self::compute) has run; `None` when the stage is not part of the mechanism
+    /// or nothing is drawn. A stage shared by the heads (V2's λ) has one map.
+    pub fn maps(&self, stage: StageId) -> Option<ArrayView3<'_, f32>> {
         let base = self.base.as_ref()?;
-        base.stage(stage)
-            .or_else(|| self.shift.as_ref().and_then(|s| s.stage(stage)))
+        base.stage(stage).or_else(|| {
+            self.shift
+                .as_ref()
+                .and_then(|s| s.stage(stage))
+                .map(|m| m.view())
+        })
     }
 
     /// The shown head's map of one stage (see [`maps`](Self::maps)).
@@ -474,15 +595,75 @@ impl Explorer {
         self.head_map(stage, self.head)
     }
 
-    /// One head's map of one stage.
+    /// One head's map of one stage (the one map of a stage the heads share).
     pub fn head_map(&self, stage: StageId, head: usize) -> Option<ArrayView2<'_, f32>> {
         let maps = self.maps(stage)?;
-        (head < maps.len_of(Axis(0))).then(|| maps.index_axis(Axis(0), head))
+        let head = if stage.shared_by_heads() { 0 } else { head };
+        (head < maps.len_of(Axis(0))).then(|| maps.index_axis_move(Axis(0), head))
+    }
+
+    /// The column of `stage`'s map that key `key` falls in: the key itself, its segment
+    /// (hierarchical), or the shown head's column (V2's λ, one column per head).
+    pub fn column_of_key(&self, stage: StageId, key: usize) -> usize {
+        match stage.columns() {
+            Columns::Keys => key,
+            Columns::Segments => key / self.settings.maps.segment.max(1),
+            Columns::Heads => self.head,
+        }
+    }
+
+    /// The key a column of `stage`'s map stands for: the column itself, the segment's first
+    /// token, or (a head's column) the first key.
+    pub fn key_of_column(&self, stage: StageId, col: usize) -> usize {
+        match stage.columns() {
+            Columns::Keys => col,
+            Columns::Segments => col * self.settings.maps.segment.max(1),
+            Columns::Heads => 0,
+        }
+    }
+
+    /// The column labels of `stage`'s map: the key labels, each segment's tokens (`1–4`), or
+    /// the heads (`1`, `2`, …).
+    pub fn column_labels(&self, stage: StageId) -> Vec<String> {
+        match stage.columns() {
+            Columns::Keys => self.key_labels(),
+            Columns::Segments => {
+                let s = self.settings.maps.segment.max(1);
+                let n = self.len();
+                (0..n.div_ceil(s))
+                    .map(|m| {
+                        let (first, last) = (m * s + 1, ((m + 1) * s).min(n));
+                        if first == last {
+                            first.to_string()
+                        } else {
+                            format!("{first}–{last}")
+                        }
+                    })
+                    .collect()
+            }
+            Columns::Heads => (1..=self.settings.maps.heads)
+                .map(|h| h.to_string())
+                .collect(),
+        }
     }
 
     /// The Differential Transformer's lambda, once computed.
     pub fn lambda(&self) -> Option<f32> {
         self.base.as_ref()?.lambda()
+    }
+
+    /// V2's λ of token `row` in the shown head, once computed.
+    pub fn lambda_at(&self, row: usize) -> Option<f32> {
+        let table = self.base.as_ref()?.lambda_table()?;
+        table.get((row, self.head)).copied()
+    }
+
+    /// The λ the maps were computed with as one number: the Differential Transformer's, or
+    /// V2's mean over tokens and heads; `None` for other mechanisms or before a compute.
+    pub fn learned_lambda(&self) -> Option<f32> {
+        let base = self.base.as_ref()?;
+        base.lambda()
+            .or_else(|| base.lambda_table().and_then(|t| t.mean()))
     }
 
     /// Draws the sentence with another model. A trained model brings the settings it was
@@ -497,9 +678,12 @@ impl Explorer {
         self.settings.maps.heads = self.nearest_heads(self.kind(), self.settings.maps.heads);
         self.head = self.head.min(self.settings.maps.heads - 1);
         self.gate_override = false;
+        self.lambda_override = false;
         self.x = self.model.embed(&self.tokens);
         self.labels = self.tokens.iter().map(|t| t.text.clone()).collect();
+        self.layer_weights = None;
         self.invalidate_sentence();
+        self.refresh_layer_weights();
     }
 
     /// The settings the trained model was trained with (no causal mask), taking what training
@@ -582,9 +766,9 @@ impl Explorer {
             causal: self.settings.maps.causal,
             x: self.x.clone(),
             weights: self.weights().clone(),
-            meta: crate::spec::Meta {
+            meta: Meta {
                 tokens: Some(self.labels.clone()),
-                ..Default::default()
+                ..self.meta().cloned().unwrap_or_default()
             },
         };
         let stages = crate::engine::run(
@@ -615,17 +799,37 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON): its vectors, weights and settings. At most
     /// [`PAGE_MAX_TOKENS`] tokens, refused while `x` is read ([`parse_page_spec`]).
     pub fn load_spec(&mut self, text: &str) -> Result<(), SpecError> {
-        let spec = parse_page_spec(text)?;
+        self.load(parse_page_spec(text)?)
+    }
+
+    /// Draws a spec file's bytes: JSON, or the binary form (safetensors, DESIGN.md §7.8).
+    pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<(), SpecError> {
+        self.load(parse_page_spec_bytes(bytes)?)
+    }
+
+    /// Draws a parsed spec. Its projections and maps are computed now, once, so that every
+    /// problem shows before anything changes (a refused spec leaves the page as it was), and
+    /// they are kept for the first draw.
+    pub fn load(&mut self, spec: Spec) -> Result<(), SpecError> {
+        spec.check_limits()?;
         spec.page_support()?;
-        // Run it once, so that every problem shows now rather than at the first draw.
-        spec.run()?;
+        let kind = spec.mechanism.kind();
+        let projection = Projection::new(kind, spec.x.view(), &spec.weights);
+        let base = base_maps(
+            &spec.mechanism,
+            &projection,
+            &spec.weights,
+            spec.heads,
+            spec.causal,
+        )?;
         let settings = self
             .settings
             .with_mechanism(&spec.mechanism, spec.heads, spec.causal);
-        let (gate, diff_transformer) = match &spec.mechanism {
-            Mechanism::ShiftDiff(p) => (Some(p.gate.clone()), None),
-            Mechanism::DiffTransformer(p) => (None, Some(p.clone())),
-            _ => (None, None),
+        let (gate, diff_transformer, lambda) = match &spec.mechanism {
+            Mechanism::ShiftDiff(p) => (Some(p.gate.clone()), None, None),
+            Mechanism::DiffTransformer(p) => (None, Some(p.clone()), None),
+            Mechanism::DiffTransformerV2 { lambda } => (None, None, *lambda),
+            _ => (None, None, None),
         };
         self.labels = match &spec.meta.tokens {
             Some(tokens) => tokens.clone(),
@@ -638,12 +842,28 @@ impl Explorer {
             settings,
             gate,
             diff_transformer,
+            lambda,
+            meta: spec.meta,
         }));
         self.settings = settings;
         self.gate_override = false;
+        self.lambda_override = false;
+        self.layer_weights = None;
         self.head = 0;
         self.invalidate_sentence();
+        self.projection = Some(projection);
+        self.base = Some(base);
+        self.recomputations.projections += 1;
+        self.recomputations.maps += 1;
         Ok(())
+    }
+
+    /// The loaded spec's metadata (model name, layer, token labels), if a spec is drawn.
+    pub fn meta(&self) -> Option<&Meta> {
+        match &self.source {
+            Source::Spec(spec) => Some(&spec.meta),
+            Source::Sentence => None,
+        }
     }
 
     /// The settings the loaded spec or the trained model brought, which the page compares the

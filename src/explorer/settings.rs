@@ -1,9 +1,9 @@
 //! The page's controls as one value, split by the cache layer each field invalidates: the map
 //! settings (a change recomputes the maps) and the shift settings (a change recomputes only the
-//! shift stages). The defaults are defined here once; the page reads them through the wasm
+//! stages after the maps: the shift stages, or `A1 − λ·A2`). The defaults are defined here once; the page reads them through the wasm
 //! boundary.
 
-use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::diff_transformer::{effective_lambda, DiffTransformerParams};
 use crate::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
 use crate::engine::{EngineError, Mechanism, MechanismKind};
 
@@ -21,9 +21,13 @@ pub struct MapSettings {
     pub tau: f32,
     /// Local attention's radius.
     pub window: usize,
+    /// Hierarchical attention's segment size.
+    pub segment: usize,
 }
 
-/// What the shift stages depend on (shift-difference attention only).
+/// What the stages after the maps depend on: the shift stages (shift-difference attention),
+/// and the λ of both Differential Transformers (`A1 − λ·A2` is recomputed from the kept
+/// `A1` and `A2`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ShiftSettings {
     /// The shift `k`.
@@ -40,6 +44,9 @@ pub struct ShiftSettings {
     pub beta: f32,
     /// The gate's bias, for every head.
     pub gamma: f32,
+    /// λ of the Differential Transformers: the learned one (V2: its mean) until the slider
+    /// moves, then the slider's for every token and head.
+    pub lambda: f32,
 }
 
 /// Every control of the page.
@@ -53,7 +60,8 @@ pub struct Settings {
 
 impl Default for MapSettings {
     /// Shift-difference attention with 4 heads and no mask; `tau = 10` keeps cosine maps from
-    /// being flat, and a radius of 2 shows a visible band.
+    /// being flat, a radius of 2 shows a visible band, and segments of 4 tokens give a short
+    /// sentence a few of them.
     fn default() -> MapSettings {
         MapSettings {
             mechanism: MechanismKind::ShiftDiff,
@@ -61,6 +69,7 @@ impl Default for MapSettings {
             causal: false,
             tau: 10.0,
             window: 2,
+            segment: 4,
         }
     }
 }
@@ -77,6 +86,7 @@ impl Default for ShiftSettings {
             alpha: 0.0,
             beta: 4.0,
             gamma: 0.0,
+            lambda: 0.5,
         }
     }
 }
@@ -87,6 +97,7 @@ impl ShiftSettings {
         finite("gate.alpha", self.alpha)?;
         finite("gate.beta", self.beta)?;
         finite("gate.gamma", self.gamma)?;
+        finite("lambda", self.lambda)?;
         Ok(())
     }
 
@@ -108,9 +119,16 @@ impl ShiftSettings {
 }
 
 impl MapSettings {
-    /// Checks that `tau` is finite.
+    /// Checks that `tau` is finite and the segment at least one token.
     pub fn check(&self) -> Result<(), EngineError> {
         finite("tau", self.tau)?;
+        if self.segment == 0 {
+            return Err(EngineError::Shape {
+                field: "segment",
+                expected: "at least 1 token".to_string(),
+                found: "0".to_string(),
+            });
+        }
         Ok(())
     }
 }
@@ -145,6 +163,10 @@ pub struct SettingsPatch {
     pub tau: Option<f32>,
     /// Local attention's radius.
     pub window: Option<usize>,
+    /// Hierarchical attention's segment size.
+    pub segment: Option<usize>,
+    /// λ of the Differential Transformers.
+    pub lambda: Option<f32>,
 }
 
 impl SettingsPatch {
@@ -155,6 +177,7 @@ impl SettingsPatch {
         set(&mut maps.causal, self.causal);
         set(&mut maps.tau, self.tau);
         set(&mut maps.window, self.window);
+        set(&mut maps.segment, self.segment);
     }
 
     /// `shift` with this patch's shift settings applied.
@@ -166,6 +189,7 @@ impl SettingsPatch {
         set(&mut shift.alpha, self.alpha);
         set(&mut shift.beta, self.beta);
         set(&mut shift.gamma, self.gamma);
+        set(&mut shift.lambda, self.lambda);
     }
 }
 
@@ -183,6 +207,9 @@ pub struct Learned {
     pub gate: Option<Gate>,
     /// The Differential Transformer's lambda vectors and norm weight.
     pub diff_transformer: Option<DiffTransformerParams>,
+    /// A λ that replaces the learned one in both Differential Transformers (the slider, once
+    /// moved, or a spec's `lambda`).
+    pub lambda: Option<f32>,
 }
 
 impl Settings {
@@ -200,30 +227,33 @@ impl Settings {
                 Mechanism::ShiftDiff(self.shift.params(gate))
             }
             MechanismKind::DiffTransformer => {
-                Mechanism::DiffTransformer(learned.diff_transformer.clone().ok_or_else(|| {
-                    EngineError::Shape {
-                        field: "mechanism",
-                        expected: "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln".into(),
-                        found: "none (only a trained model or a spec brings them)".into(),
-                    }
-                })?)
+                let mut params =
+                    learned
+                        .diff_transformer
+                        .clone()
+                        .ok_or_else(|| EngineError::Shape {
+                            field: "mechanism",
+                            expected: "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln".into(),
+                            found: "none (only a trained model or a spec brings them)".into(),
+                        })?;
+                params.lambda = learned.lambda.or(params.lambda);
+                Mechanism::DiffTransformer(params)
             }
+            MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 {
+                lambda: learned.lambda,
+            },
             MechanismKind::InputDiff => Mechanism::InputDiff,
             MechanismKind::Cosine => Mechanism::Cosine { tau: m.tau },
             MechanismKind::Local => Mechanism::Local { window: m.window },
-            MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
-                return Err(EngineError::Shape {
-                    field: "mechanism",
-                    expected: "a mechanism the page draws".into(),
-                    found: format!("{} (the CLI's diffattn stages runs it)", m.mechanism.key()),
-                })
-            }
+            MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: m.segment },
         })
     }
 
     /// These settings with everything an engine mechanism fixes taken from it: which mechanism,
-    /// the heads, the mask, and its own parameters (shift stages, tau, window). The gate
-    /// sliders show the mean of the mechanism's per-head gate scalars.
+    /// the heads, the mask, and its own parameters (shift stages, tau, window, segment, λ). The
+    /// gate sliders show the mean of the mechanism's per-head gate scalars; V2's λ slider keeps
+    /// its value unless the mechanism fixes λ (its learned λ, one per token, is read from the
+    /// maps).
     pub fn with_mechanism(&self, mechanism: &Mechanism, heads: usize, causal: bool) -> Settings {
         let mut s = *self;
         s.maps.mechanism = mechanism.kind();
@@ -242,11 +272,14 @@ impl Settings {
             }
             Mechanism::Cosine { tau } => s.maps.tau = *tau,
             Mechanism::Local { window } => s.maps.window = *window,
-            Mechanism::Standard
-            | Mechanism::DiffTransformer(_)
-            | Mechanism::InputDiff
-            | Mechanism::DiffTransformerV2
-            | Mechanism::Hierarchical { .. } => {}
+            Mechanism::Hierarchical { segment } => s.maps.segment = *segment,
+            Mechanism::DiffTransformer(p) => s.shift.lambda = effective_lambda(p),
+            Mechanism::DiffTransformerV2 { lambda } => {
+                if let Some(l) = lambda {
+                    s.shift.lambda = *l;
+                }
+            }
+            Mechanism::Standard | Mechanism::InputDiff => {}
         }
         s
     }

@@ -165,6 +165,9 @@ struct Header {
     depth: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     window: Option<usize>,
+    /// Hierarchical attention's segment size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    segment: Option<usize>,
     vocab: Vec<String>,
     tensors: Vec<TensorEntry>,
     /// FNV-1a 64 of the blob, 16 lower-case hex digits.
@@ -236,13 +239,17 @@ fn check_finite(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
             finite("subln", &p.subln)?;
             finite("lambda_init", &p.lambda_init)?;
             finite("subln_eps", [&p.subln_eps])?;
+            finite("lambda", &p.lambda)?;
         }
         Mechanism::Cosine { tau } => finite("tau", [tau])?,
+        Mechanism::DiffTransformerV2 { lambda } => finite("lambda", lambda)?,
         Mechanism::Standard
         | Mechanism::InputDiff
         | Mechanism::Local { .. }
-        | Mechanism::DiffTransformerV2
         | Mechanism::Hierarchical { .. } => {}
+    }
+    if let Some(w_lambda) = &weights.w_lambda {
+        finite("w_lambda", w_lambda)?;
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
@@ -421,7 +428,7 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         "classifier.bias",
         t.classifier_bias.as_slice().unwrap_or(&[]),
     );
-    let (mut shift, mut depth, mut window) = (None, None, None);
+    let (mut shift, mut depth, mut window, mut segment) = (None, None, None, None);
     let (difference, fill, renormalize) = names(&t.mechanism);
     match &t.mechanism {
         Mechanism::ShiftDiff(p) => {
@@ -440,9 +447,14 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         }
         Mechanism::Cosine { tau } => w.vector("tau", &[*tau]),
         Mechanism::Local { window: r } => window = Some(*r),
+        // V2's W_λ (its W_q has 2d rows, written above).
+        Mechanism::DiffTransformerV2 { .. } => {
+            if let Some(w_lambda) = &weights.w_lambda {
+                w.matrix("w_lambda", w_lambda);
+            }
+        }
+        Mechanism::Hierarchical { segment: s } => segment = Some(*s),
         Mechanism::Standard | Mechanism::InputDiff => {}
-        // No trained model has these yet; `decode` refuses their names with a message.
-        Mechanism::DiffTransformerV2 | Mechanism::Hierarchical { .. } => {}
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {
@@ -471,6 +483,7 @@ pub(super) fn encode(weights: &Weights, t: &Trained, quantization: Quantization)
         renormalize: some(renormalize),
         depth,
         window,
+        segment,
         vocab: t.table.tokens().to_vec(),
         tensors: w.entries,
         blob_fnv1a64: format!("{:016x}", fnv1a_64(&w.blob)),
@@ -701,12 +714,28 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
         tensors: &header.tensors,
         blob,
     };
-    let weights = Weights::new(
+    let (w_q, w_k, w_v, w_o) = (
         r.matrix("w_q")?,
         r.matrix("w_k")?,
         r.matrix("w_v")?,
         r.matrix("w_o")?,
-    )?;
+    );
+    // V2's W_q has two query heads per head (2d rows) and comes with W_λ (DESIGN.md §7.5);
+    // every other model's projections are d x d.
+    let weights = if header.mechanism == MechanismKind::DiffTransformerV2.key() {
+        let w_lambda = r.matrix("w_lambda")?;
+        Weights::real(
+            w_q,
+            w_k,
+            w_v,
+            w_o,
+            Default::default(),
+            Some(w_lambda),
+            Default::default(),
+        )?
+    } else {
+        Weights::new(w_q, w_k, w_v, w_o)?
+    };
     if weights.d_model() != header.d_model {
         return Err(ModelError::Invalid(format!(
             "d_model {} but w_q is {} wide",
@@ -743,6 +772,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
             subln: r.vector("subln")?,
             lambda_init: None,
             subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
+            lambda: None,
         }),
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: *r
@@ -755,12 +785,12 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
                 .window
                 .ok_or_else(|| ModelError::Header("window is missing".to_string()))?,
         },
-        MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
-            return Err(ModelError::Header(format!(
-                "no trained {} models exist yet",
-                kind.key()
-            )))
-        }
+        MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
+        MechanismKind::Hierarchical => Mechanism::Hierarchical {
+            segment: header
+                .segment
+                .ok_or_else(|| ModelError::Header("segment is missing".to_string()))?,
+        },
     };
     let encoder = if r.has("bilstm.forward.w_ih") {
         let dir = |d: &str| -> Result<LstmWeights, ModelError> {

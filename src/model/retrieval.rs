@@ -356,7 +356,7 @@ impl RetrievalFile {
                 MechanismKind::Local => Mechanism::Local {
                     window: h.window.ok_or_else(|| missing("window"))?,
                 },
-                MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2,
+                MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
                 MechanismKind::ShiftDiff => Mechanism::ShiftDiff(ShiftDiffParams {
                     shift: h.shift.ok_or_else(|| missing("shift"))?,
                     difference: parse("difference", &name("difference", &h.difference)?)
@@ -381,6 +381,7 @@ impl RetrievalFile {
                         subln: r.vector(&p("subln"))?,
                         lambda_init: None,
                         subln_eps: RMS_NORM_EPS,
+                        lambda: None,
                     })
                 }
                 other => {

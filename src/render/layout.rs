@@ -5,8 +5,9 @@
 //! sizes, and the frame is drawn from it. All edges are whole pixels, so the blit and the hover
 //! highlight line up exactly with the frame on HiDPI canvases.
 //!
-//! Cells are square. When each cell can be at least one pixel wide, it is a whole number of
-//! pixels, so a nearest-neighbour blit of the one-pixel-per-cell image gives every cell the same
+//! Cells are square, except in a map more than four times taller than wide, whose cells widen
+//! so that its plot is a quarter as wide as tall. When each cell can be at least one pixel
+//! wide, it is a whole number of pixels, so a nearest-neighbour blit of the one-pixel-per-cell image gives every cell the same
 //! size. With more cells than pixels, cell edges follow the browser's nearest-neighbour
 //! sampling (a pixel shows the cell under its centre) and some cells get no pixel at all.
 
@@ -183,6 +184,19 @@ impl HeatmapLayout {
             (fit(grid_cols, avail_w), fit(grid_rows, avail_h))
         };
 
+        // A map much taller than wide (V2's λ, tokens × heads) gets cells wider than tall, so
+        // its plot is at least a quarter as wide as it is tall (whole pixels per cell where
+        // cells are whole pixels).
+        let plot_w = if grid_rows > 4 * grid_cols && plot_h > 0 {
+            let want = (plot_h / 4).min(avail_w);
+            if plot_w >= grid_cols {
+                (want / grid_cols).max(plot_w / grid_cols) * grid_cols
+            } else {
+                want.max(plot_w)
+            }
+        } else {
+            plot_w
+        };
         let bar_h = plot_h.max(px(8.0).min(avail_h + col_band));
         let group_w = row_band + plot_w + right_band;
         let group_h = title_h + (plot_h + col_band).max(bar_h);

@@ -201,6 +201,7 @@ mod tests {
             subln: vec![1.0; 8],
             lambda_init: None,
             subln_eps: 1e-5,
+            lambda: None,
         }
     }
 

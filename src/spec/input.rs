@@ -21,6 +21,11 @@ use crate::text::limits::{
     grouped, map_cells, MAX_D_MODEL, MAX_INPUT_BYTES, MAX_MAP_CELLS, MAX_TOKENS, PAGE_MAX_TOKENS,
 };
 
+/// The most cells one stage of a spec the page draws may have, over all its softmax maps
+/// (query heads × tokens × tokens): 32 query heads at [`PAGE_MAX_TOKENS`] = 512 tokens, a 1B
+/// model's layer (16 diff heads of a DiffLlama), 32 MiB of f32 per stage.
+pub const PAGE_MAX_STAGE_CELLS: usize = 32 * PAGE_MAX_TOKENS * PAGE_MAX_TOKENS;
+
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecError {
@@ -153,9 +158,11 @@ impl Spec {
         )?)
     }
 
-    /// Why the page cannot draw this spec yet, if it cannot: more tokens than
-    /// [`PAGE_MAX_TOKENS`], a real layer's layout or one of the mechanisms only the stages
-    /// format has (the CLI runs every spec).
+    /// Why the page cannot draw this spec, if it cannot: it draws every layout and mechanism
+    /// the CLI runs, up to [`PAGE_MAX_TOKENS`] tokens and [`PAGE_MAX_STAGE_CELLS`] cells per
+    /// stage (every softmax map of every head), so that the maps of one layer fit in a
+    /// browser tab's memory and its frame budgets. `diffattn stages` runs specs up to the
+    /// library's limits.
     pub fn page_support(&self) -> Result<(), SpecError> {
         let tokens = self.x.nrows();
         if tokens > PAGE_MAX_TOKENS {
@@ -172,28 +179,17 @@ impl Spec {
             ));
         }
         let kind = self.mechanism.kind();
-        if !MechanismKind::ALL.contains(&kind) {
+        let query_heads = self.heads.saturating_mul(kind.query_heads_per_head());
+        let cells = query_heads.saturating_mul(tokens).saturating_mul(tokens);
+        if cells > PAGE_MAX_STAGE_CELLS {
             return Err(SpecError::new(
-                "mechanism",
+                "heads",
                 format!(
-                    "the page cannot draw {} yet; `diffattn stages` runs it",
-                    kind.key()
+                    "{query_heads} softmax maps of {tokens} × {tokens} tokens are {} cells per \
+                     stage, more than the page draws, {}; `diffattn stages` runs it",
+                    grouped(cells),
+                    grouped(PAGE_MAX_STAGE_CELLS)
                 ),
-            ));
-        }
-        let w = &self.weights;
-        let plain = w.layout.is_plain() && w.biases == Biases::default() && w.w_lambda.is_none();
-        let plain = plain
-            && match &self.mechanism {
-                Mechanism::DiffTransformer(p) => {
-                    p.lambda_init.is_none() && p.subln_eps == RMS_NORM_EPS
-                }
-                _ => true,
-            };
-        if !plain {
-            return Err(SpecError::new(
-                "spec",
-                "the page cannot draw a real layer's layout yet (head_dim, kv_heads, biases, rope, pairing, lambda_init, subln_eps); `diffattn stages` runs it",
             ));
         }
         Ok(())
@@ -242,6 +238,7 @@ struct RawSpec<L = TokenRows> {
     subln: Option<Vector>,
     subln_eps: Option<f64>,
     w_lambda: Option<Matrix<WidthRows>>,
+    lambda: Option<f64>,
     tau: Option<f64>,
     window: Option<i64>,
     segment: Option<i64>,
@@ -314,10 +311,22 @@ fn parse_spec_within<L: RowLimit>(text: &str) -> Result<Spec, SpecError> {
 /// Parses a spec file's bytes: JSON (which must be UTF-8, RFC 8259), or the binary form (a
 /// safetensors file, DESIGN.md §7.8).
 pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
+    parse_spec_bytes_within::<TokenRows>(bytes)
+}
+
+/// [`parse_spec_bytes`] for the page: JSON rows, labels and positions past
+/// [`PAGE_MAX_TOKENS`](crate::text::limits::PAGE_MAX_TOKENS) are refused as they are read, as
+/// [`parse_page_spec`] does; a binary spec's `x` (whose size its header declares) is checked
+/// by [`Spec::page_support`].
+pub fn parse_page_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
+    parse_spec_bytes_within::<PageTokenRows>(bytes)
+}
+
+fn parse_spec_bytes_within<L: RowLimit>(bytes: &[u8]) -> Result<Spec, SpecError> {
     if super::binary::is_safetensors(bytes) {
         let (spec_json, tensors) = super::binary::read(bytes)?;
         return validate(
-            raw_from::<TokenRows, _>(
+            raw_from::<L, _>(
                 serde_json::Deserializer::from_str(&spec_json),
                 Some(spec_json.as_bytes()),
             )?,
@@ -327,7 +336,7 @@ pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(_) => validate(
-            raw_from::<TokenRows, _>(serde_json::Deserializer::from_slice(bytes), Some(bytes))?,
+            raw_from::<L, _>(serde_json::Deserializer::from_slice(bytes), Some(bytes))?,
             Tensors::default(),
         ),
         Err(e) => Err(SpecError::new(
@@ -712,7 +721,9 @@ fn validate<L: RowLimit>(raw: RawSpec<L>, mut tensors: Tensors) -> Result<Spec, 
                 }
                 Some(_) => {}
             }
-            Mechanism::DiffTransformerV2
+            Mechanism::DiffTransformerV2 {
+                lambda: raw.lambda.map(|l| finite("lambda", l)).transpose()?,
+            }
         }
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: finite("tau", required("tau", raw.tau)?)?,
@@ -784,11 +795,18 @@ fn validate<L: RowLimit>(raw: RawSpec<L>, mut tensors: Tensors) -> Result<Spec, 
                     None => RMS_NORM_EPS,
                     Some(eps) => positive_finite("subln_eps", eps)?,
                 },
+                lambda: raw.lambda.map(|l| finite("lambda", l)).transpose()?,
             };
             params.check(shape.head_dim)?;
             Mechanism::DiffTransformer(params)
         }
     };
+    if raw.lambda.is_some() && kind.query_heads_per_head() != 2 {
+        return Err(SpecError::new(
+            "lambda",
+            "only diff_transformer and diff_transformer_v2 subtract with a λ",
+        ));
+    }
     if kind != MechanismKind::DiffTransformer && weights.layout.pairing != Pairing::Adjacent {
         return Err(SpecError::new(
             "pairing",

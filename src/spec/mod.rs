@@ -12,7 +12,8 @@ mod output;
 mod read;
 
 pub use input::{
-    parse_page_spec, parse_spec, parse_spec_bytes, parse_spec_reader, Meta, Spec, SpecError,
+    parse_page_spec, parse_page_spec_bytes, parse_spec, parse_spec_bytes, parse_spec_reader, Meta,
+    Spec, SpecError, PAGE_MAX_STAGE_CELLS,
 };
 pub use output::{
     spec_json, stage_maps, stages_json, write_stages, GateJson, HeadStagesJson, SpecJson,

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::input::Spec;
 use super::SpecError;
-use crate::engine::{Mechanism, StageId, Stages};
+use crate::engine::{Frequencies, Mechanism, Pairing, Rope, StageId, Stages};
 use crate::names::name_of;
 
 /// The maps of one head. Which fields are present depends on the mechanism (DESIGN.md §6).
@@ -346,6 +346,43 @@ pub struct SpecJson {
     pub w_v: Vec<Vec<f32>>,
     /// `W_o`.
     pub w_o: Vec<Vec<f32>>,
+    /// `b_q` (a real layer's bias, DESIGN.md §7.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_q: Option<Vec<f32>>,
+    /// `b_k`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_k: Option<Vec<f32>>,
+    /// `b_v`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_v: Option<Vec<f32>>,
+    /// `b_o`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_o: Option<Vec<f32>>,
+    /// The head width, when the layer fixes it (§7.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_dim: Option<usize>,
+    /// Key/value heads (grouped-query attention, §7.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_heads: Option<usize>,
+    /// Rotary positions (§7.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rope: Option<RopeJson>,
+    /// The Differential Transformer's pairing, when not the official code's (§7.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<&'static str>,
+    /// V2's `W_λ` (§7.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub w_lambda: Option<Vec<Vec<f32>>>,
+    /// Both Differential Transformers: λ itself, in place of the learned one (the page's λ
+    /// slider).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f32>,
+    /// The model's name (§7.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The layer's index in the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<u64>,
     /// Shift-difference: the shift.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shift: Option<i64>,
@@ -402,8 +439,47 @@ pub struct SpecJson {
     pub stages: Option<StagesJson>,
 }
 
+/// Rotary positions as the spec writes them (DESIGN.md §7.2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RopeJson {
+    /// `"half"` or `"interleaved"`.
+    pub layout: &'static str,
+    /// The base θ, or
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theta: Option<f64>,
+    /// the frequencies themselves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inv_freq: Option<Vec<f64>>,
+    /// How many channels of each head rotate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotary_dim: Option<usize>,
+    /// The position of each token.
+    pub positions: Vec<u64>,
+    /// cos and sin are multiplied by it.
+    pub attention_scaling: f64,
+}
+
+impl RopeJson {
+    fn new(rope: &Rope) -> RopeJson {
+        let (theta, inv_freq) = match &rope.frequencies {
+            Frequencies::Theta(t) => (Some(*t), None),
+            Frequencies::Explicit(f) => (None, Some(f.clone())),
+        };
+        RopeJson {
+            layout: name_of(rope.layout),
+            theta,
+            inv_freq,
+            rotary_dim: rope.rotary_dim,
+            positions: rope.positions.clone(),
+            attention_scaling: rope.attention_scaling,
+        }
+    }
+}
+
 /// A spec as JSON, with `stages` when given.
 pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
+    let w = &spec.weights;
+    let vector = |b: &Option<ndarray::Array1<f32>>| b.as_ref().map(|b| b.to_vec());
     let mut out = SpecJson {
         mechanism: name_of(spec.mechanism.kind()),
         heads: spec.heads,
@@ -413,6 +489,18 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         w_k: matrix(&spec.weights.w_k),
         w_v: matrix(&spec.weights.w_v),
         w_o: matrix(&spec.weights.w_o),
+        b_q: vector(&w.biases.b_q),
+        b_k: vector(&w.biases.b_k),
+        b_v: vector(&w.biases.b_v),
+        b_o: vector(&w.biases.b_o),
+        head_dim: w.layout.head_dim,
+        kv_heads: w.layout.kv_heads,
+        rope: w.layout.rope.as_ref().map(RopeJson::new),
+        pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
+        w_lambda: w.w_lambda.as_ref().map(matrix),
+        lambda: None,
+        model: spec.meta.model.clone(),
+        layer: spec.meta.layer,
         shift: None,
         difference: None,
         renormalize: None,
@@ -454,13 +542,13 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
             out.lambda_init = p.lambda_init;
             out.subln_eps = (p.subln_eps != crate::engine::diff_transformer::RMS_NORM_EPS)
                 .then_some(p.subln_eps);
+            out.lambda = p.lambda;
         }
+        Mechanism::DiffTransformerV2 { lambda } => out.lambda = *lambda,
         Mechanism::Hierarchical { segment } => out.segment = Some(*segment),
         Mechanism::Cosine { tau } => out.tau = Some(*tau),
         Mechanism::Local { window } => out.window = Some(*window),
-        // V2's W_λ is part of the weights, which a page-drawn spec never has (the page
-        // refuses real layouts: `Spec::page_support`).
-        Mechanism::Standard | Mechanism::InputDiff | Mechanism::DiffTransformerV2 => {}
+        Mechanism::Standard | Mechanism::InputDiff => {}
     }
     out
 }

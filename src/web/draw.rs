@@ -72,10 +72,10 @@ impl Painter {
         canvas: &HtmlCanvasElement,
         map: ArrayView2<f32>,
         scale: &Scale,
-        mask: &CellMask,
+        mask: Option<&CellMask>,
     ) -> Result<(), JsError> {
         let layout = HeatmapLayout::cells_only(canvas.width(), canvas.height(), map.dim());
-        plot_rgba(map, scale, &layout, Some(mask), &mut self.rgba);
+        plot_rgba(map, scale, &layout, mask, &mut self.rgba);
         let ctx = context(canvas)?;
         ctx.clear_rect(
             0.0,

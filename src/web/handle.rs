@@ -12,7 +12,7 @@ use super::js::{
     choice, js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, LabelsJs, ModelJs,
     PredictionJs, RectJs, SettingsJs, SettingsPatchJs, TimingsJs, TokensJs, ViewJs, ViewportJs,
 };
-use crate::engine::{ScaleGroup, ScaleKind, StageId};
+use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
@@ -45,9 +45,9 @@ pub struct Explorer {
     shared_scale: bool,
     /// The part of the maps to draw (`set_viewport`), fitted to each map as it is drawn.
     viewport: Viewport,
-    /// The layouts of the last maps drawn by `render`, with the part of the map each shows,
-    /// for hit-testing and highlights.
-    layouts: Vec<(HeatmapLayout, Viewport)>,
+    /// The layouts of the last maps drawn by `render`, with the stage and the part of the map
+    /// each shows, for hit-testing and highlights.
+    layouts: Vec<(StageId, HeatmapLayout, Viewport)>,
     /// The layout of the last row view drawn by `render_row`.
     row_layout: Option<RowLayout>,
     painter: Painter,
@@ -59,11 +59,23 @@ impl Default for Explorer {
     }
 }
 
-/// What every map of one render shares: the key labels and the widest labels, measured once.
+/// What the maps of one render share: the row labels of the viewport and, per kind of column
+/// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
 struct SharedLabels {
     rows: Vec<String>,
-    keys: Vec<String>,
-    widths: LabelWidths,
+    by_columns: Vec<(Columns, Vec<String>, LabelWidths)>,
+}
+
+impl SharedLabels {
+    /// The column labels and label widths of `stage`'s map.
+    fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
+        let (_, labels, widths) = self
+            .by_columns
+            .iter()
+            .find(|(c, _, _)| *c == stage.columns())
+            .unwrap_or(&self.by_columns[0]);
+        (labels, widths)
+    }
 }
 
 #[wasm_bindgen]
@@ -114,6 +126,7 @@ impl Explorer {
             self.state.settings(),
             self.state.head(),
             self.state.gate_is_learned(),
+            self.state.lambda_is_learned(),
         ))
     }
 
@@ -181,7 +194,7 @@ impl Explorer {
         self.state.compute().map_err(js_error)?;
         let t1 = now_ms();
         let head = self.state.head();
-        let labels = self.shared_labels(self.shown_viewport());
+        let labels = self.shared_labels(&shown);
         let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
         let scales = self.scales(&drawn);
         self.layouts.clear();
@@ -212,7 +225,7 @@ impl Explorer {
             self.stage_shown(stage)?
         };
         let heads = self.state.settings().maps.heads;
-        let labels = self.shared_labels(self.shown_viewport());
+        let labels = self.shared_labels(&[stage]);
         let drawn: Vec<(StageId, usize)> =
             (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
         let scales = self.scales(&drawn);
@@ -229,18 +242,21 @@ impl Explorer {
     }
 
     /// The cell under a device-pixel position of the `index`-th canvas of the last render:
-    /// `[row, col]` of the whole map (also when a viewport is drawn), or `undefined` outside
-    /// the map.
+    /// `[row, key]` of the whole map (also when a viewport is drawn), or `undefined` outside
+    /// the map. A map whose columns are not keys answers with the key its column stands for
+    /// (a segment's first token; for V2's λ per head, the first key), so every map highlights
+    /// the same query and key.
     pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
-        let (layout, drawn) = self.layouts.get(index)?;
+        let (stage, layout, drawn) = self.layouts.get(index)?;
         let (row, col) = layout.cell_at(x_px, y_px)?;
-        Some(vec![(row + drawn.row) as u32, (col + drawn.col) as u32])
+        let key = self.state.key_of_column(*stage, col + drawn.col);
+        Some(vec![(row + drawn.row) as u32, key as u32])
     }
 
     /// The row (of the whole map) whose label is under a device-pixel position of the
     /// `index`-th canvas of the last render (left of the plot), or `undefined`.
     pub fn row_label_hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<usize> {
-        let (layout, drawn) = self.layouts.get(index)?;
+        let (_, layout, drawn) = self.layouts.get(index)?;
         Some(layout.row_label_at(x_px, y_px)? + drawn.row)
     }
 
@@ -296,8 +312,8 @@ impl Explorer {
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
-        let mask = self.cell_mask();
-        self.painter.draw_cells(&canvas, map, &scale, &mask)
+        let mask = self.cell_mask(stage);
+        self.painter.draw_cells(&canvas, map, &scale, mask.as_ref())
     }
 
     /// The largest and smallest allowed cells of the shown head's map of `stage`:
@@ -308,7 +324,7 @@ impl Explorer {
         let Some(e) = self.state.extremes(stage) else {
             return Ok(JsValue::UNDEFINED);
         };
-        let keys = self.state.key_labels();
+        let keys = self.state.column_labels(stage);
         let cell = |(row, col, value): (usize, usize, f32)| ExtremeJs {
             row,
             col,
@@ -322,11 +338,24 @@ impl Explorer {
         })
     }
 
-    /// The device-pixel rectangle of one cell in the `index`-th canvas of the last render:
-    /// `{ x, y, width, height }`, or `undefined`.
-    pub fn cell_rect(&self, index: usize, row: usize, col: usize) -> Result<JsValue, JsError> {
-        match self.layouts.get(index) {
-            Some((layout, drawn)) if drawn.contains(row, col) => {
+    /// The column labels of `stage`'s map: the key labels, or for a map whose columns are not
+    /// keys its own (a segment's tokens `1–4`, the heads `1`, `2`, …).
+    pub fn column_labels(&self, stage: &str) -> Result<Vec<String>, JsError> {
+        let stage = self.stage_shown(stage)?;
+        Ok(self.state.column_labels(stage))
+    }
+
+    /// The device-pixel rectangle of the cell of query `row` and key `key` (of the whole map)
+    /// in the `index`-th canvas of the last render (in a map whose columns are not keys, the
+    /// column the key falls in): `{ x, y, width, height }`, or `undefined` when the viewport
+    /// drawn does not show it.
+    pub fn cell_rect(&self, index: usize, row: usize, key: usize) -> Result<JsValue, JsError> {
+        let Some((stage, layout, drawn)) = self.layouts.get(index) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let col = self.state.column_of_key(*stage, key);
+        match (layout, drawn) {
+            (layout, drawn) if drawn.contains(row, col) => {
                 let r = layout.cell_rect(row - drawn.row, col - drawn.col);
                 to_js(&RectJs {
                     x: r.x,
@@ -372,12 +401,25 @@ impl Explorer {
     /// `Error` whose message names the field at fault.
     pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
         self.state.load_spec(json).map_err(js_error)?;
-        let tokens = self.state.labels();
-        to_js(&TokensJs {
-            tokens,
-            total: tokens.len(),
-            truncated: false,
-        })
+        self.spec_tokens()
+    }
+
+    /// Draws a spec file's bytes: JSON, or the binary form (a `.safetensors` file, DESIGN.md
+    /// §7.8), as `diffattn stages` reads them. Returns `{ tokens, total, truncated }`; throws
+    /// an `Error` whose message names the field at fault, or says why the page cannot draw it
+    /// (too many tokens or cells); then the page stays as it was.
+    pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        self.state.load_spec_bytes(bytes).map_err(js_error)?;
+        self.spec_tokens()
+    }
+
+    /// Back to the learned λ of the Differential Transformers (the trained model's or the
+    /// loaded layer's; V2's λ per token and head) after the λ slider moved; recomputes only
+    /// `A1 − λ·A2` at the next render. Returns `settings()`.
+    pub fn reset_lambda(&mut self) -> Result<JsValue, JsError> {
+        self.state.reset_lambda();
+        self.state.compute().map_err(js_error)?;
+        self.settings()
     }
 
     /// Leaves a loaded spec and draws the last typed sentence again.
@@ -502,10 +544,10 @@ impl Explorer {
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let scale = Scale::for_values(stage.scale_kind(), map);
-        let shown = self.viewport.within(map.dim());
-        let labels = self.shared_labels(shown);
+        let shown = self.stage_viewport(stage, map.dim());
+        let labels = self.shared_labels(&[stage]);
         let theme = Theme::light();
-        let mut frame = self.frame(stage.label(), &labels, shown, &scale, &theme, 14.0);
+        let mut frame = self.frame(stage, stage.label(), &labels, shown, &scale, &theme, 14.0);
         frame.constant = constant_value(map);
         Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
     }
@@ -513,46 +555,47 @@ impl Explorer {
     /// Every stage of the shown head side by side as one SVG document (the viewport's part).
     pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
         self.state.compute().map_err(js_error)?;
-        let shown = self.shown_viewport();
-        let labels = self.shared_labels(shown);
+        let stages = self.state.stages();
+        let labels = self.shared_labels(&stages);
         let theme = Theme::light();
-        let maps = self
-            .state
-            .stages()
+        let maps = stages
             .into_iter()
             .map(|s| {
                 let map = self.state.map(s)?;
-                Some((s, map, Scale::for_values(s.scale_kind(), map)))
+                let shown = self.stage_viewport(s, map.dim());
+                Some((s, map, Scale::for_values(s.scale_kind(), map), shown))
             })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let panels: Vec<Panel> = maps
             .iter()
-            .map(|(s, map, scale)| Panel {
-                map: shown.within(map.dim()).slice(*map),
+            .map(|(s, map, scale, shown)| Panel {
+                map: shown.slice(*map),
                 frame: Frame {
                     constant: constant_value(*map),
-                    ..self.frame(s.label(), &labels, shown, scale, &theme, 14.0)
+                    ..self.frame(*s, s.label(), &labels, *shown, scale, &theme, 14.0)
                 },
             })
             .collect();
         Ok(panel_svg(&panels, 520, 520))
     }
 
-    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages }`.
+    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages }`
+        /// `{ projections, maps, shift_stages, lambda }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
+            lambda: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
             projections: r.projections,
             maps: r.maps,
             shift_stages: r.shift_stages,
+            lambda: r.lambda,
         })
     }
 
@@ -562,7 +605,7 @@ impl Explorer {
         let trained_with = self
             .state
             .trained_settings()
-            .map(|s| SettingsJs::new(&s, 0, true));
+            .map(|s| SettingsJs::new(&s, 0, true, true));
         to_js(&ModelJs {
             d_model: model.d_model(),
             trained: model.trained,
@@ -619,10 +662,21 @@ impl Explorer {
         }
     }
 
-    /// The cells the current mask forbids, drawn hatched.
-    fn cell_mask(&self) -> CellMask {
-        let (mask, key_offset) = self.state.mask();
-        CellMask::new(mask, key_offset)
+    /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
+    fn spec_tokens(&self) -> Result<JsValue, JsError> {
+        let tokens = self.state.labels();
+        to_js(&TokensJs {
+            tokens,
+            total: tokens.len(),
+            truncated: false,
+        })
+    }
+
+    /// The cells the mask forbids in `stage`'s map, drawn hatched (none in a map whose
+    /// columns are not keys).
+    fn cell_mask(&self, stage: StageId) -> Option<CellMask> {
+        let (mask, key_offset) = self.state.stage_mask(stage)?;
+        Some(CellMask::new(mask, key_offset))
     }
 
     /// The rows and columns of the maps of the current input: one per token and one per key.
@@ -635,18 +689,65 @@ impl Explorer {
         self.viewport.within(self.shape())
     }
 
-    /// The labels of `shown` (rows and columns), measured once for every map of a render.
-    fn shared_labels(&self, shown: Viewport) -> SharedLabels {
-        let all_keys = self.state.key_labels();
-        let rows = Viewport::labels(shown.row_range(), self.state.labels()).to_vec();
-        let keys = Viewport::labels(shown.col_range(), &all_keys).to_vec();
-        let widths = LabelWidths::measure(&rows, &keys);
-        SharedLabels { rows, keys, widths }
+    /// The part of `stage`'s map (of `dim`) the viewport shows: its rows, and the viewport's
+    /// keys, or for a map over segments the segments those keys fall in, or for V2's λ table
+    /// every head.
+    fn stage_viewport(&self, stage: StageId, dim: (usize, usize)) -> Viewport {
+        let keys = self.shown_viewport();
+        let rows = self.viewport.within(dim);
+        match stage.columns() {
+            Columns::Keys => rows,
+            Columns::Segments if keys.cols > 0 => {
+                let first = self.state.column_of_key(stage, keys.col).min(dim.1);
+                let last = self
+                    .state
+                    .column_of_key(stage, keys.col + keys.cols - 1)
+                    .min(dim.1.saturating_sub(1));
+                Viewport {
+                    col: first,
+                    cols: (last + 1).saturating_sub(first),
+                    ..rows
+                }
+            }
+            Columns::Segments | Columns::Heads => Viewport {
+                col: 0,
+                cols: dim.1,
+                ..rows
+            },
+        }
     }
 
-    /// The frame of one map drawn from `shown`: its title, the labels, its scale, the mask.
+    /// The labels the viewport shows, measured once for every map of a render: the rows', and
+    /// the columns' of each kind of column among `stages` (keys, segments, heads).
+    fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
+        let shown = self.shown_viewport();
+        let rows = Viewport::labels(shown.row_range(), self.state.labels()).to_vec();
+        let mut by_columns = Vec::new();
+        let mut kinds: Vec<StageId> = Vec::new();
+        for &stage in stages {
+            if !kinds.iter().any(|k| k.columns() == stage.columns()) {
+                kinds.push(stage);
+            }
+        }
+        if kinds.is_empty() {
+            kinds.push(StageId::A);
+        }
+        for stage in kinds {
+            let all = self.state.column_labels(stage);
+            let cols = self.stage_viewport(stage, (self.state.len(), all.len()));
+            let labels = Viewport::labels(cols.col_range(), &all).to_vec();
+            let widths = LabelWidths::measure(&rows, &labels);
+            by_columns.push((stage.columns(), labels, widths));
+        }
+        SharedLabels { rows, by_columns }
+    }
+
+    /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the
+    /// mask.
+    #[allow(clippy::too_many_arguments)]
     fn frame<'a>(
         &'a self,
+        stage: StageId,
         title: &'a str,
         labels: &'a SharedLabels,
         shown: Viewport,
@@ -657,13 +758,13 @@ impl Explorer {
         Frame {
             title,
             row_labels: &labels.rows,
-            col_labels: &labels.keys,
+            col_labels: labels.of(stage).0,
             scale,
             theme,
             font_px,
-            mask: Some(CellMask {
+            mask: self.cell_mask(stage).map(|m| CellMask {
                 origin: (shown.row, shown.col),
-                ..self.cell_mask()
+                ..m
             }),
             masked_label: &self.masked_label,
             constant: None,
@@ -690,7 +791,7 @@ impl Explorer {
                     .filter_map(map)
                     .collect();
                 let kind = match stage.scale_group() {
-                    ScaleGroup::Attention => ScaleKind::Sequential,
+                    ScaleGroup::Attention | ScaleGroup::Lambda => ScaleKind::Sequential,
                     ScaleGroup::Difference => ScaleKind::Diverging,
                     ScaleGroup::Gate => ScaleKind::Unit,
                 };
@@ -700,7 +801,7 @@ impl Explorer {
     }
 
     /// Draws the viewport of one head's map of one stage on a canvas with `scale` (the whole
-    /// map's); returns the layout and the part of the map drawn.
+    /// map's); returns the stage, the layout and the part of the map drawn.
     #[allow(clippy::too_many_arguments)]
     fn draw(
         &mut self,
@@ -711,23 +812,24 @@ impl Explorer {
         font_px: f32,
         labels: &SharedLabels,
         scale: Scale,
-    ) -> Result<(HeatmapLayout, Viewport), JsError> {
+    ) -> Result<(StageId, HeatmapLayout, Viewport), JsError> {
         let map = self
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
         let constant = constant_value(map);
-        let drawn = self.viewport.within(map.dim());
+        let drawn = self.stage_viewport(stage, map.dim());
+        let (col_labels, widths) = labels.of(stage);
         let frame = Frame {
             title,
             row_labels: &labels.rows,
-            col_labels: &labels.keys,
+            col_labels,
             scale: &scale,
             theme: &self.theme,
             font_px,
-            mask: Some(CellMask {
+            mask: self.cell_mask(stage).map(|m| CellMask {
                 origin: (drawn.row, drawn.col),
-                ..self.cell_mask()
+                ..m
             }),
             masked_label: &self.masked_label,
             constant,
@@ -735,8 +837,8 @@ impl Explorer {
         };
         let layout = self
             .painter
-            .draw(canvas, drawn.slice(map), &frame, &labels.widths)?;
-        Ok((layout, drawn))
+            .draw(canvas, drawn.slice(map), &frame, widths)?;
+        Ok((stage, layout, drawn))
     }
 }
 

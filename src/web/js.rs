@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::engine::shift_diff::{Difference, Renormalize};
-use crate::engine::{MechanismKind, StageId};
+use crate::engine::{Columns, MechanismKind, StageId};
 use crate::explorer::{self, CellInfo, Settings, SettingsPatch};
 use crate::names::{self, name_of, Named};
 
@@ -32,9 +32,11 @@ pub(super) fn choice<T: Named>(field: &str, value: &str) -> Result<T, JsError> {
 }
 
 /// Every control: `{ mechanism, heads, head, causal, shift, difference, fill, renormalize,
-/// alpha, beta, gamma, tau, window, gate_learned }`. `head` counts from 1, as the page shows
-/// it. `gate_learned` says the gate comes from the trained model or the loaded spec (one
-/// `alpha, beta, gamma` per head; the three values here are their means), not the sliders.
+/// alpha, beta, gamma, tau, window, segment, lambda, gate_learned, lambda_learned }`. `head`
+/// counts from 1, as the page shows it. `gate_learned` says the gate comes from the trained
+/// model or the loaded spec (one `alpha, beta, gamma` per head; the three values here are
+/// their means), not the sliders; `lambda_learned` likewise for λ (V2: `lambda` is the mean
+/// of its λ per token and head).
 #[derive(Serialize)]
 pub(super) struct SettingsJs {
     mechanism: &'static str,
@@ -50,11 +52,19 @@ pub(super) struct SettingsJs {
     gamma: f32,
     tau: f32,
     window: usize,
+    segment: usize,
+    lambda: f32,
     gate_learned: bool,
+    lambda_learned: bool,
 }
 
 impl SettingsJs {
-    pub(super) fn new(s: &Settings, head: usize, gate_learned: bool) -> SettingsJs {
+    pub(super) fn new(
+        s: &Settings,
+        head: usize,
+        gate_learned: bool,
+        lambda_learned: bool,
+    ) -> SettingsJs {
         SettingsJs {
             mechanism: name_of(s.maps.mechanism),
             heads: s.maps.heads,
@@ -69,13 +79,16 @@ impl SettingsJs {
             gamma: s.shift.gamma,
             tau: s.maps.tau,
             window: s.maps.window,
+            segment: s.maps.segment,
+            lambda: s.shift.lambda,
             gate_learned,
+            lambda_learned,
         }
     }
 }
 
 /// The fields of `SettingsPatchJs`, for the check of unknown keys (a test keeps the two in step).
-pub(super) const SETTING_NAMES: [&str; 13] = [
+pub(super) const SETTING_NAMES: [&str; 15] = [
     "mechanism",
     "heads",
     "head",
@@ -89,6 +102,8 @@ pub(super) const SETTING_NAMES: [&str; 13] = [
     "gamma",
     "tau",
     "window",
+    "segment",
+    "lambda",
 ];
 
 /// What `Explorer.update` takes: any of the controls of `SettingsJs` (but `gate_learned`),
@@ -109,6 +124,8 @@ pub(super) struct SettingsPatchJs {
     pub gamma: Option<f32>,
     pub tau: Option<f32>,
     pub window: Option<usize>,
+    pub segment: Option<usize>,
+    pub lambda: Option<f32>,
 }
 
 impl SettingsPatchJs {
@@ -163,6 +180,8 @@ impl SettingsPatchJs {
             gamma: raw.gamma,
             tau: raw.tau,
             window: raw.window,
+            segment: raw.segment,
+            lambda: raw.lambda,
         })
     }
 }
@@ -185,14 +204,16 @@ fn type_error(value: &JsValue, message: &str) -> String {
     format!("settings: {message}")
 }
 
-/// `{ id, label, formula, scale: "sequential" | "unit" | "diverging" }`: `id` is the stage's
-/// name (`"fused"`), `label` what a learner reads (`"A′"`).
+/// `{ id, label, formula, scale: "sequential" | "unit" | "diverging", columns: "keys" |
+/// "segments" | "heads" }`: `id` is the stage's name (`"fused"`), `label` what a learner reads
+/// (`"A′"`), `columns` what the map's columns are (V2's λ has one per head).
 #[derive(Serialize)]
 pub(super) struct StageJs {
     id: &'static str,
     label: &'static str,
     formula: &'static str,
     scale: &'static str,
+    columns: &'static str,
 }
 
 impl StageJs {
@@ -206,20 +227,32 @@ impl StageJs {
                 s.shift.renormalize == Renormalize::Softmax,
             ),
             scale: name_of(stage.scale_kind()),
+            columns: match stage.columns() {
+                Columns::Keys => "keys",
+                Columns::Segments => "segments",
+                Columns::Heads => "heads",
+            },
         }
     }
 }
 
 /// Everything the page draws and says, so that it never branches on the mechanism:
-/// `{ mechanism, stages: StageJs[], final_stage, parameters: string[], head_choices: number[],
-///    heads, head, head_width, d_model, tokens: number, keys: number, readout: string | null,
-///    moved_away: string[], gate_learned, spec, masked: boolean }`.
-/// `parameters` names the controls the mechanism takes (`"shift"`, `"difference"`, `"fill"`,
-/// `"renormalize"`, `"gate"`, `"tau"`, `"window"`); `moved_away` the controls whose values left
-/// the trained (or loaded) ones; `masked` whether some cell of the maps is masked.
+/// `{ mechanism, mechanism_choices: string[], stages: StageJs[], final_stage,
+///    parameters: string[], head_choices: number[], heads, head, head_width, d_model,
+///    tokens: number, keys: number, readout: string | null, moved_away: string[],
+///    gate_learned, lambda_learned, lambda_per_token, spec, layer: LayerJs | null,
+///    masked: boolean }`.
+/// `mechanism_choices` are the mechanisms that can draw what is shown (every one for the
+/// sentence; for a loaded layer those its weights fit); `parameters` names the controls the
+/// mechanism takes (`"shift"`, `"difference"`, `"fill"`, `"renormalize"`, `"gate"`, `"tau"`,
+/// `"window"`, `"segment"`, `"lambda"`); `moved_away` the controls whose values left the
+/// trained (or loaded) ones; `lambda_per_token` whether the learned λ is one per token and
+/// head (V2) rather than one per layer; `layer` what the loaded spec says about its layer; `masked`
+/// whether some cell of the maps is masked.
 #[derive(Serialize)]
 pub(super) struct ViewJs {
     pub mechanism: &'static str,
+    pub mechanism_choices: Vec<&'static str>,
     pub stages: Vec<StageJs>,
     pub final_stage: &'static str,
     pub parameters: Vec<&'static str>,
@@ -233,8 +266,53 @@ pub(super) struct ViewJs {
     pub readout: Option<String>,
     pub moved_away: Vec<&'static str>,
     pub gate_learned: bool,
+    pub lambda_learned: bool,
+    pub lambda_per_token: bool,
     pub spec: bool,
+    pub layer: Option<LayerJs>,
     pub masked: bool,
+}
+
+/// `{ model: string | null, layer: number | null, labelled, heads, kv_heads, head_dim,
+///    d_model, rope: { layout: "half" | "interleaved", theta: number | null } | null,
+///    biases: boolean }`: a loaded layer's name, index and head layout.
+#[derive(Serialize)]
+pub(super) struct LayerJs {
+    model: Option<String>,
+    layer: Option<u64>,
+    labelled: bool,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    d_model: usize,
+    rope: Option<RopeJs>,
+    biases: bool,
+}
+
+/// `{ layout, theta }`
+#[derive(Serialize)]
+struct RopeJs {
+    layout: &'static str,
+    theta: Option<f64>,
+}
+
+impl From<explorer::LayerInfo> for LayerJs {
+    fn from(info: explorer::LayerInfo) -> LayerJs {
+        LayerJs {
+            model: info.model,
+            layer: info.layer,
+            labelled: info.labelled,
+            heads: info.heads,
+            kv_heads: info.kv_heads,
+            head_dim: info.head_dim,
+            d_model: info.d_model,
+            rope: info.rope.map(|(layout, theta)| RopeJs {
+                layout: name_of(layout),
+                theta,
+            }),
+            biases: info.biases,
+        }
+    }
 }
 
 impl ViewJs {
@@ -245,6 +323,7 @@ impl ViewJs {
         let (rows, keys) = (state.len(), state.key_count());
         ViewJs {
             mechanism: name_of(kind),
+            mechanism_choices: state.mechanism_choices().into_iter().map(name_of).collect(),
             stages: state
                 .stages()
                 .into_iter()
@@ -262,7 +341,10 @@ impl ViewJs {
             readout: state.parameter_readout(),
             moved_away: state.moved_away(),
             gate_learned: state.gate_is_learned(),
+            lambda_learned: state.lambda_is_learned(),
+            lambda_per_token: kind.lambda_per_token(),
             spec: state.is_spec(),
+            layer: state.layer_info().map(LayerJs::from),
             masked: (0..rows).any(|i| mask.allowed_keys(i, offset, keys) != (0..keys)),
         }
     }

@@ -49,7 +49,7 @@ pub fn version() -> String {
 /// The default settings (see `SettingsJs`), the one set the page starts from.
 #[wasm_bindgen]
 pub fn defaults() -> Result<JsValue, JsError> {
-    to_js(&SettingsJs::new(&Settings::default(), 0, false))
+    to_js(&SettingsJs::new(&Settings::default(), 0, false, true))
 }
 
 /// Every mechanism of the registry, in the page's order: `[{ name, stages, parameters,
@@ -81,7 +81,6 @@ pub fn names() -> Result<JsValue, JsError> {
         parameters: Vec<&'static str>,
     }
     to_js(&NamesJs {
-        // The page's mechanisms; the stages format has two more the page cannot draw yet.
         mechanisms: MechanismKind::ALL.map(MechanismKind::key).to_vec(),
         differences: of::<Difference>(),
         fills: of::<ShiftFill>(),

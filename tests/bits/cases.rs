@@ -130,6 +130,7 @@ fn mechanisms(heads: usize, d: usize) -> Vec<Mechanism> {
             subln: seeded_normal_vec(2 * d_h, 14, 1.0),
             lambda_init: None,
             subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+            lambda: None,
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

@@ -17,7 +17,7 @@ import { CONTROL_NAMES } from '../../www/explorer/controls.js';
 
 /** The engine's names (what `names()` of the wasm module returns), for the pure functions. */
 const NAMES = {
-  mechanisms: ['shift_diff', 'standard', 'diff_transformer', 'input_diff', 'cosine', 'local'],
+  mechanisms: ['shift_diff', 'standard', 'diff_transformer', 'input_diff', 'cosine', 'local', 'diff_transformer_v2', 'hierarchical'],
   differences: ['single', 'symmetric'],
   fills: ['circular', 'zero'],
   renormalizations: ['none', 'softmax'],
@@ -51,7 +51,10 @@ test('i18n: every key the page uses is in the dictionary', async () => {
   for (const [prefix, list] of [['diff', NAMES.differences], ['fill', NAMES.fills], ['renorm', NAMES.renormalizations]]) {
     for (const v of list) assert.ok(`${prefix}_${v}` in STRINGS.en, `${prefix}_${v}`);
   }
-  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window']) assert.ok(`moved_${p}` in STRINGS.en, p);
+  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window', 'segment', 'lambda']) assert.ok(`moved_${p}` in STRINGS.en, p);
+  for (const source of ['trained', 'captured', 'seeded']) {
+    for (const key of [`lambda_learned_${source}`, `lambda_learned_token_${source}`, `lambda_back_${source}`]) assert.ok(key in STRINGS.en, key);
+  }
   for (const lang of LANGUAGES) assert.ok(`preset_group_${lang}` in STRINGS.en);
 });
 
@@ -100,6 +103,8 @@ test('address: an empty address names nothing; every key round-trips', () => {
     gamma: 4,
     tau: 12.5,
     window: 5,
+    segment: 3,
+    lambda: -0.25,
     all_heads: true,
     weights: 'untrained',
     lang: 'zh',
@@ -126,6 +131,10 @@ test('address: malformed values are left out, numbers snap into range', () => {
   assert.equal(snap(0.1 + 0.2, RANGES.alpha), 0.3);
   assert.equal(parseValue('lang', 'zh-Hans', NAMES), 'zh');
   assert.equal(parseValue('causal', '', NAMES), true, 'a bare attribute means true');
+  const real = decodeAddress('?segment=0&lambda=9&mechanism=hierarchical', NAMES).state;
+  assert.deepEqual(real, { segment: RANGES.segment.min, lambda: RANGES.lambda.max, mechanism: 'hierarchical' });
+  assert.equal(parseValue('lambda', '0.123456', NAMES), 0.12, 'λ snaps to the slider’s step');
+  assert.equal(parseValue('lambda', 'λ', NAMES), undefined);
 });
 
 test('state: k mod L, the nearest head count, and the patch of what changed', () => {
@@ -294,6 +303,15 @@ test('format: Diff Transformer and single-map cells', () => {
   assert.match(dt[0].map((s) => s.text).join(''), /^\(A1 − λ·A2\)ᵢⱼ = 0\.5000 − 0\.8000 × 0\.2500 = 0\.3000$/);
   const single = cellLines({ values: { a: 0.125 } }, {});
   assert.equal(single[0].map((s) => s.text).join(''), 'Aᵢⱼ = 0.1250');
+  // A map over segments (the view's `columns`) spreads a segment's weight over its tokens: key 5
+  // of 7 tokens in segments of 3 is in the last, one-token segment.
+  const columns = { local: 'keys', segments: 'segments', a: 'keys' };
+  const spread = cellLines({ values: { local: 0, segments: 0.3, a: 0.3 } }, { columns, segment: 3, tokens: 7, col: 6 });
+  assert.equal(spread[0].map((s) => s.text).join(''), 'Aᵢⱼ = localᵢⱼ + segmentsᵢⱼ / |segment of j| = 0.0000 + 0.3000 / 1 = 0.3000');
+  const inner = cellLines({ values: { local: 0, segments: 0.3, a: 0.1 } }, { columns, segment: 3, tokens: 7, col: 4 });
+  assert.match(inner[0].map((s) => s.text).join(''), /0\.3000 \/ 3 = 0\.1000$/);
+  // Without the view's columns, one line per map.
+  assert.equal(cellLines({ values: { local: 0, segments: 0.3, a: 0.1 } }, {}).length, 3);
 });
 
 test('format: invisible characters in tokens are shown', () => {
@@ -313,7 +331,7 @@ const stageName = (n) => STAGES[n];
 
 test('attributes: every state key, gate, maps, controls and src; one name each', () => {
   assert.deepEqual(ATTRIBUTES.slice(-4), ['gate', 'maps', 'controls', 'src']);
-  for (const key of ['text', 'mechanism', 'heads', 'head', 'shift', 'causal', 'difference', 'fill', 'renormalize', 'alpha', 'beta', 'gamma', 'tau', 'window', 'weights', 'lang', 'theme', 'all_heads']) {
+  for (const key of ['text', 'mechanism', 'heads', 'head', 'shift', 'causal', 'difference', 'fill', 'renormalize', 'alpha', 'beta', 'gamma', 'tau', 'window', 'segment', 'lambda', 'weights', 'lang', 'theme', 'all_heads']) {
     assert.ok(ATTRIBUTES.includes(key), key);
   }
   assert.ok(Object.isFrozen(ATTRIBUTES));
@@ -445,18 +463,29 @@ test('busy: a render is predicted from the last one by its cells, tokens² × he
   assert.equal(predictMs({ cells: 0, ms: 5 }, 2048, 8), null);
 });
 
-test('spec files: UTF-8 text is read (a byte-order mark dropped); binary, other encodings and oversized files are refused by reason', async () => {
-  const { readSpecFile, MAX_SPEC_BYTES } = await import('../../www/explorer/files.js');
-  assert.equal(await readSpecFile(new Blob(['{"heads": 1, "tokens": ["été", "猫"]}'])), '{"heads": 1, "tokens": ["été", "猫"]}');
-  assert.equal(await readSpecFile(new Blob([new Uint8Array([0xef, 0xbb, 0xbf]), '{}'])), '{}');
+test('spec files: UTF-8 text and the binary form are read as bytes; binary garbage, other encodings and oversized files are refused by reason', async () => {
+  const { readSpecFile, looksLikeSafetensors, MAX_SPEC_BYTES, MAX_BINARY_SPEC_BYTES } = await import('../../www/explorer/files.js');
+  const text = async (blob) => new TextDecoder().decode(await readSpecFile(blob));
+  assert.equal(await text(new Blob(['{"heads": 1, "tokens": ["été", "猫"]}'])), '{"heads": 1, "tokens": ["été", "猫"]}');
+  // A byte-order mark is kept for the engine, which skips it as the CLI does.
+  assert.deepEqual([...(await readSpecFile(new Blob([new Uint8Array([0xef, 0xbb, 0xbf]), '{}'])))], [0xef, 0xbb, 0xbf, 0x7b, 0x7d]);
   const reason = (blob) => readSpecFile(blob).then(() => 'read', (err) => err.reason);
   // Binary garbage, Latin-1 text ("é" as one byte), a lone UTF-16 byte-order mark.
   assert.equal(await reason(new Blob([new Uint8Array([0x00, 0xff, 0xfe, 0x80, 0x7b])])), 'not_text');
   assert.equal(await reason(new Blob([new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x7d])])), 'not_text');
   assert.equal(await reason(new Blob([new Uint8Array([0xff, 0xfe, 0x7b, 0x00])])), 'not_text');
-  // Over the limit: refused from its size alone, before a byte is read.
+  // The binary form: an 8-byte header length that fits, then `{`; its tensors are not text.
+  const header = new TextEncoder().encode('{"x":{}}');
+  const safetensors = new Uint8Array([header.length, 0, 0, 0, 0, 0, 0, 0, ...header, 0xff, 0x80]);
+  assert.equal(looksLikeSafetensors(safetensors), true);
+  assert.equal(await reason(new Blob([safetensors])), 'read');
+  assert.equal(looksLikeSafetensors(new Uint8Array([200, 0, 0, 0, 0, 0, 0, 0, 0x7b, 0x7d])), false, 'a header longer than the file');
+  // Over the limit: refused from its size alone, before a byte is read; .safetensors files may be larger.
   const huge = { size: MAX_SPEC_BYTES + 1, arrayBuffer: () => assert.fail('read a file over the limit') };
   assert.equal(await reason(huge), 'too_large');
+  assert.equal(await reason({ ...huge, name: 'layer.safetensors', size: MAX_BINARY_SPEC_BYTES + 1 }), 'too_large');
+  const big = { name: 'layer.safetensors', size: MAX_SPEC_BYTES + 1, arrayBuffer: () => Promise.reject(new Error('gone')) };
+  assert.equal(await reason(big), 'unreadable', 'a 64 MB binary spec is read');
   const broken = { size: 10, arrayBuffer: () => Promise.reject(new Error('gone')) };
   assert.equal(await reason(broken), 'unreadable');
 });

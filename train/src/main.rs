@@ -44,7 +44,8 @@ OPTIONS
     --workers N      training threads (default 2)
     --epochs N       passes over the training data (default 6)
 
-Mechanisms: standard, shift_diff, diff_transformer, input_diff, cosine, local.
+Mechanisms: standard, shift_diff, diff_transformer, input_diff, cosine, local,
+diff_transformer_v2, hierarchical.
 ";
 
 /// glibc's `mallopt`: candle allocates fresh tensors for every operation, and with glibc's

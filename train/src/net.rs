@@ -35,6 +35,8 @@ pub struct Config {
     pub window: usize,
     /// The Differential Transformer's layer depth (0: one layer).
     pub depth: u32,
+    /// Hierarchical attention's segment size.
+    pub segment: usize,
     /// How the output is pooled.
     pub pooling: Pooling,
     /// Whether a BiLSTM encoder (hidden d/2 per direction) sits before the attention layer:
@@ -45,7 +47,9 @@ pub struct Config {
 
 impl Config {
     /// The settings every shipped model uses: `d = 32`, four heads of 8 channels (two diff
-    /// heads of 2 × 8 for the Differential Transformer), shift 1, radius 3, mean-and-max pooling.
+    /// heads of 2 × 8 for the Differential Transformer; for V2 four heads, each two query heads
+    /// of 8 sharing one key/value head, so `W_q` is 64 × 32), shift 1, radius 3, segments of 4
+    /// tokens, mean-and-max pooling.
     pub fn new(mechanism: MechanismKind, vocab: usize) -> Config {
         Config {
             mechanism,
@@ -59,6 +63,7 @@ impl Config {
             shift: 1,
             window: 3,
             depth: 0,
+            segment: 4,
             pooling: Pooling::MeanMax,
             bilstm: mechanism == MechanismKind::InputDiff,
         }
@@ -87,6 +92,8 @@ pub struct Net {
     gate: Option<[Var; 3]>,
     lambdas: Option<[Var; 4]>,
     subln: Option<Var>,
+    /// V2's `W_λ`, `(heads, d)`.
+    w_lambda: Option<Var>,
     tau: Option<Var>,
     lstm: Option<[LstmVars; 2]>,
     positions: Tensor,
@@ -148,8 +155,14 @@ impl Net {
             }
         }
         let embedding = var_from(&table, &device)?;
+        // V2 has two query heads per head: W_q is 2d x d.
+        let q_rows = if config.mechanism == MechanismKind::DiffTransformerV2 {
+            2 * d
+        } else {
+            d
+        };
         let (w_q, w_k, w_v, w_o) = (
-            draw(d, d, w)?,
+            draw(q_rows, d, w)?,
             draw(d, d, w)?,
             draw(d, d, w)?,
             draw(d, d, w)?,
@@ -199,6 +212,11 @@ impl Net {
         } else {
             None
         };
+        let w_lambda = if config.mechanism == MechanismKind::DiffTransformerV2 {
+            Some(draw(h, d, w)?)
+        } else {
+            None
+        };
         Ok(Net {
             positions: positions(d, &device)?,
             embedding,
@@ -211,6 +229,7 @@ impl Net {
             gate,
             lambdas: net_lambdas,
             subln,
+            w_lambda,
             tau,
             lstm,
             config,
@@ -232,6 +251,7 @@ impl Net {
         v.extend(self.gate.iter().flatten().cloned());
         v.extend(self.lambdas.iter().flatten().cloned());
         v.extend(self.subln.iter().cloned());
+        v.extend(self.w_lambda.iter().cloned());
         v.extend(self.tau.iter().cloned());
         for dir in self.lstm.iter().flatten() {
             v.extend([
@@ -302,13 +322,14 @@ impl Net {
         let h = self.config.heads;
         let linear = |t: &Tensor, w: &Var| -> Result<Tensor> {
             let (b, n, _) = t.dims3()?;
+            let out = w.as_tensor().dim(0)?;
             t.reshape((b * n, d))?
                 .matmul(&w.as_tensor().t()?)?
-                .reshape((b, n, d))
+                .reshape((b, n, out))
         };
         let split = |t: &Tensor, heads: usize| -> Result<Tensor> {
-            let (b, n, _) = t.dims3()?;
-            t.reshape((b, n, heads, d / heads))?
+            let (b, n, width) = t.dims3()?;
+            t.reshape((b, n, heads, width / heads))?
                 .transpose(1, 2)?
                 .contiguous()
         };
@@ -351,6 +372,74 @@ impl Net {
                 let subln = self.subln.as_ref().expect("diff_transformer subln");
                 let o = (o.broadcast_div(&rms)?.broadcast_mul(subln.as_tensor())? * (1.0 - init))?;
                 Ok((Some(diff), merge(&o)?))
+            }
+            MechanismKind::DiffTransformerV2 => {
+                // Query heads 2h and 2h+1 (width d/H) share key/value head h (DESIGN.md §7.5).
+                let q = split(&linear(x, &self.w_q)?, 2 * h)?;
+                let k = split(&linear(x, &self.w_k)?, h)?;
+                let v = split(&linear(x, &self.w_v)?, h)?;
+                let d_h = d / h;
+                let q = q.reshape((b, h, 2, l, d_h))?;
+                let q1 = q.narrow(2, 0, 1)?.squeeze(2)?.contiguous()?;
+                let q2 = q.narrow(2, 1, 1)?.squeeze(2)?.contiguous()?;
+                let a1 = softmax(&scaled_scores(&q1, &k)?, D::Minus1)?;
+                let a2 = softmax(&scaled_scores(&q2, &k)?, D::Minus1)?;
+                let w_lambda = self
+                    .w_lambda
+                    .as_ref()
+                    .expect("diff_transformer_v2 w_lambda");
+                // λ[i, h] = σ(x_i · W_λ[h]), as (b, H, l, 1).
+                let lambda = sigmoid(&linear(x, w_lambda)?)?
+                    .transpose(1, 2)?
+                    .contiguous()?
+                    .unsqueeze(3)?;
+                let diff = (a1 - a2.broadcast_mul(&lambda)?)?;
+                let out = merge(&diff.matmul(&v)?)?;
+                Ok((Some(diff), out))
+            }
+            MechanismKind::Hierarchical => {
+                let q = split(&linear(x, &self.w_q)?, h)?;
+                let k = split(&linear(x, &self.w_k)?, h)?;
+                let v = split(&linear(x, &self.w_v)?, h)?;
+                let s = self.config.segment.max(1);
+                let n = l.div_ceil(s);
+                let of = |i: usize| i / s;
+                let size = |m: usize| ((m + 1) * s).min(l) - m * s;
+                // spread[m, j] = 1/|m| for the tokens j of segment m: K̄ = spread·K, and the
+                // token map is local + segments·spread (DESIGN.md §7.6).
+                let spread: Vec<f32> = (0..n * l)
+                    .map(|c| {
+                        let (m, j) = (c / l, c % l);
+                        if of(j) == m {
+                            1.0 / size(m) as f32
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+                let spread = Tensor::from_vec(spread, (n, l), &self.device)?;
+                let means = spread.broadcast_matmul(&k)?;
+                let excluded = |allowed: bool| if allowed { 0.0f32 } else { -1e30 };
+                let token_mask: Vec<f32> = (0..l * l)
+                    .map(|c| excluded(of(c / l) == of(c % l)))
+                    .collect();
+                let summary_mask: Vec<f32> =
+                    (0..l * n).map(|c| excluded(of(c / n) != c % n)).collect();
+                let token_mask = Tensor::from_vec(token_mask, (l, l), &self.device)?;
+                let summary_mask = Tensor::from_vec(summary_mask, (l, n), &self.device)?;
+                let scores = Tensor::cat(
+                    &[
+                        scaled_scores(&q, &k)?.broadcast_add(&token_mask)?,
+                        scaled_scores(&q, &means)?.broadcast_add(&summary_mask)?,
+                    ],
+                    3,
+                )?;
+                let p = softmax(&scores, D::Minus1)?;
+                let local = p.narrow(3, 0, l)?;
+                let segments = p.narrow(3, l, n)?.contiguous()?;
+                let a = (local + segments.broadcast_matmul(&spread)?)?;
+                let out = merge(&a.matmul(&v)?)?;
+                Ok((Some(a), out))
             }
             kind => {
                 let q = split(&linear(x, &self.w_q)?, h)?;
@@ -405,12 +494,24 @@ impl Net {
 
     /// The engine's model with these parameters.
     pub fn to_model(&self, info: serde_json::Value, vocab: &[String]) -> Result<Model> {
-        let weights = Weights::new(
+        let (w_q, w_k, w_v, w_o) = (
             to_array(self.w_q.as_tensor())?,
             to_array(self.w_k.as_tensor())?,
             to_array(self.w_v.as_tensor())?,
             to_array(self.w_o.as_tensor())?,
-        )
+        );
+        let weights = match &self.w_lambda {
+            Some(w_lambda) => Weights::real(
+                w_q,
+                w_k,
+                w_v,
+                w_o,
+                Default::default(),
+                Some(to_array(w_lambda.as_tensor())?),
+                Default::default(),
+            ),
+            None => Weights::new(w_q, w_k, w_v, w_o),
+        }
         .map_err(candle_core::Error::wrap)?;
         let h = self.config.heads;
         let mechanism = match self.config.mechanism {
@@ -436,12 +537,10 @@ impl Net {
                     },
                 })
             }
-            MechanismKind::DiffTransformerV2 | MechanismKind::Hierarchical => {
-                return Err(candle_core::Error::Msg(format!(
-                    "the trainer does not train {}",
-                    self.config.mechanism.key()
-                )))
-            }
+            MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
+            MechanismKind::Hierarchical => Mechanism::Hierarchical {
+                segment: self.config.segment,
+            },
             MechanismKind::DiffTransformer => {
                 let [q1, k1, q2, k2] = self.lambdas.as_ref().expect("lambdas");
                 Mechanism::DiffTransformer(DiffTransformerParams {
@@ -453,6 +552,7 @@ impl Net {
                     subln: to_vec(self.subln.as_ref().expect("subln").as_tensor())?,
                     lambda_init: None,
                     subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
+                    lambda: None,
                 })
             }
         };
@@ -533,14 +633,19 @@ impl Net {
             }
             Mechanism::Cosine { tau: t } => tau = Some(v(&[*t])?),
             Mechanism::Local { window } => config.window = *window,
+            Mechanism::Hierarchical { segment } => config.segment = *segment,
+            Mechanism::DiffTransformerV2 { lambda: None } => {}
             Mechanism::Standard | Mechanism::InputDiff => {}
-            Mechanism::DiffTransformerV2 | Mechanism::Hierarchical { .. } => {
-                return Err(ModelError::Invalid(format!(
-                    "the trainer does not train {}",
-                    kind.key()
-                )))
+            Mechanism::DiffTransformerV2 { lambda: Some(_) } => {
+                return Err(ModelError::Invalid(
+                    "the trainer learns V2's λ; a fixed one is not trained".to_string(),
+                ))
             }
         }
+        let w_lambda = match &model.weights.w_lambda {
+            Some(w) => Some(m(w)?),
+            None => None,
+        };
         let lstm = match &t.encoder {
             Some(e) => {
                 let dir = |l: &LstmWeights| -> std::result::Result<LstmVars, ModelError> {
@@ -567,6 +672,7 @@ impl Net {
             gate,
             lambdas,
             subln,
+            w_lambda,
             tau,
             lstm,
             config,

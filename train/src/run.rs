@@ -234,7 +234,28 @@ pub fn train_command(o: &TrainOptions) -> Result<(), String> {
             }))
         },
     );
-    let models = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut models = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let path = o.out.join("manifest.json");
+    // Training some mechanisms (`--mechanisms v,w`) keeps the other models of the manifest
+    // already there; the list follows the registry's order.
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let old: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let trained: Vec<serde_json::Value> =
+            models.iter().map(|m| m["mechanism"].clone()).collect();
+        for m in old["models"].as_array().into_iter().flatten() {
+            if !trained.contains(&m["mechanism"]) {
+                models.push(m.clone());
+            }
+        }
+    }
+    let order = |m: &serde_json::Value| {
+        MechanismKind::ALL
+            .iter()
+            .position(|k| m["mechanism"] == k.key())
+            .unwrap_or(usize::MAX)
+    };
+    models.sort_by_key(order);
     let manifest = json!({
         "format_version": diffattn::model::FORMAT_VERSION,
         "default": "shift_diff",
@@ -243,7 +264,6 @@ pub fn train_command(o: &TrainOptions) -> Result<(), String> {
         "seed": o.seed,
         "models": models,
     });
-    let path = o.out.join("manifest.json");
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n";
     std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     log(format!(

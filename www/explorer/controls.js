@@ -1,7 +1,8 @@
 // The explorer's controls: filling the menus from the engine's names, showing the state in
 // every control, hiding what does not apply, and turning what a person does into calls of
 // `emit(kind, payload)` on the component (`'set'` with `{ key: value }`, `'text'`, `'preset'`,
-// `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'export'`, `'present'`).
+// `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'lambda_back'`, `'export'`,
+// `'present'`).
 
 import { setOptions } from './dom.js';
 import { fmt } from './format.js';
@@ -29,6 +30,8 @@ export const CONTROL_NAMES = Object.freeze([
   'gate',
   'tau',
   'window',
+  'segment',
+  'lambda',
   'export',
   'zoom',
   'readout',
@@ -37,6 +40,9 @@ export const CONTROL_NAMES = Object.freeze([
 
 /** The controls an embedded page (`embed=1`) shows unless it names its own. */
 export const EMBED_CONTROLS = Object.freeze(['text', 'heads', 'shift']);
+
+/** The sliders that set one state key each, to the number they show. */
+const SLIDERS = Object.freeze(['shift', 'alpha', 'beta', 'gamma', 'tau', 'window', 'segment', 'lambda']);
 
 /** The menus filled from the engine's names, with the i18n key prefix of their labels. */
 const MENUS = Object.freeze([
@@ -91,10 +97,13 @@ export class Controls {
     if (el.sentence.value !== state.text) el.sentence.value = state.text;
     if (!el.weights.disabled) el.weights.value = state.weights;
     el.mechanism.value = state.mechanism;
+    // A loaded layer runs only the mechanisms its weights fit (the engine's view says which).
+    const choices = view?.mechanism_choices;
+    for (const option of el.mechanism.options) option.disabled = !!choices && !choices.includes(option.value);
     el.causal.checked = state.causal;
     el.allHeads.checked = state.all_heads;
     el.sharedScale.checked = !!state.shared_scale;
-    for (const key of ['shift', 'alpha', 'beta', 'gamma', 'tau', 'window']) el[key].value = String(state[key]);
+    for (const key of SLIDERS) el[key].value = String(state[key]);
     for (const [id] of MENUS) el[id].value = state[id];
     this.#syncHeads(state, view);
     this.outputs(state, view);
@@ -112,6 +121,8 @@ export class Controls {
     el.gammaOut.textContent = fmt(state.gamma, 1);
     el.tauOut.textContent = fmt(state.tau, 1);
     el.windowOut.textContent = String(state.window);
+    el.segmentOut.textContent = String(state.segment);
+    el.lambdaOut.textContent = fmt(state.lambda, 2);
   }
 
   #syncHeads(state, view) {
@@ -121,8 +132,13 @@ export class Controls {
     el.heads.min = '0';
     el.heads.max = String(Math.max(0, choices.length - 1));
     el.heads.value = String(Math.max(0, choices.indexOf(state.heads)));
+    // A captured layer's weights fix its heads: the slider has one position and says so.
+    const fixed = choices.length === 1 && !!view?.spec;
+    el.heads.disabled = fixed;
     const width = view?.head_width;
-    el.headsOut.textContent = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
+    const shown = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
+    el.headsOut.textContent = fixed ? this.#t('heads_fixed', { shown }) : shown;
+    el.heads.title = fixed ? this.#t('heads_fixed_title') : '';
     el.heads.setAttribute('aria-valuetext', this.#t('heads_valuetext', { h: state.heads }));
     const options = [];
     for (let h = 1; h <= state.heads; h++) options.push({ value: String(h), label: this.#t('head_option', { n: h, total: state.heads }) });
@@ -170,9 +186,10 @@ export class Controls {
     });
     el.head.addEventListener('change', () => set({ head: Number(el.head.value) }));
     for (const [id] of MENUS) el[id].addEventListener('change', () => set({ [id]: el[id].value }));
-    for (const key of ['shift', 'alpha', 'beta', 'gamma', 'tau', 'window']) {
+    for (const key of SLIDERS) {
       el[key].addEventListener('input', () => set({ [key]: Number(el[key].value) }));
     }
+    el.lambdaBack.addEventListener('click', () => this.#emit('lambda_back'));
     el.specFile.addEventListener('change', () => {
       const file = el.specFile.files?.[0];
       el.specFile.value = '';

@@ -98,8 +98,8 @@ export function explorerElementClass(assets) {
     }
 
     /**
-     * Draws a stages spec (an object, or its JSON text) in place of the sentence; null goes back
-     * to the sentence.
+     * Draws a stages spec (an object, its JSON text, or a file's bytes: JSON or safetensors) in
+     * place of the sentence; null goes back to the sentence.
      */
     async loadSpec(spec, name = 'spec.json') {
       await this.ready;
@@ -107,7 +107,8 @@ export function explorerElementClass(assets) {
       const view = this.#view;
       if (!view) return;
       if (spec === null || spec === undefined) view.specs.leave({ restore: true });
-      else view.specs.load(typeof spec === 'string' ? spec : JSON.stringify(spec), name);
+      else if (typeof spec === 'string' || spec instanceof ArrayBuffer || ArrayBuffer.isView(spec)) view.specs.load(ArrayBuffer.isView(spec) ? new Uint8Array(spec.buffer, spec.byteOffset, spec.byteLength) : spec, name);
+      else view.specs.load(JSON.stringify(spec), name);
       await view.settled();
     }
 
@@ -185,17 +186,17 @@ export function explorerElementClass(assets) {
       }
       const url = new URL(src, document.baseURI);
       const name = decodeURIComponent(url.pathname.split('/').pop() || url.href);
-      let text;
+      let bytes;
       try {
         const res = await fetch(url);
         if (!res.ok) throw new Error(`HTTP ${res.status}`);
-        text = await res.text();
+        bytes = new Uint8Array(await res.arrayBuffer());
       } catch (err) {
         if (load === this.#srcLoad && view === this.#view) view.messages.show('spec', view.t('spec_error', { name, msg: messageOf(err) }));
         return;
       }
       if (load !== this.#srcLoad || view !== this.#view) return;
-      view.specs.load(text, name);
+      view.specs.load(bytes, name);
       await view.settled();
     }
 

@@ -30,7 +30,9 @@ const SUB = 'ᵢⱼ';
 
 /**
  * The lines of arithmetic for one cell. `cell` is `Explorer.cell()`'s value, `context`
- * `{ mechanism, renormalize, difference, lambda }` (lambda from the cell or `Explorer.lambda()`).
+ * `{ renormalize, lambda, columns, segment, tokens, col }` (lambda from the cell or
+ * `Explorer.lambda()`; `columns` each stage's columns from the engine's view, and segment,
+ * tokens and the key `col`, for a map over segments).
  * Each line is an array of `{ text, term? }`.
  */
 export function cellLines(cell, context) {
@@ -105,6 +107,24 @@ export function cellLines(cell, context) {
       ...operand('a2', v.a2),
       { text: ' = ' },
       { text: fmt(v.diff), term: 'diff' },
+    ]);
+    return lines;
+  }
+  // A map whose columns are segments (the engine's view says which) spreads each segment's
+  // weight over its tokens: A is the other map plus that share (hierarchical attention).
+  const columns = context.columns ?? {};
+  const spread = Object.keys(v).find((id) => columns[id] === 'segments');
+  const own = Object.keys(v).find((id) => id !== 'a' && id !== spread && columns[id] === 'keys');
+  if (has('a') && spread && own && context.segment > 0 && context.tokens > 0) {
+    const first = Math.floor(context.col / context.segment) * context.segment;
+    const size = Math.max(1, Math.min(context.segment, context.tokens - first));
+    lines.push([
+      { text: `A${SUB} = ${own}${SUB} + ${spread}${SUB} / |segment of j| = ` },
+      ...operand(own, v[own]),
+      { text: ' + ' },
+      ...operand(spread, v[spread]),
+      { text: ` / ${size} = ` },
+      { text: fmt(v.a), term: 'a' },
     ]);
     return lines;
   }

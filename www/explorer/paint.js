@@ -31,6 +31,7 @@ export function paintVisibility(v, controls, allowed) {
   v.el.gateSpecNote.hidden = !(gate && v.specs.active);
   v.el.gateLearnedNote.hidden = !(gate && !v.specs.active && v.loader.info?.trained);
   v.el.allHeadsStageField.hidden = v.el.allHeadsStageField.hidden || !v.state.all_heads;
+  paintLambda(v, parameters.includes('lambda'));
   // A loaded spec: the weights are the file's.
   const spec = !!v.specs.active;
   v.el.weights.disabled = spec;
@@ -40,6 +41,21 @@ export function paintVisibility(v, controls, allowed) {
     tab.setAttribute('aria-pressed', String(tab.dataset.view === v.state.view));
   }
   v.el.present.setAttribute('aria-pressed', String(!!v.state.present));
+}
+
+/**
+ * The λ slider's note and its way back: whose λ draws (the trained model's, the loaded
+ * layer's, the seeded one; one per layer, or one per token and head as the engine's view
+ * says), or the slider's once it moved.
+ */
+function paintLambda(v, shown) {
+  if (!shown || !v.view) return;
+  const source = v.specs.active ? 'captured' : v.loader.info?.trained ? 'trained' : 'seeded';
+  const learned = v.view.lambda_learned;
+  const perToken = v.view.lambda_per_token ? '_token' : '';
+  v.el.lambdaNote.textContent = learned ? v.t(`lambda_learned${perToken}_${source}`) : v.t(`lambda_yours${perToken}`);
+  v.el.lambdaBack.hidden = learned;
+  v.el.lambdaBack.textContent = v.t(`lambda_back_${source}`);
 }
 
 /** The maps' captions and accessible names: they name the stage and the head, in the language. */

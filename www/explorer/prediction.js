@@ -80,6 +80,9 @@ function paintTrainedWith(el, s, t, mechName) {
       if (p === 'shift') parts.push(`k = ${trainedWith.shift}`);
       if (p === 'tau') parts.push(`τ = ${fmt(trainedWith.tau, 1)}`);
       if (p === 'window') parts.push(`w = ${trainedWith.window}`);
+      if (p === 'segment') parts.push(`s = ${trainedWith.segment}`);
+      // One learned λ per layer is a number; V2's, one per token and head, is drawn as a map.
+      if (p === 'lambda' && !s.view.lambda_per_token) parts.push(`λ = ${fmt(trainedWith.lambda, 3)}`);
     }
   }
   parts.push(t(trainedWith.causal ? 'tw_causal' : 'tw_no_causal'));

@@ -1,16 +1,30 @@
-// Bring your own vectors and weights: a stages spec file, picked or dropped, drawn in place of
-// the sentence until the person goes back to it. The spec's settings become the controls'
-// (the engine says what they are); a broken file is a message naming the field at fault.
+// Bring your own vectors and weights: a stages spec file (JSON, or the binary safetensors form
+// that `diffattn.save` writes for large layers), picked or dropped, drawn in place of the
+// sentence until the person goes back to it. Reading shows a progress bar (a captured layer
+// can be tens of megabytes); the spec's settings become the controls' (the engine says what
+// they are); a broken file, or one the page cannot draw (too many tokens), is a message naming
+// the field at fault. A captured layer's name, index and head layout come from the engine's
+// `view().layer`.
 
-import { acceptDrops, readSpecFile } from './files.js';
+import { acceptDrops, MAX_BINARY_SPEC_BYTES, readSpecFile, specByteLimit } from './files.js';
 import { messageOf } from './messages.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
+import { fmt } from './format.js';
+
+/** Megabytes, to one decimal (64, 0.3). */
+const mb = (bytes) => String(Math.round((bytes / (1024 * 1024)) * 10) / 10);
+
+/** Lets the browser paint (the progress bar) before a long synchronous call. */
+const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 export class SpecFiles {
   #view;
   #undrop;
-  /** The spec drawn now: `{ name, tokens, savedState }`, or null. */
+  #reading = 0;
+  /** The spec drawn now: `{ name, tokens, savedState, layer }`, or null. */
   active = null;
+  /** Whether a file is being read or prepared (the progress bar shows). */
+  loading = false;
 
   /** `dropTarget` is where files may be dropped (the explorer, or the whole page). */
   constructor(view, dropTarget) {
@@ -18,38 +32,71 @@ export class SpecFiles {
     this.#undrop = acceptDrops(dropTarget, view.el.dropOverlay, (file) => this.open(file));
   }
 
-  /** Reads and draws a file. */
+  /** Reads and draws a file (JSON or safetensors), with a progress bar while it reads. */
   async open(file) {
     const view = this.#view;
-    let text;
-    try {
-      text = await readSpecFile(file);
-    } catch (err) {
-      const key = { too_large: 'spec_too_large', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
-      view.messages.show('spec', view.t(key, { name: file.name }));
+    const id = ++this.#reading;
+    view.messages.clear('spec');
+    if (file.size > specByteLimit(file.name)) {
+      view.messages.show('spec', view.t('spec_too_large_bytes', { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)), bin: mb(MAX_BINARY_SPEC_BYTES) }));
       return;
     }
-    this.load(text, file.name);
+    this.#progress(true, view.t('spec_reading', { name: file.name, mb: mb(file.size) }), 0);
+    let bytes;
+    try {
+      bytes = await readSpecFile(file, (loaded, total) => {
+        if (id === this.#reading) view.el.specProgress.value = total > 0 ? loaded / total : 1;
+      });
+    } catch (err) {
+      if (id !== this.#reading) return;
+      this.#progress(false);
+      const key = { too_large: 'spec_too_large_bytes', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
+      view.messages.show('spec', view.t(key, { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)), bin: mb(MAX_BINARY_SPEC_BYTES) }));
+      return;
+    }
+    if (id !== this.#reading) return;
+    // Parsing and the first maps run in the engine at once: the bar turns indeterminate.
+    this.#progress(true, view.t('spec_parsing', { name: file.name, n: mb(bytes.length) }), null);
+    await painted();
+    if (id !== this.#reading) return;
+    this.#progress(false);
+    this.load(bytes, file.name);
   }
 
-  /** Draws the spec `text` (from a file named `name`). */
-  load(text, name) {
+  /** Shows or hides the progress bar: `value` 0 to 1, or null for indeterminate. */
+  #progress(on, text = '', value = null) {
+    const el = this.#view.el;
+    this.loading = on;
+    el.specLoading.hidden = !on;
+    el.specLoadingText.textContent = text;
+    if (value === null) el.specProgress.removeAttribute('value');
+    else el.specProgress.value = value;
+  }
+
+  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name`. */
+  load(spec, name) {
     const view = this.#view;
     let info;
+    let layer = null;
     try {
-      info = view.engine.call((ex) => ex.load_spec(text));
+      info = view.engine.call((ex) => (typeof spec === 'string' ? ex.load_spec(spec) : ex.load_spec_bytes(spec instanceof Uint8Array ? spec : new Uint8Array(spec))));
+      layer = view.engine.call((ex) => ex.view()).layer ?? null;
     } catch (err) {
       if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
       else view.messages.show('spec', view.t('spec_error', { name, msg: messageOf(err) }));
       return;
     }
     view.messages.clearTransient();
+    view.messages.clear('spec');
     const savedState = this.active ? this.active.savedState : { ...view.state };
-    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState };
+    // A learned λ is the sentence's model's to give again, not a setting to restore.
+    if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
+    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer };
     view.adoptEngineSettings();
     view.state.all_heads = false;
     this.relabel();
     view.el.specBanner.hidden = false;
+    view.specChanged();
     view.changed({ notify: false });
   }
 
@@ -66,9 +113,14 @@ export class SpecFiles {
       view.report(err);
     }
     view.forgetText();
-    if (restore) Object.assign(view.state, saved, { lang: view.state.lang });
+    if (restore) {
+      const { lambda, ...rest } = saved;
+      Object.assign(view.state, rest, { lang: view.state.lang });
+      if (lambda !== undefined) view.set({ lambda });
+    }
     const info = view.loader.info;
     if (view.state.weights === 'trained' && info?.mechanism !== view.state.mechanism) view.loader.loadTrained(view.state.mechanism);
+    view.specChanged();
     view.changed({ notify: false });
   }
 
@@ -78,13 +130,36 @@ export class SpecFiles {
     Object.assign(this.#view.state, this.active.savedState, { lang: this.#view.state.lang });
     this.active = null;
     this.#view.el.specBanner.hidden = true;
+    this.#view.specChanged();
+  }
+
+  /** The loaded layer in words: `{ title, layout }` (title names the model and layer when the spec does). */
+  describe() {
+    const a = this.active;
+    if (!a) return null;
+    const t = (k, p) => this.#view.t(k, p);
+    const l = a.layer;
+    const n = a.tokens.length;
+    let title;
+    if (l?.model && l.layer !== null && l.layer !== undefined) title = t('spec_active_layer', { layer: t('spec_layer', { layer: l.layer, model: l.model }), name: a.name, n });
+    else if (l?.model) title = t('spec_active_layer', { layer: l.model, name: a.name, n });
+    else title = t(l?.labelled ? 'spec_active_labelled' : 'spec_active', { name: a.name, n });
+    const parts = [];
+    if (l) {
+      parts.push(t('spec_layout', { heads: l.heads, dh: l.head_dim, kv: l.kv_heads, d: l.d_model }));
+      if (l.rope) parts.push(l.rope.theta === null ? t('spec_rope_explicit', { layout: l.rope.layout }) : t('spec_rope', { layout: l.rope.layout, theta: fmt(l.rope.theta, 0) }));
+      if (l.biases) parts.push(t('spec_biases'));
+    }
+    return { title, layout: parts.join(' · ') };
   }
 
   /** Re-translates the banner. */
   relabel() {
-    if (!this.active) return;
-    const view = this.#view;
-    view.el.specBannerText.textContent = view.t('spec_active', { name: this.active.name, n: this.active.tokens.length });
+    const d = this.describe();
+    if (!d) return;
+    const el = this.#view.el;
+    el.specBannerText.textContent = d.title;
+    el.specLayout.textContent = d.layout;
   }
 
   /** Stops accepting drops. */

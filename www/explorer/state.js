@@ -25,6 +25,8 @@ export const STATE_KEYS = Object.freeze({
   gamma: 'range',
   tau: 'range',
   window: 'range',
+  segment: 'range',
+  lambda: 'range',
   all_heads: 'bool',
   all_heads_stage: 'stage',
   shared_scale: 'bool',
@@ -53,6 +55,8 @@ export const ENGINE_KEYS = Object.freeze([
   'gamma',
   'tau',
   'window',
+  'segment',
+  'lambda',
 ]);
 
 /** Slider ranges; the controls use the same numbers. */
@@ -63,6 +67,10 @@ export const RANGES = Object.freeze({
   gamma: { min: -10, max: 10, step: 0.1 },
   tau: { min: 0.1, max: 20, step: 0.1 },
   window: { min: 0, max: 32, step: 1 },
+  segment: { min: 1, max: 32, step: 1 },
+  // λ of both Differential Transformers: learned values lie in about 0.1 to 0.9 (V2's in
+  // (0, 1), a sigmoid); the slider reaches past them both ways to show what λ does.
+  lambda: { min: -1, max: 2, step: 0.01 },
 });
 
 /** Choices that are the page's own, not the engine's. */

@@ -133,6 +133,22 @@ const MARKUP = `
           </div>
           <input type="range" id="window" min="0" max="32" step="1" value="2">
         </div>
+        <div class="field" data-control="segment" data-parameter="segment">
+          <div class="field-head">
+            <label for="segment" data-i18n="segment_label">Segment size s (tokens)</label>
+            <output id="segment-out" for="segment"></output>
+          </div>
+          <input type="range" id="segment" min="1" max="32" step="1" value="4">
+        </div>
+        <div class="field" data-control="lambda" data-parameter="lambda">
+          <div class="field-head">
+            <label for="lambda" data-i18n="lambda_label">λ, weight on A2</label>
+            <output id="lambda-out" for="lambda"></output>
+          </div>
+          <input type="range" id="lambda" min="-1" max="2" step="0.01" value="0.5">
+          <p id="lambda-note" class="hint"></p>
+          <button type="button" id="lambda-back" class="button quiet" hidden></button>
+        </div>
       </fieldset>
 
       <fieldset class="group group-view">
@@ -151,7 +167,7 @@ const MARKUP = `
         </div>
         <div class="field" data-control="spec">
           <label class="button file-button">
-            <input type="file" id="spec-file" accept=".json,application/json" class="visually-hidden">
+            <input type="file" id="spec-file" accept=".json,.safetensors,application/json,application/octet-stream" class="visually-hidden">
             <span data-i18n="spec_open">Open a spec file…</span>
           </label>
           <p class="hint" data-i18n="spec_hint">Your own vectors and weights: a stages spec (.json), also by dropping it here.</p>
@@ -203,6 +219,7 @@ const MARKUP = `
       <p id="truncated-notice" class="notice compact" hidden></p>
       <div id="spec-banner" class="notice compact spec-banner" hidden>
         <span id="spec-banner-text"></span>
+        <span id="spec-layout" class="muted"></span>
         <button type="button" id="spec-back" class="button" data-i18n="spec_back">Back to the sentence</button>
       </div>
       <div id="moved-away" class="notice compact moved-away" hidden>
@@ -216,6 +233,10 @@ const MARKUP = `
       <div id="loading" class="loading" role="status">
         <progress id="load-progress" max="1"></progress>
         <span data-i18n="loading">Loading the WebAssembly engine…</span>
+      </div>
+      <div id="spec-loading" class="loading" role="status" hidden>
+        <progress id="spec-progress" max="1"></progress>
+        <span id="spec-loading-text"></span>
       </div>
       <div id="weights-loading" class="loading" role="status" hidden>
         <progress id="weights-progress" max="1"></progress>

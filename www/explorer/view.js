@@ -49,7 +49,7 @@ export const PAGE_DEFAULTS = Object.freeze({
 });
 
 /** The controls shown while presenting, unless the `controls` option names others. */
-const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'views', 'present', 'text']);
+const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'segment', 'lambda', 'views', 'present', 'text']);
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
@@ -92,6 +92,12 @@ export class ExplorerView {
   #zoom;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
+  /**
+   * Whether someone chose λ (a person, an attribute, the address): only then is it sent to the
+   * engine. Otherwise the state's λ is the engine's learned one read back, which would become
+   * a slider's λ if sent (after a restart, or a spec left).
+   */
+  #lambdaChosen = false;
   #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
@@ -117,7 +123,8 @@ export class ExplorerView {
    * the window, as the page does), `dropTarget` (where spec files may be dropped; default
    * the explorer itself), `globalKeys` (P and the walk's arrow keys work anywhere on the page,
    * for the page's one explorer), `onChange(state)` (after a person changed something),
-   * `showTimings`.
+   * `onSpec(spec)` (a spec file was drawn: `{ name, layer, tokens }`, its `layer` the engine's
+   * `view().layer`; null when the sentence is back), `showTimings`.
    */
   constructor(root, options) {
     this.#options = options;
@@ -130,6 +137,7 @@ export class ExplorerView {
     const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
+    this.#lambdaChosen = options.state?.lambda !== undefined;
     // The walk shares one colour scale unless told otherwise.
     if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
     this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
@@ -221,6 +229,7 @@ export class ExplorerView {
 
   #change(partial) {
     const before = this.state;
+    if (partial.lambda !== undefined) this.#lambdaChosen = true;
     this.state = { ...before, ...partial };
     const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
     if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
@@ -273,6 +282,15 @@ export class ExplorerView {
       case 'spec_back':
         this.specs.leave({ restore: true });
         return;
+      case 'lambda_back':
+        try {
+          this.engine.call((ex) => ex.reset_lambda());
+          this.adoptEngineSettings();
+        } catch (err) {
+          this.report(err);
+        }
+        this.changed();
+        return;
       case 'back_to_trained':
         if (this.state.weights === 'trained') this.loader.loadTrained(this.state.mechanism);
         return;
@@ -324,6 +342,7 @@ export class ExplorerView {
   /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
   #restarted() {
     this.#applied = {};
+    this.#lambdaChosen = this.view?.lambda_learned === false;
     this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
     this.specs.drop();
     this.loader.refreshInfo();
@@ -338,10 +357,17 @@ export class ExplorerView {
     for (const key of ENGINE_KEYS) {
       if (!keep.has(key)) this.state[key] = settings[key];
     }
+    if (!keep.has('lambda')) this.#lambdaChosen = false;
     this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
     this.#maps.selected = null;
     this.#maps.hover = null;
     this.#controls.sync(this.state, this.view);
+  }
+
+  /** A spec was loaded or left: the host hears of it (`onSpec`: the loaded layer, or null). */
+  specChanged() {
+    const active = this.specs.active;
+    this.#options.onSpec?.(active ? { name: active.name, layer: active.layer, tokens: active.tokens.length } : null);
   }
 
   /** The handle's text changed behind the explorer's back (a spec was left): send it again. */
@@ -401,6 +427,7 @@ export class ExplorerView {
       }
     });
     const patch = patchOf(this.state, this.#applied);
+    if (!this.#lambdaChosen) delete patch.lambda;
     if (Object.keys(patch).length) {
       try {
         this.engine.call((ex) => ex.update(patch));
@@ -411,9 +438,15 @@ export class ExplorerView {
       }
     }
     // What the engine made of it (a new mechanism snaps the heads, a refused value stays).
+    this.#readEngineSettings();
+  }
+
+  /** The state's engine keys as the handle holds them. */
+  #readEngineSettings() {
     const settings = this.engine.call((ex) => ex.settings());
     for (const key of ENGINE_KEYS) this.state[key] = settings[key];
     this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
+    this.#lambdaChosen = false;
   }
 
   /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
@@ -481,6 +514,10 @@ export class ExplorerView {
         : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
+    // Computing may fill in what only the maps know (the learned λ the λ slider shows, the
+    // readout's λ): read them again.
+    this.#readEngineSettings();
+    this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: this.state.heads || 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;
@@ -606,7 +643,8 @@ export class ExplorerView {
         this.el.tooltip.hidden = true;
         return;
       }
-      const context = { renormalize: this.state.renormalize, lambda: info.lambda };
+      const columns = Object.fromEntries(this.view.stages.map((s) => [s.id, s.columns]));
+      const context = { renormalize: this.state.renormalize, lambda: info.lambda, columns, segment: this.state.segment, tokens: this.view.keys, col: cell.col };
       this.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
       this.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
     }
@@ -634,7 +672,7 @@ export class ExplorerView {
         capped,
         window: w,
         rowLabels: this.labels.rows,
-        keyLabels: this.labels.keys,
+        keyLabels: stage.columns === 'keys' ? this.labels.keys : this.engine.call((ex) => ex.column_labels(stage.id)),
         corner: this.t('table_corner'),
       };
     } catch (err) {

@@ -75,7 +75,7 @@ export class Walk {
   #text(id) {
     const v = this.#view;
     const s = v.state;
-    const params = { k: s.shift, mk: -s.shift, lambda: '' };
+    const params = { k: s.shift, mk: -s.shift, s: s.segment, lambda: '' };
     const readout = v.view?.readout ?? '';
     if (readout.startsWith('λ')) params.lambda = readout;
     if (id !== OUTPUT_STEP) {

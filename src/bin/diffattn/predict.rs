@@ -19,7 +19,7 @@ use crate::streams::{
 const OPTIONS: &[&str] = &["--mechanism", "--model", "--lang", "--pretty", "--help"];
 
 /// The shipped weights, built into the binary (never into the wasm library).
-const WEIGHTS: [(MechanismKind, &[u8]); 6] = [
+const WEIGHTS: [(MechanismKind, &[u8]); 8] = [
     (
         MechanismKind::ShiftDiff,
         include_bytes!("../../../weights/shift_diff.bin"),
@@ -43,6 +43,14 @@ const WEIGHTS: [(MechanismKind, &[u8]); 6] = [
     (
         MechanismKind::Local,
         include_bytes!("../../../weights/local.bin"),
+    ),
+    (
+        MechanismKind::DiffTransformerV2,
+        include_bytes!("../../../weights/diff_transformer_v2.bin"),
+    ),
+    (
+        MechanismKind::Hierarchical,
+        include_bytes!("../../../weights/hierarchical.bin"),
     ),
 ];
 

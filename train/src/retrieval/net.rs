@@ -565,7 +565,7 @@ impl Net {
             let mechanism = match (l.window, self.config.kind) {
                 (Some(window), _) => Mechanism::Local { window },
                 (None, Kind::Standard) => Mechanism::Standard,
-                (None, Kind::DiffTransformerV2) => Mechanism::DiffTransformerV2,
+                (None, Kind::DiffTransformerV2) => Mechanism::DiffTransformerV2 { lambda: None },
                 (None, Kind::ShiftDiff) => {
                     let [a, b, g] = l.gate.as_ref().expect("gate");
                     Mechanism::ShiftDiff(ShiftDiffParams {
@@ -591,6 +591,7 @@ impl Net {
                         subln: to_vec(l.subln.as_ref().expect("subln").as_tensor())?,
                         lambda_init: None,
                         subln_eps: RMS_NORM_EPS,
+                        lambda: None,
                     })
                 }
             };
@@ -670,7 +671,7 @@ impl Net {
         let binding = vars(first, Some(window))?;
         let mut retrieving = vars(second, None)?;
         match &second.mechanism {
-            Mechanism::Standard | Mechanism::DiffTransformerV2 => {}
+            Mechanism::Standard | Mechanism::DiffTransformerV2 { lambda: None } => {}
             Mechanism::ShiftDiff(p) => {
                 if p.difference != Difference::Single
                     || p.fill != ShiftFill::Circular
