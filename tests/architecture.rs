@@ -200,3 +200,15 @@ fn the_page_never_branches_on_a_mechanism_name() {
         }
     }
 }
+
+#[test]
+fn no_page_module_is_over_600_lines() {
+    // The redesign's bound (issue 8): a module that grows past it holds more than one concern.
+    for (path, text) in page_modules() {
+        let lines = text.lines().count();
+        assert!(
+            lines <= 600,
+            "{path}: {lines} lines; split it by concern (over 600)"
+        );
+    }
+}

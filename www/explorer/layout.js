@@ -1,6 +1,9 @@
 // How the maps fill the room they have: the grid (columns, map width) that shows `count` maps
 // as large as possible in a box, so that on a projector the sentence, the controls and every
-// map are on one screen without scrolling. Pure: tests/e2e/page-logic.test.mjs runs it.
+// map are on one screen without scrolling. `bestGrid` and `roomBelow` are pure
+// (tests/e2e/page-logic.test.mjs runs them); `fitMaps` applies them to a view's maps.
+
+import { ZOOM_FROM } from './viewport.js';
 
 /**
  * The columns and the map width (CSS px) that show `count` maps largest in `width` ×
@@ -36,3 +39,23 @@ export function roomBelow(topInPage, viewportHeight, { margin = 12, minHeight = 
   const room = viewportHeight - topInPage - margin;
   return room >= minHeight ? room : Infinity;
 }
+
+/**
+ * Sizes view `v`'s grid of `count` maps to the window (the page, presenting) or to the width
+ * alone: `fit` is the view's option, `narrowPx` the width under which the rail stacks.
+ */
+export function fitMaps(v, count, { fit: fitOption, narrowPx }) {
+  const maps = v.el.maps;
+  const width = maps.clientWidth;
+  const narrow = v.el.explorer.clientWidth < narrowPx;
+  // A long sentence cannot be read on one screen anyway: its maps lay out by width, large
+  // enough for the labels of a zoomed-in window (the classroom's one screen is for short ones).
+  const long = (v.view?.tokens ?? 0) >= ZOOM_FROM && !v.state.all_heads;
+  const fit = (fitOption || v.state.present) && !narrow && !long;
+  const top = maps.getBoundingClientRect().top + (fit && !v.state.present ? globalThis.scrollY : 0);
+  const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: v.state.present ? 8 : 16 }) : Infinity;
+  const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: v.state.all_heads ? 260 : 220, preferred: long ? 360 : 320 });
+  maps.style.setProperty('--cols', String(cols));
+  maps.style.setProperty('--map-w', `${mapWidth}px`);
+}
+

@@ -17,8 +17,7 @@ import { Engine, EngineRestarted, EngineStopped } from './engine.js';
 import { FrameScheduler } from './scheduler.js';
 import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
-import { ScreenReaderTable, TABLE_CAP } from './table.js';
-import { cellContent, placeTooltip } from './readout.js';
+import { ScreenReaderTable } from './table.js';
 import { STRINGS, PRESETS, translate } from './i18n.js';
 import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
 import { ModelLoader } from './loader.js';
@@ -29,8 +28,9 @@ import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
 import { Busy } from './busy.js';
-import { ZOOM_FROM } from './viewport.js';
-import { bestGrid, roomBelow } from './layout.js';
+import { Readouts } from './readouts.js';
+import { fitMaps } from './layout.js';
+import { explorerKey, fromControl, present } from './commands.js';
 import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
 /** What the explorer shows until told otherwise, beyond the engine's own defaults. */
@@ -101,12 +101,10 @@ export class ExplorerView {
   #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
-  #lastCellKey = '';
-  #highlight = null;
+  #readouts;
   #lastStep = null;
   #darkQuery;
   #onDark = () => {
-    this.#highlight = null;
     this.#applyTheme();
     this.#scheduler.schedule('render');
   };
@@ -157,13 +155,14 @@ export class ExplorerView {
       onRowLabel: (row) => this.setFromPerson({ row: row + 1 }),
     });
     this.#zoom = new Zoom(this, this.#maps);
-    this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#tableContent());
+    this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#readouts.tableContent());
     this.loader = new ModelLoader(this, options.weights);
     this.#exporter = new Exporter(this);
     this.specs = new SpecFiles(this, options.dropTarget ?? this.el.explorer);
     this.walk = new Walk(this);
     this.#rowView = new RowView(this);
     this.#compare = new CompareView(this, this.el.compare);
+    this.#readouts = new Readouts(this, { maps: this.#maps, compare: this.#compare, rowView: this.#rowView, zoom: this.#zoom });
     this.#darkQuery = globalThis.matchMedia?.('(prefers-color-scheme: dark)');
     this.#darkQuery?.addEventListener('change', this.#onDark);
     document.addEventListener('fullscreenchange', this.#onFullscreen);
@@ -263,67 +262,17 @@ export class ExplorerView {
     if (notify) this.#options.onChange?.(this.getState());
   }
 
-  /** What a control asked for. */
+  /** What a control asked for (commands.js). */
   #fromControl(kind, payload) {
-    switch (kind) {
-      case 'set':
-        this.setFromPerson(payload);
-        return;
-      case 'text':
-      case 'preset':
-        this.setFromPerson({ text: payload });
-        return;
-      case 'weights':
-        this.setFromPerson({ weights: payload });
-        return;
-      case 'spec_file':
-        this.specs.open(payload);
-        return;
-      case 'spec_back':
-        this.specs.leave({ restore: true });
-        return;
-      case 'lambda_back':
-        try {
-          this.engine.call((ex) => ex.reset_lambda());
-          this.adoptEngineSettings();
-        } catch (err) {
-          this.report(err);
-        }
-        this.changed();
-        return;
-      case 'back_to_trained':
-        if (this.state.weights === 'trained') this.loader.loadTrained(this.state.mechanism);
-        return;
-      case 'export':
-        this.#exporter.run(payload).catch((err) => this.report(err));
-        return;
-      case 'present':
-        this.setFromPerson({ present: !this.state.present });
-        return;
-      default:
-    }
+    fromControl(this, kind, payload, { exporter: this.#exporter });
   }
 
-  /** Keys for the whole explorer: P presents, the arrow keys step through the walk. */
   #key(event) {
-    const target = event.composedPath()[0];
-    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (target?.matches?.('input, textarea, select, canvas, [contenteditable]')) return;
-    if (event.key === 'p' || event.key === 'P') {
-      event.preventDefault();
-      this.setFromPerson({ present: !this.state.present });
-    } else if (this.state.view === 'walk' && (event.key === 'ArrowRight' || event.key === 'ArrowLeft')) {
-      event.preventDefault();
-      this.walk.move(event.key === 'ArrowRight' ? 1 : -1);
-    }
+    explorerKey(this, event);
   }
 
-  /** Presenting: the explorer full screen (where the browser allows it), large type. */
   #present(on) {
-    this.el.explorer.classList.toggle('presenting', on);
-    const host = this.root.host ?? this.el.explorer;
-    if (on && !document.fullscreenElement) host.requestFullscreen?.().catch(() => {});
-    if (!on && document.fullscreenElement === host) document.exitFullscreen?.().catch(() => {});
+    present(this, on);
   }
 
   /** Shows an error: a restarted or stopped engine, or a message naming what was wrong. */
@@ -379,7 +328,7 @@ export class ExplorerView {
     if (this.engine.state !== 'ready') return;
     try {
       if (work.render) this.#renderNow();
-      else this.#paintInteraction();
+      else this.#readouts.paint();
     } catch (err) {
       this.report(err);
     }
@@ -545,20 +494,9 @@ export class ExplorerView {
     this.walk.slide(this.#maps.figures[0], this.#maps.figures[i], { plot, cellWidth: first.width, shift: this.state.shift, circular: this.state.fill === 'circular' });
   }
 
-  /** Sizes the maps' grid to the window (the page, presenting) or to the width alone. */
+  /** Sizes the maps' grid (layout.js `fitMaps`). */
   #fit(count) {
-    const maps = this.el.maps;
-    const width = maps.clientWidth;
-    const narrow = this.el.explorer.clientWidth < NARROW_PX;
-    // A long sentence cannot be read on one screen anyway: its maps lay out by width, large
-    // enough for the labels of a zoomed-in window (the classroom's one screen is for short ones).
-    const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
-    const fit = (this.#options.fit || this.state.present) && !narrow && !long;
-    const top = maps.getBoundingClientRect().top + (fit && !this.state.present ? globalThis.scrollY : 0);
-    const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: this.state.present ? 8 : 16 }) : Infinity;
-    const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: this.state.all_heads ? 260 : 220, preferred: long ? 360 : 320 });
-    maps.style.setProperty('--cols', String(cols));
-    maps.style.setProperty('--map-w', `${mapWidth}px`);
+    fitMaps(this, count, { fit: this.#options.fit, narrowPx: NARROW_PX });
   }
 
   #afterRender(started) {
@@ -566,7 +504,7 @@ export class ExplorerView {
     paintStatus(this);
     this.#controls.sync(this.state, this.view);
     this.loader.paint();
-    this.#paintInteraction();
+    this.#readouts.paint();
     this.#table.schedule();
     this.timings.frame_ms = performance.now() - started;
   }
@@ -606,79 +544,13 @@ export class ExplorerView {
 
   /** Repaints the highlight (after a slide ends). */
   repaintOverlay() {
-    this.#lastCellKey = '';
+    this.#readouts.invalidate();
     this.#scheduler.schedule('overlay');
   }
 
   /** The highlight's colours from the stylesheet. */
   highlightColors() {
-    if (!this.#highlight) {
-      const style = getComputedStyle(this.el.maps);
-      this.#highlight = {
-        outer: style.getPropertyValue('--highlight').trim() || '#000',
-        inner: style.getPropertyValue('--highlight-inner').trim() || '#fff',
-        surface: style.getPropertyValue('--surface').trim() || '#fff',
-      };
-    }
-    return this.#highlight;
-  }
-
-  /** Overlay highlight, tooltip, readout and row view for the current cell. Never renders maps. */
-  #paintInteraction() {
-    if (this.engine.state !== 'ready') return;
-    if (this.state.view === 'compare') {
-      this.#compare.paint();
-      return;
-    }
-    this.#maps.resolveHover();
-    const cell = this.isEmpty() ? null : this.#maps.currentCell();
-    if (!this.walk.animating) this.#maps.paint(cell, this.highlightColors());
-    this.#rowView.paint(cell && cell.row + 1 === this.state.row ? cell.col : null);
-    const key = cell ? `${cell.row},${cell.col},${this.timings.renders},${this.state.lang}` : `none,${this.state.lang},${this.isEmpty()},${this.state.all_heads}`;
-    if (key !== this.#lastCellKey) {
-      this.#lastCellKey = key;
-      const info = cell ? this.engine.call((ex) => ex.cell(cell.row, cell.col)) : null;
-      if (!info) {
-        this.el.readout.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: this.t(this.state.all_heads ? 'all_heads_hint' : 'readout_hint') }));
-        this.el.tooltip.hidden = true;
-        return;
-      }
-      const columns = Object.fromEntries(this.view.stages.map((s) => [s.id, s.columns]));
-      const context = { renormalize: this.state.renormalize, lambda: info.lambda, columns, segment: this.state.segment, tokens: this.view.keys, col: cell.col };
-      this.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
-      this.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.t(k, p)));
-    }
-    if (cell && !cell.fromRow) placeTooltip(this.el.tooltip, this.#maps.anchor(cell));
-    else this.el.tooltip.hidden = true;
-  }
-
-  /** What the screen-reader table shows: the active map's top-left window. */
-  #tableContent() {
-    if (this.engine.state !== 'ready' || this.isEmpty() || !this.view || this.state.view === 'compare') return null;
-    const stages = this.shownStages();
-    const active = this.#maps.active;
-    const stage = this.state.all_heads || active < 0 ? stages[stages.length - 1] : stages[Math.min(active, stages.length - 1)];
-    try {
-      const shown = this.#zoom.shown;
-      const w = this.engine.call((ex) => ex.window(stage.id, shown.row, shown.col, TABLE_CAP, TABLE_CAP));
-      if (!w) return null;
-      const { tokens: rows, keys: cols } = this.view;
-      const part = rows > w.rows || cols > w.cols;
-      const from = { r0: w.row + 1, r1: w.row + w.rows, c0: w.col + 1, c1: w.col + w.cols, rows, cols };
-      const capped = !part ? '' : w.row || w.col ? this.t('table_window', from) : this.t('table_capped', { r: w.rows, c: w.cols, rows, cols });
-      return {
-        key: `${stage.id},${this.timings.renders},${this.state.lang},${shown.row},${shown.col}`,
-        caption: this.t('table_caption', { name: stage.label, h: this.state.head, total: this.state.heads }),
-        capped,
-        window: w,
-        rowLabels: this.labels.rows,
-        keyLabels: stage.columns === 'keys' ? this.labels.keys : this.engine.call((ex) => ex.column_labels(stage.id)),
-        corner: this.t('table_corner'),
-      };
-    } catch (err) {
-      this.report(err);
-      return null;
-    }
+    return this.#readouts.highlightColors();
   }
 
   /** The theme the maps are drawn in: the state's, or the system's for `auto`. */
@@ -689,7 +561,7 @@ export class ExplorerView {
 
   #applyTheme() {
     this.el.explorer.dataset.theme = this.resolvedTheme();
-    this.#highlight = null;
+    this.#readouts?.resetColors();
   }
 
   /** Translates every string of the explorer into `state.lang`. */
@@ -700,7 +572,7 @@ export class ExplorerView {
     this.messages.relabel();
     this.specs?.relabel();
     this.loader?.paint();
-    this.#lastCellKey = '';
+    this.#readouts.invalidate();
     this.#table.invalidate();
     this.#layoutKey = '';
     this.#scheduler.schedule('render');

@@ -1,0 +1,67 @@
+// What the explorer does for a control's request, a key and presenting: the commands a person
+// gives that are not state (state changes go through `setFromPerson`). Functions over the view,
+// so view.js stays the state, the render and the wiring.
+
+/** What a control of view `v` asked for (`kind`, `payload`: controls.js's `emit`). */
+export function fromControl(v, kind, payload, { exporter }) {
+  switch (kind) {
+    case 'set':
+      v.setFromPerson(payload);
+      return;
+    case 'text':
+    case 'preset':
+      v.setFromPerson({ text: payload });
+      return;
+    case 'weights':
+      v.setFromPerson({ weights: payload });
+      return;
+    case 'spec_file':
+      v.specs.open(payload);
+      return;
+    case 'spec_back':
+      v.specs.leave({ restore: true });
+      return;
+    case 'lambda_back':
+      try {
+        v.engine.call((ex) => ex.reset_lambda());
+        v.adoptEngineSettings();
+      } catch (err) {
+        v.report(err);
+      }
+      v.changed();
+      return;
+    case 'back_to_trained':
+      if (v.state.weights === 'trained') v.loader.loadTrained(v.state.mechanism);
+      return;
+    case 'export':
+      exporter.run(payload).catch((err) => v.report(err));
+      return;
+    case 'present':
+      v.setFromPerson({ present: !v.state.present });
+      return;
+    default:
+  }
+}
+
+/** Keys for the whole explorer `v`: P presents, the arrow keys step through the walk. */
+export function explorerKey(v, event) {
+  const target = event.composedPath()[0];
+  if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+  if (target?.matches?.('input, textarea, select, canvas, [contenteditable]')) return;
+  if (event.key === 'p' || event.key === 'P') {
+    event.preventDefault();
+    v.setFromPerson({ present: !v.state.present });
+  } else if (v.state.view === 'walk' && (event.key === 'ArrowRight' || event.key === 'ArrowLeft')) {
+    event.preventDefault();
+    v.walk.move(event.key === 'ArrowRight' ? 1 : -1);
+  }
+}
+
+/** Presenting: explorer `v` full screen (where the browser allows it), large type. */
+export function present(v, on) {
+  v.el.explorer.classList.toggle('presenting', on);
+  const host = v.root.host ?? v.el.explorer;
+  if (on && !document.fullscreenElement) host.requestFullscreen?.().catch(() => {});
+  if (!on && document.fullscreenElement === host) document.exitFullscreen?.().catch(() => {});
+}
+
