@@ -12,8 +12,7 @@ use diffattn::text::tokenize_up_to;
 
 use crate::args::{unknown_option, Arg, Args};
 use crate::streams::{
-    arg_bytes, open, read_limited, say, stdin_unless_terminal, text_from_bytes, write_stdout,
-    Failure,
+    arg_bytes, open, read_limited, say, stdin_unless_terminal, text_from_bytes, write_json, Failure,
 };
 
 const OPTIONS: &[&str] = &["--mechanism", "--model", "--lang", "--pretty", "--help"];
@@ -142,14 +141,7 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
         "mechanism": mechanism,
         "lang": lang,
     });
-    write_stdout("the prediction", |out| {
-        if pretty {
-            serde_json::to_writer_pretty(&mut *out, &json)?;
-        } else {
-            serde_json::to_writer(&mut *out, &json)?;
-        }
-        writeln!(out)
-    })
+    write_json("the prediction", &json, pretty)
 }
 
 /// The model of `--model FILE`, or the built-in one of `--mechanism` (shift_diff by default).

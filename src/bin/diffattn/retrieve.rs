@@ -11,7 +11,7 @@ use diffattn::text::limits::MAX_INPUT_BYTES;
 
 use crate::args::{unknown_option, Arg, Args};
 use crate::predict::read_text;
-use crate::streams::{open, read_limited, say, write_stdout, Failure};
+use crate::streams::{open, read_limited, say, write_json, Failure};
 
 const OPTIONS: &[&str] = &["--mechanism", "--layer", "--weights", "--pretty", "--help"];
 
@@ -121,14 +121,7 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
         "unknown_keys": asked.unknown_keys,
         "warning": warning,
     });
-    write_stdout("the answer", |out| {
-        if pretty {
-            serde_json::to_writer_pretty(&mut *out, &json)?;
-        } else {
-            serde_json::to_writer(&mut *out, &json)?;
-        }
-        writeln!(out)
-    })
+    write_json("the answer", &json, pretty)
 }
 
 /// The model of `--weights FILE` (its mechanism is the file's last layer's), or the built-in

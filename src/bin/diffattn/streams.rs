@@ -146,3 +146,16 @@ pub fn arg_bytes(arg: &OsStr) -> Vec<u8> {
         arg.to_string_lossy().into_owned().into_bytes()
     }
 }
+
+/// Writes `json` to standard output, indented when `pretty`, with a newline (`what` names it in
+/// an error): the one JSON answer of `predict` and `retrieve`.
+pub fn write_json(what: &str, json: &serde_json::Value, pretty: bool) -> Result<(), Failure> {
+    write_stdout(what, |out| {
+        if pretty {
+            serde_json::to_writer_pretty(&mut *out, json)?;
+        } else {
+            serde_json::to_writer(&mut *out, json)?;
+        }
+        writeln!(out)
+    })
+}
