@@ -1,12 +1,29 @@
 // The page in lesson mode (`?lesson=retrieval`, README "Links that open a view"): the
 // retrieval lesson (explorer/lesson.js) in place of the explorer, with the address kept in
-// step (`lesson`, `text`, `mechanism`, `layer`, `lang`). Nothing runs at import.
+// step (`lesson`, `text`, `mechanism`, `layer`, `lang`, and one `knob` per knob moved away
+// from its trained value: `knob=MODEL:LAYER:NAME:VALUE`). Nothing runs at import.
 
 import { detectLanguage, translate } from './explorer/i18n.js';
 import { loadStyles } from './explorer/mount.js';
 import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
 import { lessonText } from './explorer/lesson-text.js';
 import { messageOf } from './explorer/messages.js';
+
+/** At most this many `knob` entries are read from an address (the models have a handful). */
+const MAX_KNOBS = 32;
+
+/** `MODEL:LAYER:NAME:VALUE` → `{ model, layer, name, value }`, or null when malformed. */
+export function decodeKnob(text) {
+  const m = /^([A-Za-z0-9_-]{1,64}):([1-9]\d{0,2}):([A-Za-z_]{1,32}):(-?\d+(?:\.\d+)?)$/.exec(text);
+  if (!m) return null;
+  const value = Number(m[4]);
+  return Number.isFinite(value) ? { model: m[1], layer: Number(m[2]), name: m[3], value } : null;
+}
+
+/** `{ model, layer, name, value }` → `MODEL:LAYER:NAME:VALUE` (a value to four places at most). */
+export function encodeKnob(k) {
+  return `${k.model}:${k.layer}:${k.name}:${Number(k.value.toFixed(4))}`;
+}
 
 /** The lesson's state from the address. */
 export function decodeLesson(search) {
@@ -18,6 +35,8 @@ export function decodeLesson(search) {
   if (p.has('mechanism')) state.mechanism = p.get('mechanism');
   const layer = Number(p.get('layer'));
   if (Number.isInteger(layer) && layer >= 1) state.layer = layer;
+  const knobs = p.getAll('knob').slice(0, MAX_KNOBS).map(decodeKnob).filter(Boolean);
+  if (knobs.length) state.knobs = knobs;
   return state;
 }
 
@@ -29,6 +48,7 @@ export function encodeLesson(state) {
   p.set('lang', state.lang);
   if (state.mechanism) p.set('mechanism', state.mechanism);
   if (state.layer) p.set('layer', String(state.layer));
+  for (const k of state.knobs ?? []) p.append('knob', encodeKnob(k));
   return p.toString();
 }
 
