@@ -8,6 +8,7 @@ import { loadStyles } from './explorer/mount.js';
 import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
 import { lessonText } from './explorer/lesson-text.js';
 import { messageOf } from './explorer/messages.js';
+import { wasmUrl } from './explorer/wasm-features.js';
 
 /** At most this many `knob` entries are read from an address (the models have a handful). */
 const MAX_KNOBS = 32;
@@ -68,7 +69,7 @@ export async function startLesson(base, translatePage, pageMessage) {
   let styles;
   try {
     glue = await import(String(new URL('pkg/diffattn.js', base)));
-    await glue.default({ module_or_path: new URL('pkg/diffattn_bg.wasm', base) });
+    await glue.default({ module_or_path: wasmUrl(new URL('pkg/', base)) });
     styles = await loadStyles(new URL('explorer/lesson.css', import.meta.url));
   } catch (err) {
     pageMessage(translate(state.lang, 'load_failed', { msg: messageOf(err) }));

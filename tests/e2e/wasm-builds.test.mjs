@@ -114,7 +114,7 @@ test('wasm-features.js picks the simd128 build in Chromium and the baseline buil
   }
 });
 
-test('the page, the element and the single file each instantiate the build wasm-features.js picks, and draw', async () => {
+test('the page, the lesson, the element and the single file each instantiate the build wasm-features.js picks, and draw', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'diffattn-builds-'));
   temps.push(dir);
   await copyFile(path.join(ROOT, 'pkg', 'diffattn-explorer.inline.js'), path.join(dir, 'diffattn-explorer.inline.js'));
@@ -138,6 +138,18 @@ test('the page, the element and the single file each instantiate the build wasm-
       assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the page, ${label}`);
       assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), simd ? 'simd128' : 'baseline');
       assert.deepEqual(requested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'], `the page fetches one build, ${label}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+
+      // The lesson (`?lesson=retrieval`): the same choice.
+      ({ page, errors, context } = await h.newPage());
+      await recordInstances(page, { simd });
+      const lessonRequested = [];
+      page.on('request', (req) => lessonRequested.push(new URL(req.url()).pathname));
+      await page.goto(h.url('/www/?lesson=retrieval'));
+      await waitForReady(page);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the lesson, ${label}`);
+      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'], `the lesson fetches one build, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
 
