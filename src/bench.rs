@@ -185,6 +185,60 @@ pub fn time_layer(
     Ok(out)
 }
 
+/// How long opening a spec file takes, step by step, in ms: the page's
+/// [`Explorer::load_spec_bytes`](crate::explorer::Explorer::load_spec_bytes) split into its
+/// steps, then the same call whole (docs/PERFORMANCE.md, "A captured layer of a 1B model").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpecOpenTimings {
+    /// The bytes parsed: the safetensors header, every value decoded and checked finite, the
+    /// fields validated (or the JSON text read).
+    pub parse_ms: f64,
+    /// The limits and what the page draws (`check_limits`, `page_support`).
+    pub checks_ms: f64,
+    /// `Q, K, V` (and V2's λ logits) from the tokens.
+    pub projection_ms: f64,
+    /// The maps before any shift, every head.
+    pub maps_ms: f64,
+    /// The explorer's `load_spec_bytes` of the same bytes, all of the above in one call.
+    pub load_ms: f64,
+}
+
+/// Times opening the spec file `bytes` (JSON or safetensors) as the page does, on the clock
+/// `now_ms`; an error is the page's message for the file.
+pub fn time_spec_open(
+    bytes: &[u8],
+    now_ms: &dyn Fn() -> f64,
+) -> Result<SpecOpenTimings, crate::spec::SpecError> {
+    let t0 = now_ms();
+    let spec = crate::spec::parse_page_spec_bytes(bytes)?;
+    let t1 = now_ms();
+    spec.check_limits()?;
+    spec.page_support()?;
+    let t2 = now_ms();
+    let projection = Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights);
+    let t3 = now_ms();
+    let base = base_maps(
+        &spec.mechanism,
+        &projection,
+        &spec.weights,
+        spec.heads,
+        spec.causal,
+    )?;
+    let t4 = now_ms();
+    drop((base, projection, spec));
+    let mut explorer = crate::explorer::Explorer::new(Model::untrained());
+    let t5 = now_ms();
+    explorer.load_spec_bytes(bytes)?;
+    let t6 = now_ms();
+    Ok(SpecOpenTimings {
+        parse_ms: t1 - t0,
+        checks_ms: t2 - t1,
+        projection_ms: t3 - t2,
+        maps_ms: t4 - t3,
+        load_ms: t6 - t5,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +277,29 @@ mod tests {
             warmup_ms: 0.0,
         };
         assert!(time_layer(&bad, &clock).is_err());
+    }
+
+    #[test]
+    fn opening_a_spec_is_timed_step_by_step_and_a_bad_one_is_its_message() {
+        let tick = std::cell::Cell::new(0.0);
+        let clock = || {
+            tick.set(tick.get() + 1.0);
+            tick.get()
+        };
+        let spec = br#"{"mechanism": "standard", "heads": 1, "causal": true,
+          "x": [[1.0], [2.0]], "w_q": [[1.0]], "w_k": [[1.0]], "w_v": [[1.0]], "w_o": [[1.0]]}"#;
+        let t = time_spec_open(spec, &clock).unwrap();
+        assert_eq!(
+            [
+                t.parse_ms,
+                t.checks_ms,
+                t.projection_ms,
+                t.maps_ms,
+                t.load_ms
+            ],
+            [1.0; 5]
+        );
+        let e = time_spec_open(b"{}", &clock).unwrap_err().to_string();
+        assert!(e.contains("mechanism"), "{e}");
     }
 }

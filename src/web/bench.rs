@@ -65,3 +65,33 @@ pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue,
         },
     })
 }
+
+/// Times opening a spec file's `bytes` (JSON or safetensors) as the page does
+/// (`crate::bench::time_spec_open`): `{ parse_ms, checks_ms, projection_ms, maps_ms, load_ms }`,
+/// the steps of `Explorer.load_spec_bytes` and then that call whole, in ms. The bytes' copy
+/// into wasm memory happens before this runs; `bench_bytes_in` times it alone.
+#[wasm_bindgen]
+pub fn bench_spec_open(bytes: &[u8]) -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Timings {
+        parse_ms: f64,
+        checks_ms: f64,
+        projection_ms: f64,
+        maps_ms: f64,
+        load_ms: f64,
+    }
+    let t = crate::bench::time_spec_open(bytes, &now_ms).map_err(js_error)?;
+    to_js(&Timings {
+        parse_ms: t.parse_ms,
+        checks_ms: t.checks_ms,
+        projection_ms: t.projection_ms,
+        maps_ms: t.maps_ms,
+        load_ms: t.load_ms,
+    })
+}
+
+/// The length of `bytes`: a call that only copies them into wasm memory, to time that copy.
+#[wasm_bindgen]
+pub fn bench_bytes_in(bytes: &[u8]) -> usize {
+    bytes.len()
+}

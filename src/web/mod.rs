@@ -25,7 +25,7 @@ mod lesson;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "bench")]
-pub use bench::bench_engine;
+pub use bench::{bench_bytes_in, bench_engine, bench_spec_open};
 pub use handle::Explorer;
 pub use lesson::Lesson;
 

@@ -204,6 +204,16 @@ test('three elements on a strict-CSP documentation page: own maps, own controls,
   assert.deepEqual(warnings.filter((w) => w.includes('shift="lots"')), ['<diffattn-explorer shift="lots">: not a valid shift; ignored']);
   assert.equal(warnings.filter((w) => w.includes('maps="A,nope"')).length, 1);
 
+  // A property set to the value its attribute already has applies it, when a person has moved
+  // the control away since (the widget sets traits that way).
+  await page.evaluate(() => (document.querySelector('#first').shift = 5));
+  await settled(page);
+  await slide(page, '#first', 'shift', 2);
+  assert.deepEqual(await page.evaluate(() => [document.querySelector('#first').getAttribute('shift'), document.querySelector('#first').shift]), ['5', 2]);
+  await page.evaluate(() => (document.querySelector('#first').shift = 5));
+  await settled(page);
+  assert.equal(await page.evaluate(() => document.querySelector('#first').shift), 5, 'the same attribute, applied again');
+
   await screenshot(page, 'element-examples-after');
   assert.deepEqual(await page.evaluate(() => window.violations), [], 'no Content-Security-Policy violation');
   assert.deepEqual(errors, []);

@@ -1,27 +1,34 @@
 // The Jupyter widget in a real JupyterLab (from PyPI, started here on 127.0.0.1 with a token
 // and a fresh config, data and runtime folder): a notebook creates `diffattn.Explorer(...)`,
 // Chromium (playwright-core) runs its cells; the maps are drawn, `w.shift = 4` from Python
-// redraws them, and a slider moved in the widget reaches the Python trait. Run by
-// scripts/check-jupyter, which sets DIFFATTN_JUPYTER_PYTHON (a venv with jupyterlab, anywidget
-// and the widget's package on its path).
+// redraws them, and a slider moved in the widget reaches the Python trait. Then the example
+// notebook docs/examples/capture.ipynb itself (copied as it is into the server's folder), run
+// whole from the Run menu: it captures a layer of a random transformers DiffLlama and the widget
+// draws it, with the captured tokens, the model and layer in its banner, the heads fixed by the
+// layer and λ set from Python. Run by scripts/check-jupyter, which sets DIFFATTN_JUPYTER_PYTHON
+// (a venv with jupyterlab, anywidget, torch, transformers and the widget's package on its path).
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchBrowser, newPage, screenshot } from '../e2e/harness.mjs';
+import { launchBrowser, newPage, ROOT, screenshot } from '../e2e/harness.mjs';
 
 const PYTHON = process.env.DIFFATTN_JUPYTER_PYTHON;
 const START_MS = 90_000;
+/** The example notebook of docs/MODELS.md, opened as it is. */
+const EXAMPLE = path.join(ROOT, 'docs', 'examples', 'capture.ipynb');
 
 let server;
 let browser;
 let work;
 let base;
+let origin;
+let token;
 
 /** A free TCP port on 127.0.0.1. */
 function freePort() {
@@ -59,9 +66,11 @@ before(async () => {
       'print(f"python sees shift={w.shift}")',
     ]),
   );
+  await copyFile(EXAMPLE, path.join(notebooks, 'capture.ipynb'));
   const port = await freePort();
-  const token = randomBytes(16).toString('hex');
+  token = randomBytes(16).toString('hex');
   base = `http://127.0.0.1:${port}`;
+  origin = base;
   server = spawn(
     PYTHON,
     [
@@ -216,6 +225,125 @@ async function drive(page, errors) {
   await page.waitForFunction((i) => /python sees shift=/.test(document.querySelectorAll('.jp-Notebook .jp-CodeCell')[i]?.querySelector('.jp-OutputArea')?.textContent ?? ''), 2);
   assert.match(await cell.locator('.jp-OutputArea').textContent(), /python sees shift=-2/);
   await screenshot(page, 'jupyterlab-widget-after');
+  const ours = errors.filter((e) => /diffattn|wasm|explorer/i.test(e));
+  assert.deepEqual(ours, [], 'no error from the widget');
+}
+
+/** Waits until the kernel is up and idle (the status bar says "Python 3 (ipykernel) | Idle"). */
+function kernelIdle(page, timeout = 60_000) {
+  return page.waitForFunction(() => /\|\s*Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent ?? ''), null, { timeout });
+}
+
+/** The first widget's shadow-DOM text of element `id`. */
+function widgetText(page, id) {
+  return page.evaluate((i) => document.querySelector('diffattn-explorer').shadowRoot.getElementById(i)?.textContent ?? null, id);
+}
+
+/** Hovers the widget's map `stage` at (fx, fy), shares of its canvas, and returns the tooltip's text once it shows. */
+async function hoverAt(page, stage, fx, fy) {
+  await page.evaluate((s) => document.querySelector('diffattn-explorer').shadowRoot.querySelector(`canvas.map-canvas[data-stage="${s}"]`).scrollIntoView({ block: 'center' }), stage);
+  // The notebook may scroll smoothly: wait until the canvas stays put.
+  let box = null;
+  for (let i = 0; i < 40; i += 1) {
+    await page.waitForTimeout(100);
+    const now = await page.evaluate((s) => {
+      const r = document.querySelector('diffattn-explorer').shadowRoot.querySelector(`canvas.map-canvas[data-stage="${s}"]`).getBoundingClientRect();
+      return { x: r.x, y: r.y, width: r.width, height: r.height };
+    }, stage);
+    if (box && JSON.stringify(now) === JSON.stringify(box)) break;
+    box = now;
+  }
+  await page.mouse.move(box.x + box.width * fx - 3, box.y + box.height * fy - 3);
+  await page.mouse.move(box.x + box.width * fx, box.y + box.height * fy, { steps: 3 });
+  await page
+    .waitForFunction(() => !document.querySelector('diffattn-explorer').shadowRoot.getElementById('tooltip').hidden, null, { timeout: 10_000 })
+    .catch(async (err) => {
+      const at = await page.evaluate(({ x, y }) => {
+        const top = document.elementFromPoint(x, y);
+        const inner = top?.shadowRoot?.elementFromPoint(x, y);
+        return `${top?.tagName}.${top?.className} / ${inner?.tagName}.${inner?.className} ${inner?.dataset?.stage ?? ''}; explorers: ${document.querySelectorAll('diffattn-explorer').length}`;
+      }, { x: box.x + box.width * fx, y: box.y + box.height * fy });
+      err.message += ` (at ${JSON.stringify(box)} ${fx},${fy}: ${at})`;
+      throw err;
+    });
+  return page.evaluate(() => document.querySelector('diffattn-explorer').shadowRoot.getElementById('tooltip').textContent);
+}
+
+test('docs/examples/capture.ipynb, run whole in JupyterLab: the widget draws the captured DiffLlama layer and follows λ from Python', async () => {
+  const source = JSON.parse(await readFile(EXAMPLE, 'utf8'));
+  const code = source.cells.filter((c) => c.cell_type === 'code');
+  assert.ok(code.length >= 3, 'the example has code cells');
+  assert.ok(
+    code.every((c) => c.outputs.length === 0 && c.execution_count === null),
+    'the example is saved without outputs',
+  );
+  const { page, errors, context } = await newPage(browser, { width_px: 1280, height_px: 1000 });
+  try {
+    await driveExample(page, errors, code.length);
+  } catch (err) {
+    await screenshot(page, 'jupyterlab-example-failure').catch(() => {});
+    err.message += `\n  page errors:\n    ${errors.join('\n    ') || '(none)'}`;
+    throw err;
+  } finally {
+    await context.close();
+  }
+});
+
+/** The example notebook's steps: open it, Run → Run All Cells, check what the widget draws. */
+async function driveExample(page, errors, codeCells) {
+  page.setDefaultTimeout(60_000);
+  // A workspace of its own, so the first test's notebook is not open beside it.
+  await page.goto(`${origin}/lab/workspaces/example/tree/capture.ipynb?reset&token=${token}`, { timeout: 60_000 });
+  await page.locator('.jp-Notebook .jp-CodeCell').first().waitFor({ timeout: 60_000 });
+  await kernelIdle(page);
+
+  // As a person runs a notebook: the Run menu, "Run All Cells".
+  await page.locator('.lm-MenuBar-item', { hasText: /^Run$/ }).click();
+  await page.locator('.lm-Menu-item:not(.lm-mod-hidden)', { hasText: /^Run All Cells/ }).first().click();
+  await page.waitForFunction(
+    (n) => {
+      const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+      return cells.length === n && cells.every((c) => /\[\d+\]/.test(c.querySelector('.jp-InputPrompt')?.textContent ?? ''));
+    },
+    codeCells,
+    { timeout: 240_000 },
+  );
+  await kernelIdle(page, 120_000);
+  const failed = await page.evaluate(() => [...document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]')].map((e) => e.textContent));
+  assert.deepEqual(failed, [], 'no cell raised');
+  const outputs = await page.evaluate(() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')].map((c) => c.querySelector('.jp-OutputArea')?.textContent ?? ''));
+  assert.match(outputs.join('\n'), /diff_transformer: 4 diff heads of 8 channels, 2 key\/value heads, 10 tokens/);
+
+  // The widget drew the captured layer.
+  await page.waitForFunction(() => document.querySelector('diffattn-explorer')?.shadowRoot?.querySelectorAll('canvas.map-canvas').length === 3, null, { timeout: 60_000 });
+  await page.evaluate(() => document.querySelector('diffattn-explorer').settled());
+  const stages = await page.evaluate(() => [...document.querySelector('diffattn-explorer').shadowRoot.querySelectorAll('canvas.map-canvas')].map((c) => c.dataset.stage));
+  assert.deepEqual(stages, ['a1', 'a2', 'diff'], 'A1, A2 and A1 − λ·A2');
+  assert.match(await widgetText(page, 'spec-banner-text'), /^Drawing layer 1 of random DiffLlama from spec: 10 tokens\./, 'the banner names the model and the layer');
+  assert.match(await widgetText(page, 'spec-layout'), /4 heads of 8 channels, key\/value heads: 2, d_model = 64 · RoPE \(half, θ = 10000\)/);
+  const heads = await page.evaluate(() => {
+    const root = document.querySelector('diffattn-explorer').shadowRoot;
+    const el = root.getElementById('heads');
+    return { disabled: el.disabled, out: root.getElementById('heads-out').textContent, head: [...root.getElementById('head').options].map((o) => o.value) };
+  });
+  assert.deepEqual(heads, { disabled: true, out: '4 · d_h = 8 (fixed)', head: ['1', '2', '3', '4'] }, 'the heads are the layer’s: fixed at 4, any one shown');
+  // The last cells set the head and λ from Python.
+  const state = await page.evaluate(() => document.querySelector('diffattn-explorer').state);
+  assert.equal(state.head, 2, JSON.stringify(state));
+  assert.ok(Math.abs(state.lambda - 0.2) < 1e-6, `λ from Python (${state.lambda})`);
+  assert.equal(state.mechanism, 'diff_transformer');
+  // The axes are the captured tokens: a cell's tooltip names its query and key.
+  const words = ['the', 'film', 'is', 'not', 'good', ',', 'it', 'is', 'wonderful', '.'];
+  for (const [fx, fy] of [
+    [0.6, 0.6],
+    [0.3, 0.7],
+  ]) {
+    const tip = await hoverAt(page, 'diff', fx, fy);
+    const m = /^Row (\d+), query (.+?) → column (\d+), key (.+?)\(A1 − λ·A2\)ᵢⱼ = [-−\d.]+ − 0\.2000 × /.exec(tip);
+    assert.ok(m, `the tooltip gives the cell with λ = 0.2: ${tip}`);
+    assert.deepEqual([m[2], m[4]], [words[Number(m[1]) - 1], words[Number(m[3]) - 1]], `the axes are the captured tokens: ${tip}`);
+  }
+  await screenshot(page, 'jupyterlab-example');
   const ours = errors.filter((e) => /diffattn|wasm|explorer/i.test(e));
   assert.deepEqual(ours, [], 'no error from the widget');
 }

@@ -225,7 +225,11 @@ export function explorerElementClass(assets) {
       else if (name === 'gate' && typeof value === 'object') text = Array.isArray(value) ? value.join(',') : GATE_KEYS.map((k) => value[k]).join(',');
       else if ((name === 'maps' || name === 'controls') && typeof value === 'object') text = [...value].join(',');
       else text = String(value);
+      const old = this.getAttribute(name);
       this.setAttribute(name, text);
+      // The same attribute is no change to the browser, but the explorer may show something
+      // else since (a person moved the control, a spec brought its own settings): apply it.
+      if (old === text && this.#view) this.attributeChangedCallback(name, null, text);
     }
   };
 }

@@ -25,6 +25,13 @@ export class SpecFiles {
   active = null;
   /** Whether a file is being read or prepared (the progress bar shows). */
   loading = false;
+  /**
+   * How long the last file took, in ms (docs/PERFORMANCE.md): `read_ms` (its bytes, with the
+   * bar), `paint_ms` (the bar painted before the engine runs), `load_ms` (the engine: the bytes
+   * into wasm, parsed, checked, the projections and maps computed), `view_ms` (the engine's
+   * view of it); null before any.
+   */
+  lastOpen = null;
 
   /** `dropTarget` is where files may be dropped (the explorer, or the whole page). */
   constructor(view, dropTarget) {
@@ -42,6 +49,7 @@ export class SpecFiles {
       return;
     }
     this.#progress(true, view.t('spec_reading', { name: file.name, mb: mb(file.size) }), 0);
+    const started = performance.now();
     let bytes;
     try {
       bytes = await readSpecFile(file, (loaded, total) => {
@@ -55,12 +63,15 @@ export class SpecFiles {
       return;
     }
     if (id !== this.#reading) return;
+    const read = performance.now();
     // Parsing and the first maps run in the engine at once: the bar turns indeterminate.
     this.#progress(true, view.t('spec_parsing', { name: file.name, n: mb(bytes.length) }), null);
     await painted();
     if (id !== this.#reading) return;
     this.#progress(false);
+    const timing = { bytes: bytes.length, read_ms: read - started, paint_ms: performance.now() - read };
     this.load(bytes, file.name);
+    if (this.lastOpen) Object.assign(this.lastOpen, timing);
   }
 
   /** Shows or hides the progress bar: `value` 0 to 1, or null for indeterminate. */
@@ -78,9 +89,13 @@ export class SpecFiles {
     const view = this.#view;
     let info;
     let layer = null;
+    this.lastOpen = null;
     try {
+      const t0 = performance.now();
       info = view.engine.call((ex) => (typeof spec === 'string' ? ex.load_spec(spec) : ex.load_spec_bytes(spec instanceof Uint8Array ? spec : new Uint8Array(spec))));
+      const t1 = performance.now();
       layer = view.engine.call((ex) => ex.view()).layer ?? null;
+      this.lastOpen = { name, load_ms: t1 - t0, view_ms: performance.now() - t1 };
     } catch (err) {
       if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
       else view.messages.show('spec', view.t('spec_error', { name, msg: messageOf(err) }));

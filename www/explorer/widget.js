@@ -24,10 +24,10 @@ export function renderWidget({ model, el }, tagName = 'diffattn-explorer') {
   };
   for (const name of synced) fromModel(name);
   const listeners = synced.map((name) => [`change:${name}`, () => fromModel(name)]);
-  const fromSpec = () => {
+  const fromSpec = async () => {
     const spec = model.get('spec');
-    if (spec && typeof spec === 'object' && Object.keys(spec).length) element.loadSpec(spec, 'spec');
-    else if (spec !== undefined) element.loadSpec(null);
+    if (spec && typeof spec === 'object' && Object.keys(spec).length) await element.loadSpec(spec, 'spec');
+    else if (spec !== undefined) await element.loadSpec(null);
   };
   listeners.push(['change:spec', fromSpec]);
   for (const [event, fn] of listeners) model.on(event, fn);
@@ -45,7 +45,9 @@ export function renderWidget({ model, el }, tagName = 'diffattn-explorer') {
   };
   element.addEventListener('change', onChange);
   el.append(element);
-  if (model.get('spec')) fromSpec();
+  // A spec brings its own settings (its heads, its λ): traits Python set before the widget was
+  // drawn (`w.head = 2` in the next cell of a notebook run whole) apply once it is loaded.
+  if (model.get('spec')) fromSpec().then(() => synced.forEach(fromModel));
   return () => {
     for (const [event, fn] of listeners) model.off(event, fn);
     element.removeEventListener('change', onChange);
