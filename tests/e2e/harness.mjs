@@ -26,7 +26,7 @@
 // process if something still hangs.
 
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,6 +237,25 @@ function withTimeout(promise, ms, what) {
 }
 
 /**
+ * The page and the element run as bundles (scripts/bundle.mjs: www/dist/app.js,
+ * pkg/diffattn-explorer.js), so the tests test what users load; this stops a run against a
+ * bundle older than a module it is made of, which would test yesterday's code.
+ */
+async function assertBundlesFresh() {
+  const mtime = async (file) => (await stat(file).catch(() => null))?.mtimeMs ?? null;
+  const sources = [path.join(ROOT, 'pkg', 'diffattn.js'), path.join(ROOT, 'pkg', 'element.js')];
+  for (const dir of ['www', path.join('www', 'explorer')]) {
+    for (const name of await readdir(path.join(ROOT, dir))) if (name.endsWith('.js')) sources.push(path.join(ROOT, dir, name));
+  }
+  const newest = Math.max(...(await Promise.all(sources.map(mtime))));
+  for (const bundle of [path.join('www', 'dist', 'app.js'), path.join('pkg', 'diffattn-explorer.js')]) {
+    const at = await mtime(path.join(ROOT, bundle));
+    if (at === null) throw new Error(`${bundle} not found: run scripts/build-pkg (or node scripts/bundle.mjs) first`);
+    if (at < newest) throw new Error(`${bundle} is older than a module it bundles: run scripts/build-pkg (or node scripts/bundle.mjs, or keep scripts/serve running, which rebuilds on save)`);
+  }
+}
+
+/**
  * Starts the server and the browser. Resolves to `{ server, browser, origin, url(),
  * newPage(options), close() }`. Call `close()` from an `after` hook.
  */
@@ -244,6 +263,7 @@ export async function startHarness({ root = ROOT } = {}) {
   if (root === ROOT && !existsSync(path.join(ROOT, 'pkg', 'diffattn.js'))) {
     throw new Error('pkg/diffattn.js not found: run scripts/build-wasm first');
   }
+  if (root === ROOT) await assertBundlesFresh();
   const watchdog = setTimeout(() => {
     console.error(`e2e harness: still running after ${TIMEOUTS.watchdog_ms} ms; exiting`);
     process.exit(1);
