@@ -2,7 +2,8 @@
 // (diffattn.js, the two wasm builds diffattn_bg.wasm and diffattn_simd_bg.wasm, their .d.ts):
 // bundles and minifies the page (www/app.js → www/dist/app.js) and the package's entry
 // (pkg/element.js → pkg/diffattn-explorer.js) with scripts/bundle.mjs, copies the component's
-// stylesheets (www/explorer/*.css → pkg/explorer/), the trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and
+// modules and stylesheets as written (www/explorer/ → pkg/explorer/, for authors who compose the
+// element themselves; the bundle loads none of them), the trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and
 // docs/MODEL.md (the explorer links to it), then bundles pkg/inline.js with esbuild into the
 // single-file build pkg/diffattn-explorer.inline.js (both wasm builds, the default model and
 // the CSS inside, base64) and the same as a classic script, pkg/diffattn-explorer.classic.js
@@ -11,10 +12,10 @@
 //
 // Prints and writes to pkg/sizes.json (not shipped), raw and gzipped (each file on its own at
 // level 9, as a server sends it): the size budget of each wasm build (wasm + JavaScript ≤ 250 KB
-// gzipped: the wasm and every JavaScript module the page, or a page with one element, loads:
-// the files of the bundle its first view loads: the entry and the chunks it imports statically,
-// the glue among them), what a page with one
-// element downloads, and the single files. Run by scripts/build-pkg after scripts/build-wasm.
+// gzipped: the wasm and the JavaScript the page's, or a page with one element's, first view
+// loads: its bundle's entry and the chunks it imports statically, the glue inside), the
+// bundles' first view and lazy chunks, what a page with one element downloads, and the single
+// files. Run by scripts/build-pkg after scripts/build-wasm.
 
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -81,8 +82,10 @@ async function main() {
   for (const file of ['diffattn.js', ...Object.values(BUILDS)]) {
     if (!(await exists(path.join(PKG, file)))) throw new Error(`pkg/${file} not found: run scripts/build-wasm first`);
   }
-  // The stylesheets the element fetches (its modules are inside the bundle).
-  const explorerFiles = await copyFolder(at('www', 'explorer'), path.join(PKG, 'explorer'), ['.css']);
+  // The stylesheet the element fetches, and the component's modules as written for authors who
+  // compose the element themselves (docs/EMBED.md: `diffattn/explorer/element.js`); the bundle
+  // has its own copy of them inside and loads none of these.
+  const explorerFiles = await copyFolder(at('www', 'explorer'), path.join(PKG, 'explorer'), ['.js', '.css']);
   const bundles = await bundleAll();
   await copyFolder(at('weights'), path.join(PKG, 'weights'), ['.bin', 'manifest.json']);
   // The retrieval lesson's models (explorer/lesson.js fetches weights/retrieval/).
@@ -178,7 +181,7 @@ async function main() {
     default_model: { file: entry.file, bytes: model.length, gzip_bytes: gzipped(model) },
   };
   await writeFile(path.join(PKG, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
-  console.log(`build-pkg: www/dist/ (${bundles.page.outputs.length} files) and pkg/diffattn-explorer.js bundled; pkg/explorer/ (${explorerFiles.length} stylesheets from www/explorer/), pkg/weights/, pkg/docs/MODEL.md copied`);
+  console.log(`build-pkg: www/dist/ (${bundles.page.outputs.length} files) and pkg/diffattn-explorer.js bundled; pkg/explorer/ (${explorerFiles.length} files from www/explorer/), pkg/weights/, pkg/docs/MODEL.md copied`);
   for (const [who, what] of [['the page (www/)', sizes.budget.page], ['the element (pkg/)', sizes.budget.element]]) {
     for (const build of Object.keys(BUILDS)) {
       const b = what[build];

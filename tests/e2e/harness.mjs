@@ -243,9 +243,10 @@ function withTimeout(promise, ms, what) {
  */
 async function assertBundlesFresh() {
   const mtime = async (file) => (await stat(file).catch(() => null))?.mtimeMs ?? null;
-  const sources = [path.join(ROOT, 'pkg', 'diffattn.js'), path.join(ROOT, 'pkg', 'element.js')];
+  const sources = ['diffattn.js', 'element.js', path.join('lesson', 'diffattn.js')].map((f) => path.join(ROOT, 'pkg', f));
   for (const dir of ['www', path.join('www', 'explorer')]) {
-    for (const name of await readdir(path.join(ROOT, dir))) if (name.endsWith('.js')) sources.push(path.join(ROOT, dir, name));
+    // bench.js is the benchmark page's, served as written.
+    for (const name of await readdir(path.join(ROOT, dir))) if (name.endsWith('.js') && name !== 'bench.js') sources.push(path.join(ROOT, dir, name));
   }
   const newest = Math.max(...(await Promise.all(sources.map(mtime))));
   for (const bundle of [path.join('www', 'dist', 'app.js'), path.join('pkg', 'diffattn-explorer.js')]) {
