@@ -103,8 +103,8 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
         MechanismKind::InputDiff => Mechanism::InputDiff,
         MechanismKind::Cosine => Mechanism::Cosine { tau: 10.0 },
         MechanismKind::Local => Mechanism::Local { window: 2 },
-        // The stages format's own two: V2 needs a trained `W_λ` (the untrained model has none,
-        // so the engine says so); hierarchical with segments of 8 tokens.
+        // V2's λ comes from the seeded `W_λ` of `Model::layer_weights`; hierarchical with
+        // segments of 8 tokens.
         MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
         MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: 8 },
     }
@@ -117,7 +117,8 @@ pub fn time_layer(
     now_ms: &dyn Fn() -> f64,
 ) -> Result<LayerTimings, EngineError> {
     let model = Model::untrained();
-    let weights = &model.weights;
+    // The weights the page draws with: V2's second half of `W_q` and its `W_λ` are seeded.
+    let weights = &*model.layer_weights(bench.mechanism, bench.heads);
     let d = weights.d_model();
     let x = seeded_normal(bench.tokens, d, 9, 1.0);
     weights.check_input(x.view())?;
@@ -196,6 +197,8 @@ mod tests {
             tick.set(tick.get() + 1.0);
             tick.get()
         };
+        // Every mechanism, V2 included: it runs on the page's weights (`Model::layer_weights`:
+        // the seeded second half of `W_q` and `W_λ`), which the square untrained ones lack.
         for kind in MechanismKind::ALL {
             let bench = LayerBench {
                 tokens: 5,
@@ -205,13 +208,6 @@ mod tests {
                 clock_resolution_ms: 0.0,
                 warmup_ms: 0.0,
             };
-            if kind == MechanismKind::DiffTransformerV2 {
-                // V2 pairs two query heads per head (2H × head_dim rows of w_q): the untrained
-                // model's square weights cannot run it, and the engine says so by name.
-                let e = time_layer(&bench, &clock).unwrap_err().to_string();
-                assert!(e.contains("w_q"), "{e}");
-                continue;
-            }
             let t = time_layer(&bench, &clock).unwrap();
             assert_eq!(t.layer_ms.len(), 3);
             assert_eq!(t.layer_ms[0], 4.0, "four stages of one tick each");

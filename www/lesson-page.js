@@ -1,6 +1,7 @@
 // The page in lesson mode (`?lesson=retrieval`, README "Links that open a view"): the
 // retrieval lesson (explorer/lesson.js) in place of the explorer, with the address kept in
-// step (`lesson`, `text`, `mechanism`, `layer`, `lang`). Nothing runs at import. The page
+// step (`lesson`, `text`, `mechanism`, `layer`, `lang`, and one `knob` per knob moved away
+// from its trained value: `knob=MODEL:LAYER:NAME:VALUE`). Nothing runs at import. The page
 // imports it only when the address has `lesson` (a chunk of the bundle www/dist/app.js).
 
 // The lesson's own wasm build (scripts/build-wasm: the cargo feature `lesson`, which the
@@ -11,6 +12,23 @@ import { loadStyles } from './explorer/mount.js';
 import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
 import { lessonText } from './explorer/lesson-text.js';
 import { messageOf } from './explorer/messages.js';
+import { wasmUrl } from './explorer/wasm-features.js';
+
+/** At most this many `knob` entries are read from an address (the models have a handful). */
+const MAX_KNOBS = 32;
+
+/** `MODEL:LAYER:NAME:VALUE` → `{ model, layer, name, value }`, or null when malformed. */
+export function decodeKnob(text) {
+  const m = /^([A-Za-z0-9_-]{1,64}):([1-9]\d{0,2}):([A-Za-z_]{1,32}):(-?\d+(?:\.\d+)?)$/.exec(text);
+  if (!m) return null;
+  const value = Number(m[4]);
+  return Number.isFinite(value) ? { model: m[1], layer: Number(m[2]), name: m[3], value } : null;
+}
+
+/** `{ model, layer, name, value }` → `MODEL:LAYER:NAME:VALUE` (a value to four places at most). */
+export function encodeKnob(k) {
+  return `${k.model}:${k.layer}:${k.name}:${Number(k.value.toFixed(4))}`;
+}
 
 /** The lesson's state from the address. */
 export function decodeLesson(search) {
@@ -22,6 +40,8 @@ export function decodeLesson(search) {
   if (p.has('mechanism')) state.mechanism = p.get('mechanism');
   const layer = Number(p.get('layer'));
   if (Number.isInteger(layer) && layer >= 1) state.layer = layer;
+  const knobs = p.getAll('knob').slice(0, MAX_KNOBS).map(decodeKnob).filter(Boolean);
+  if (knobs.length) state.knobs = knobs;
   return state;
 }
 
@@ -33,6 +53,7 @@ export function encodeLesson(state) {
   p.set('lang', state.lang);
   if (state.mechanism) p.set('mechanism', state.mechanism);
   if (state.layer) p.set('layer', String(state.layer));
+  for (const k of state.knobs ?? []) p.append('knob', encodeKnob(k));
   return p.toString();
 }
 
@@ -51,7 +72,8 @@ export async function startLesson(base, translatePage, pageMessage) {
   const glue = wasmGlue;
   let styles;
   try {
-    await glue.default({ module_or_path: new URL('pkg/lesson/diffattn_bg.wasm', base) });
+    // The build wasm-features.js picks, simd128 or baseline, of the lesson's own pair.
+    await glue.default({ module_or_path: wasmUrl(new URL('pkg/lesson/', base)) });
     styles = await loadStyles(new URL('www/explorer/lesson.css', base));
   } catch (err) {
     pageMessage(translate(state.lang, 'load_failed', { msg: messageOf(err) }));

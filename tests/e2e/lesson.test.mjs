@@ -179,6 +179,34 @@ test('moving a knob away from its trained value changes that model’s bars', as
     for (const other of Object.keys(after).filter((m) => m !== k.model)) assert.deepEqual(after[other], before[other]);
   }
   await screenshot(page, 'lesson-knobs-moved');
+  // The address keeps the moved knobs: opened again, it shows the same sliders and bars.
+  const search = await page.evaluate(() => location.search);
+  const moved = new URLSearchParams(search).getAll('knob').sort();
+  assert.equal(moved.length, knobs.length, `one knob entry per moved knob: ${search}`);
+  const again = await openLesson(search.replace(/^\?lesson=retrieval/, ''));
+  const values = (p) => p.evaluate(() => Object.fromEntries([...window.diffattn.root.querySelectorAll('input[type=range][data-knob]')].map((k) => [`${k.dataset.model}/${k.dataset.knob}`, Number(k.value)])));
+  assert.deepEqual(await values(again.page), await values(page));
+  assert.deepEqual(await bars(again.page), await bars(page));
+  assert.equal(await again.page.evaluate(() => location.search), search, 'the address is written back as it was read');
+  // Back to the trained value: the entry leaves the address.
+  await page.evaluate(() => window.diffattn.root.querySelector('.lesson-knob button').click());
+  await page.evaluate(() => window.diffattn.settled());
+  assert.equal(new URLSearchParams(await page.evaluate(() => location.search)).getAll('knob').length, knobs.length - 1);
+});
+
+test('a lesson address with knobs no model has, or values out of range, opens with what can be set', async () => {
+  const first = await openLesson();
+  const shift = await first.page.evaluate(() => {
+    const k = window.diffattn.root.querySelector('input[data-knob="shift"]');
+    return { model: k.dataset.model, layer: Number(k.id.split('-').at(-2)), max: Number(k.max) };
+  });
+  const { page, errors } = await openLesson(`&knob=nosuchmodel:1:shift:2&knob=${shift.model}:9:shift:2&knob=${shift.model}:${shift.layer}:shift:999&knob=junk`);
+  const kept = new URLSearchParams(await page.evaluate(() => location.search)).getAll('knob');
+  // Only the knob that exists was set, clamped to its range by the engine.
+  assert.deepEqual(kept, [`${shift.model}:${shift.layer}:shift:${shift.max}`]);
+  const value = await page.evaluate(() => Number(window.diffattn.root.querySelector('input[data-knob="shift"]').value));
+  assert.equal(value, shift.max, 'the slider shows the clamped value');
+  assert.deepEqual(errors, []);
 });
 
 test('Chinese interface text, and the page on a phone and at 1024 × 768', async () => {

@@ -62,20 +62,23 @@ export class RetrievalLesson {
   #frame = 0;
   #onChange;
   #facts = 0;
-  /** The lesson's state: `{ lang, text, mechanism, layer }` (layer from 1, 0 = the last). */
+  /**
+   * The lesson's state: `{ lang, text, mechanism, layer, knobs }` (layer from 1, 0 = the last;
+   * knobs: the ones moved away from their trained value, `[{ model, layer, name, value }]`).
+   */
   state;
 
   /**
    * `root`: a shadow root or element; `glue`: the wasm-bindgen module (its `Lesson`);
    * `weightsBase`: the URL of `weights/retrieval/`; `state`: `{ lang, text?, mechanism?,
-   * layer? }`; `onChange()` after every change a person makes.
+   * layer?, knobs? }`; `onChange()` after every change a person makes.
    */
   constructor(root, { glue, weightsBase, state, onChange }) {
     this.#root = root;
     this.#onChange = onChange;
     this.glue = glue;
     this.weightsBase = new URL(weightsBase);
-    this.state = { lang: 'en', text: `${LESSON_TEXT.context} ${LESSON_TEXT.question}`, mechanism: '', layer: 0, ...state };
+    this.state = { lang: 'en', text: `${LESSON_TEXT.context} ${LESSON_TEXT.question}`, mechanism: '', layer: 0, knobs: [], ...state };
     const host = make('div', 'lesson-host');
     host.innerHTML = MARKUP; // constant markup, no user text
     root.append(host);
@@ -102,7 +105,7 @@ export class RetrievalLesson {
       this.#lesson = new this.glue.Lesson();
       for (const [name, bytes] of files) this.#lesson.load(name, bytes);
       if (globalThis.matchMedia?.('(prefers-color-scheme: dark)').matches) this.#lesson.set_theme('dark');
-      this.#models = this.#lesson.models();
+      this.#applyKnobs(this.state.knobs);
       if (!this.#models.some((m) => m.name === this.state.mechanism)) this.state.mechanism = (this.#models.find((m) => m.knobs.length) ?? this.#models[0]).name;
       this.#status('');
       this.#fillModels();
@@ -166,7 +169,7 @@ export class RetrievalLesson {
       e.question.value = LESSON_TEXT.question;
       this.#facts = 0;
       for (const m of this.#models) this.#lesson?.reset_knobs(m.name);
-      this.#models = this.#lesson?.models() ?? [];
+      this.#syncKnobs();
       fromBoxes();
     });
     e.model.addEventListener('change', () => {
@@ -177,6 +180,27 @@ export class RetrievalLesson {
       this.state.layer = Number(e.layer.value);
       this.#changed();
     });
+  }
+
+  /**
+   * Sets the knobs a saved state names (an address). The engine clamps each value to the knob's
+   * range (a shift to a whole number); a knob no model has is left out of the state.
+   */
+  #applyKnobs(knobs) {
+    for (const k of knobs ?? []) {
+      try {
+        this.#lesson.set_knob(k.model, k.layer, k.name, k.value);
+      } catch {
+        // An old or hand-edited address: that model or knob does not exist; nothing to set.
+      }
+    }
+    this.#syncKnobs();
+  }
+
+  /** The models' knobs from the engine, and `state.knobs` from them (the moved ones). */
+  #syncKnobs() {
+    this.#models = this.#lesson?.models() ?? [];
+    this.state.knobs = this.#models.flatMap((m) => m.knobs.filter((k) => k.value !== k.trained).map((k) => ({ model: m.name, layer: k.layer, name: k.name, value: k.value })));
   }
 
   #changed() {
@@ -323,12 +347,12 @@ export class RetrievalLesson {
         reset.disabled = k.value === k.trained;
         input.addEventListener('input', () => {
           this.#lesson.set_knob(m.name, k.layer, k.name, Number(input.value));
-          this.#models = this.#lesson.models();
+          this.#syncKnobs();
           this.#changed();
         });
         reset.addEventListener('click', () => {
           this.#lesson.set_knob(m.name, k.layer, k.name, k.trained);
-          this.#models = this.#lesson.models();
+          this.#syncKnobs();
           this.#changed();
         });
         row.append(label, input, out, reset);
