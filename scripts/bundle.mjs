@@ -15,7 +15,7 @@
 // Usage: node scripts/bundle.mjs [--watch]   (scripts/build-pkg runs it once; scripts/serve
 // with --watch, so a saved module is in the page at the next reload)
 
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -41,6 +41,22 @@ export const BUNDLES = Object.freeze({
   }),
 });
 
+/**
+ * esbuild leaves an output it would write unchanged alone (a comment edited, a rebuild), so its
+ * time would stay older than the module just saved; the e2e harness refuses a bundle older than
+ * its modules. So every build marks its outputs as new.
+ */
+const markNew = {
+  name: 'diffattn-mark-new',
+  setup(build) {
+    build.onEnd(async (result) => {
+      if (result.errors.length || !result.metafile) return;
+      const now = new Date();
+      await Promise.all(Object.keys(result.metafile.outputs).map((f) => utimes(path.resolve(ROOT, f), now, now)));
+    });
+  },
+};
+
 function options(name) {
   const { entryPoints, outdir, chunkNames = '[name]-[hash]' } = BUNDLES[name];
   return {
@@ -56,6 +72,7 @@ function options(name) {
     legalComments: 'none',
     metafile: true,
     logLevel: 'warning',
+    plugins: [markNew],
   };
 }
 
@@ -101,16 +118,27 @@ export async function bundleAll() {
   return out;
 }
 
+/** The folders only chunks of a bundle live in (its hashed names change with its content). */
+const CHUNK_DIRS = Object.freeze({ page: at('www', 'dist'), element: at('pkg', 'chunks') });
+
 /** Rebuilds both bundles on every change of a module they import (scripts/serve). */
 async function watch() {
   for (const name of Object.keys(BUNDLES)) {
     const log = {
       name: 'diffattn-log',
       setup(build) {
-        build.onEnd((r) => console.log(`bundle: ${name} ${r.errors.length ? `failed (${r.errors.length} errors)` : 'rebuilt'}`));
+        build.onEnd(async (r) => {
+          // A chunk whose hash changed leaves its old file behind: remove what this build did not write.
+          if (!r.errors.length && r.metafile) {
+            const written = new Set(Object.keys(r.metafile.outputs).map((f) => path.resolve(ROOT, f)));
+            const dir = CHUNK_DIRS[name];
+            for (const file of await readdir(dir).catch(() => [])) if (!written.has(path.join(dir, file))) await rm(path.join(dir, file), { force: true });
+          }
+          console.log(`bundle: ${name} ${r.errors.length ? `failed (${r.errors.length} errors)` : 'rebuilt'}`);
+        });
       },
     };
-    const context = await esbuild.context({ ...options(name), plugins: [log] });
+    const context = await esbuild.context({ ...options(name), plugins: [markNew, log] });
     await context.watch();
   }
   console.log('bundle: watching www/ and pkg/ (Ctrl-C stops)');

@@ -239,20 +239,29 @@ function withTimeout(promise, ms, what) {
 /**
  * The page and the element run as bundles (scripts/bundle.mjs: www/dist/app.js,
  * pkg/diffattn-explorer.js), so the tests test what users load; this stops a run against a
- * bundle older than a module it is made of, which would test yesterday's code.
+ * bundle file older than a module it is made of (the sources its source map lists), which
+ * would test yesterday's code.
  */
 async function assertBundlesFresh() {
   const mtime = async (file) => (await stat(file).catch(() => null))?.mtimeMs ?? null;
-  const sources = ['diffattn.js', 'element.js', path.join('lesson', 'diffattn.js')].map((f) => path.join(ROOT, 'pkg', f));
-  for (const dir of ['www', path.join('www', 'explorer')]) {
-    // bench.js is the benchmark page's, served as written.
-    for (const name of await readdir(path.join(ROOT, dir))) if (name.endsWith('.js') && name !== 'bench.js') sources.push(path.join(ROOT, dir, name));
-  }
-  const newest = Math.max(...(await Promise.all(sources.map(mtime))));
-  for (const bundle of [path.join('www', 'dist', 'app.js'), path.join('pkg', 'diffattn-explorer.js')]) {
-    const at = await mtime(path.join(ROOT, bundle));
-    if (at === null) throw new Error(`${bundle} not found: run scripts/build-pkg (or node scripts/bundle.mjs) first`);
-    if (at < newest) throw new Error(`${bundle} is older than a module it bundles: run scripts/build-pkg (or node scripts/bundle.mjs, or keep scripts/serve running, which rebuilds on save)`);
+  const dist = path.join(ROOT, 'www', 'dist');
+  const bundles = [
+    { entry: path.join(dist, 'app.js'), maps: existsSync(dist) ? (await readdir(dist)).filter((f) => f.endsWith('.js.map')).map((f) => path.join(dist, f)) : [] },
+    { entry: path.join(ROOT, 'pkg', 'diffattn-explorer.js'), maps: [path.join(ROOT, 'pkg', 'diffattn-explorer.js.map')] },
+  ];
+  const rebuild = 'run scripts/build-pkg (or node scripts/bundle.mjs, or keep scripts/serve running, which rebuilds on save)';
+  for (const { entry, maps } of bundles) {
+    if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} not found: ${rebuild}`);
+    for (const map of maps) {
+      const js = map.slice(0, -'.map'.length);
+      const built = await mtime(js);
+      if (built === null) continue;
+      const { sources = [] } = JSON.parse(await readFile(map, 'utf8'));
+      for (const source of sources) {
+        const at = await mtime(path.resolve(path.dirname(map), source));
+        if (at !== null && at > built) throw new Error(`${path.relative(ROOT, js)} is older than ${path.relative(ROOT, path.resolve(path.dirname(map), source))}, a module it bundles: ${rebuild}`);
+      }
+    }
   }
 }
 
