@@ -108,10 +108,11 @@ async function sizeOf(file) {
   return { file: path.relative(ROOT, file), kind: kindOf(file), raw: body.length, gzip: gzipSync(body, { level: 9 }).length };
 }
 
-/** What the page can download: pkg/ (but its .d.ts and README), www/ (but the benchmark), weights. */
+/** What the page can download: pkg/ (but its .d.ts and README), www/ (but the benchmark and
+ * the bundles' source maps, which only a browser's developer tools fetch), weights. */
 async function shippedFiles() {
   const pkg = (await filesUnder(path.join(ROOT, 'pkg'))).filter((f) => /\.(js|wasm)$/.test(f) && !f.includes(`${path.sep}bench${path.sep}`));
-  const www = (await filesUnder(path.join(ROOT, 'www'))).filter((f) => !/[/\\]bench\.(html|js)$/.test(f));
+  const www = (await filesUnder(path.join(ROOT, 'www'))).filter((f) => !/[/\\]bench\.(html|js)$/.test(f) && !f.endsWith('.map'));
   const weights = [];
   for (const dir of await weightFolders()) weights.push(...(await filesUnder(dir)));
   return [...new Set([...pkg, ...www, ...weights])];

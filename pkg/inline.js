@@ -2,25 +2,25 @@
 // diffattn-explorer.inline.js, with both wasm builds (simd128 and baseline; only the one this
 // browser runs is decoded), the default trained model, its manifest entry and the stylesheet
 // inside (the virtual module `diffattn:inline-assets`, made by the build).
-// It is diffattn-explorer.js with nothing to fetch: hosts that serve one file, a notebook
-// widget's `_esm`, a page opened from disk. Not shipped as it is; not imported by anything.
+// It is element.js (bundled as diffattn-explorer.js) with nothing to fetch: hosts that serve
+// one file, a notebook widget's `_esm`, a page opened from disk. Not shipped as it is; not imported by anything.
 //
 // The other mechanisms' trained models are not inside (about 250 KB gzipped each): choosing
 // one shows the untrained model with a message saying so.
 
 import * as glue from './diffattn.js';
-import { defineExplorerElement } from './explorer/element.js';
-import { loadStyles } from './explorer/mount.js';
-import { loadRuntime } from './explorer/runtime.js';
-import { renderWidget } from './explorer/widget.js';
-import { InlineWeightsStore } from './explorer/inline-weights.js';
-import { wasmBuild } from './explorer/wasm-features.js';
+import { defineExplorerElement } from '../www/explorer/element.js';
+import { loadStyles } from '../www/explorer/mount.js';
+import { loadRuntime } from '../www/explorer/runtime.js';
+import { renderWidget } from '../www/explorer/widget.js';
+import { InlineWeightsStore } from '../www/explorer/inline-weights.js';
+import { wasmBuild } from '../www/explorer/wasm-features.js';
 import { CSS, MANIFEST, MODEL_BASE64, WASM_BASE64 } from 'diffattn:inline-assets';
 
 /** The element's tag. */
 export const TAG_NAME = 'diffattn-explorer';
 
-// The page-wide memo, as in diffattn-explorer.js.
+// The page-wide memo, as in element.js.
 let shared = null;
 
 /** The bytes of a base64 text. */

@@ -1,7 +1,9 @@
 // Makes pkg/ the npm package `diffattn` around what scripts/build-wasm left there
 // (diffattn.js, the two wasm builds diffattn_bg.wasm and diffattn_simd_bg.wasm, their .d.ts):
-// copies the page's component modules and stylesheet (www/explorer/ → pkg/explorer/: the same
-// files, not a second version), the trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and
+// bundles and minifies the page (www/app.js → www/dist/app.js) and the package's entry
+// (pkg/element.js → pkg/diffattn-explorer.js) with scripts/bundle.mjs, copies the component's
+// modules and stylesheets as written (www/explorer/ → pkg/explorer/, for authors who compose the
+// element themselves; the bundle loads none of them), the trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and
 // docs/MODEL.md (the explorer links to it), then bundles pkg/inline.js with esbuild into the
 // single-file build pkg/diffattn-explorer.inline.js (both wasm builds, the default model and
 // the CSS inside, base64) and the same as a classic script, pkg/diffattn-explorer.classic.js
@@ -10,15 +12,17 @@
 //
 // Prints and writes to pkg/sizes.json (not shipped), raw and gzipped (each file on its own at
 // level 9, as a server sends it): the size budget of each wasm build (wasm + JavaScript ≤ 250 KB
-// gzipped: the wasm and every JavaScript module the page, or a page with one element, loads:
-// esbuild's module graph of www/app.js or of the entry, and the glue), what a page with one
-// element downloads, and the single files. Run by scripts/build-pkg after scripts/build-wasm.
+// gzipped: the wasm and the JavaScript the page's, or a page with one element's, first view
+// loads: its bundle's entry and the chunks it imports statically, the glue inside), the
+// bundles' first view and lazy chunks, what a page with one element downloads, and the single
+// files. Run by scripts/build-pkg after scripts/build-wasm.
 
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
+import { bundleAll } from './bundle.mjs';
 
 const ROOT = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const PKG = path.join(ROOT, 'pkg');
@@ -50,19 +54,6 @@ const BUILDS = Object.freeze({ simd128: 'diffattn_simd_bg.wasm', baseline: 'diff
 /** The size budget of each build: its wasm and the JavaScript that loads it, gzipped. */
 const BUDGET_BYTES = 250_000;
 
-/** Every module `entry` imports, itself included (esbuild's module graph), as absolute paths. */
-async function moduleGraph(entry) {
-  const graph = await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'esm',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-  });
-  return Object.keys(graph.metafile.inputs).map((p) => path.resolve(ROOT, p));
-}
-
 /** `{ files, bytes, gzip_bytes }` of a list of files. */
 async function measure(files) {
   let bytes = 0;
@@ -91,7 +82,11 @@ async function main() {
   for (const file of ['diffattn.js', ...Object.values(BUILDS)]) {
     if (!(await exists(path.join(PKG, file)))) throw new Error(`pkg/${file} not found: run scripts/build-wasm first`);
   }
+  // The stylesheet the element fetches, and the component's modules as written for authors who
+  // compose the element themselves (docs/EMBED.md: `diffattn/explorer/element.js`); the bundle
+  // has its own copy of them inside and loads none of these.
   const explorerFiles = await copyFolder(at('www', 'explorer'), path.join(PKG, 'explorer'), ['.js', '.css']);
+  const bundles = await bundleAll();
   await copyFolder(at('weights'), path.join(PKG, 'weights'), ['.bin', 'manifest.json']);
   // The retrieval lesson's models (explorer/lesson.js fetches weights/retrieval/).
   await copyFolder(at('weights', 'retrieval'), path.join(PKG, 'weights', 'retrieval'), ['.bin', 'manifest.json']);
@@ -152,16 +147,16 @@ async function main() {
   if (classic.errors.length) throw new Error('esbuild failed (classic)');
   if (result.errors.length) throw new Error('esbuild failed');
 
-  // What a page with one element downloads: the entry, every module it imports (esbuild's
-  // module graph of the entry, the glue among them), the stylesheet, one wasm build, the
-  // manifest and the default model, each gzipped on its own, as a server sends them.
-  const elementModules = await moduleGraph(path.join(PKG, 'diffattn-explorer.js'));
+  // What a page with one element downloads: the bundle (the glue inside) and the chunks it
+  // imports statically, the stylesheet, one wasm build, the manifest and the default model,
+  // each gzipped on its own, as a server sends them.
+  const elementModules = bundles.element.firstView;
   const rest = [path.join(PKG, 'explorer', 'explorer.css'), path.join(PKG, 'weights', 'manifest.json'), path.join(PKG, 'weights', entry.file)];
   const onePage = {};
   for (const [build, file] of Object.entries(BUILDS)) onePage[build] = await measure([...elementModules, path.join(PKG, file), ...rest]);
-  // The page (www/index.html) loads www/app.js, the modules it imports and the glue (imported
-  // by URL in runtime.js, so not in esbuild's graph).
-  const pageModules = [...(await moduleGraph(at('www', 'app.js'))), path.join(PKG, 'diffattn.js')];
+  // The page (www/index.html) loads the bundle www/dist/app.js (the glue inside) and the chunks
+  // it imports statically; the lesson's chunk only with ?lesson=.
+  const pageModules = bundles.page.firstView;
   // The notebook widget's front end, as package data of the pip package (python/, git-ignored).
   await mkdir(at('python', 'diffattn', 'static'), { recursive: true });
   await copyFile(inlineOut, at('python', 'diffattn', 'static', 'diffattn-explorer.inline.js'));
@@ -173,6 +168,12 @@ async function main() {
       page: await budget(pageModules),
       element: await budget(elementModules),
     },
+    // The bundles: what the first view loads, and the lazily loaded chunks (the lesson's).
+    bundles: Object.fromEntries(
+      await Promise.all(
+        Object.entries(bundles).map(async ([name, b]) => [name, { first_view: await measure(b.firstView), lazy: await measure(b.outputs.filter((f) => !b.firstView.includes(f))) }]),
+      ),
+    ),
     one_element_page: onePage,
     inline: { bytes: inline.length, gzip_bytes: gzipped(inline) },
     classic: { bytes: classicBytes.length, gzip_bytes: gzipped(classicBytes) },
@@ -180,7 +181,7 @@ async function main() {
     default_model: { file: entry.file, bytes: model.length, gzip_bytes: gzipped(model) },
   };
   await writeFile(path.join(PKG, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
-  console.log(`build-pkg: pkg/explorer/ (${explorerFiles.length} files from www/explorer/), pkg/weights/, pkg/docs/MODEL.md copied`);
+  console.log(`build-pkg: www/dist/ (${bundles.page.outputs.length} files) and pkg/diffattn-explorer.js bundled; pkg/explorer/ (${explorerFiles.length} files from www/explorer/), pkg/weights/, pkg/docs/MODEL.md copied`);
   for (const [who, what] of [['the page (www/)', sizes.budget.page], ['the element (pkg/)', sizes.budget.element]]) {
     for (const build of Object.keys(BUILDS)) {
       const b = what[build];

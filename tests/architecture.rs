@@ -107,7 +107,7 @@ fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
 }
 
 /// The element's entry modules, the package's committed sources (pkg/ is otherwise built).
-const ELEMENT_ENTRIES: [&str; 2] = ["pkg/diffattn-explorer.js", "pkg/inline.js"];
+const ELEMENT_ENTRIES: [&str; 2] = ["pkg/element.js", "pkg/inline.js"];
 
 /// The one top-level mutable binding an element entry may hold: the page-wide memo of the wasm
 /// runtime, the stylesheet and the weights store, shared by every element of a page.

@@ -3,10 +3,15 @@
 // header's language switch and the footer, and shows errors the explorer could not catch.
 // Everything else is the explorer's own (www/explorer/). Nothing runs at import but `main()`,
 // and no state lives at module level.
+//
+// The browser runs this module as the bundle www/dist/app.js (scripts/bundle.mjs: this module,
+// the explorer's and the glue, minified), so the URLs below are computed from there; the
+// retrieval lesson is a chunk of it that only `?lesson=` loads.
 
 import { decodeAddress, encodeAddress } from './address.js';
 import { detectLanguage, translate } from './explorer/i18n.js';
-import { loadStyles, mountExplorer, STYLES_URL } from './explorer/mount.js';
+import * as glue from '../pkg/diffattn.js';
+import { loadStyles, mountExplorer } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
 import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 import { messageOf } from './explorer/messages.js';
@@ -15,7 +20,6 @@ import { EMBED_CONTROLS } from './explorer/controls.js';
 import { controlName, nameSet } from './explorer/attributes.js';
 import { ENGINE_KEYS } from './explorer/state.js';
 import { PAGE_DEFAULTS } from './explorer/view.js';
-import { startLesson } from './lesson-page.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
@@ -94,8 +98,12 @@ function reportHeight() {
 }
 
 async function main() {
-  const base = new URL('../', import.meta.url);
-  if (await startLesson(base, translatePage, pageMessage)) return;
+  // The repository root: this module runs as www/dist/app.js.
+  const base = new URL('../../', import.meta.url);
+  if (new URLSearchParams(location.search).has('lesson')) {
+    const { startLesson } = await import('./lesson-page.js');
+    if (await startLesson(base, translatePage, pageMessage)) return;
+  }
   const addressLang = new URLSearchParams(location.search).get('lang');
   const lang0 = ['en', 'zh'].includes(addressLang?.split('-')[0]) ? addressLang.split('-')[0] : detectLanguage(navigator.languages ?? [navigator.language]);
   translatePage(lang0, '', '');
@@ -105,8 +113,8 @@ async function main() {
   try {
     [runtime, styles] = await Promise.all([
       // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
-      loadRuntime({ glue: new URL('pkg/diffattn.js', base), wasm: wasmUrl(new URL('pkg/', base), build), build }),
-      loadStyles(STYLES_URL),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build }),
+      loadStyles(new URL('www/explorer/explorer.css', base)),
     ]);
   } catch (err) {
     pageMessage(translate(lang0, 'load_failed', { msg: messageOf(err) }));

@@ -1,8 +1,12 @@
 // The page in lesson mode (`?lesson=retrieval`, README "Links that open a view"): the
 // retrieval lesson (explorer/lesson.js) in place of the explorer, with the address kept in
 // step (`lesson`, `text`, `mechanism`, `layer`, `lang`, and one `knob` per knob moved away
-// from its trained value: `knob=MODEL:LAYER:NAME:VALUE`). Nothing runs at import.
+// from its trained value: `knob=MODEL:LAYER:NAME:VALUE`). Nothing runs at import. The page
+// imports it only when the address has `lesson` (a chunk of the bundle www/dist/app.js).
 
+// The lesson's own wasm build (scripts/build-wasm: the cargo feature `lesson`, which the
+// explorer's two builds leave out), with its own glue.
+import * as wasmGlue from '../pkg/lesson/diffattn.js';
 import { detectLanguage, translate } from './explorer/i18n.js';
 import { loadStyles } from './explorer/mount.js';
 import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
@@ -65,12 +69,12 @@ export async function startLesson(base, translatePage, pageMessage) {
   document.body.classList.add('lesson-mode');
   document.querySelector('.lesson-link')?.remove();
   const host = document.getElementById('explorer-host');
-  let glue;
+  const glue = wasmGlue;
   let styles;
   try {
-    glue = await import(String(new URL('pkg/diffattn.js', base)));
-    await glue.default({ module_or_path: wasmUrl(new URL('pkg/', base)) });
-    styles = await loadStyles(new URL('explorer/lesson.css', import.meta.url));
+    // The build wasm-features.js picks, simd128 or baseline, of the lesson's own pair.
+    await glue.default({ module_or_path: wasmUrl(new URL('pkg/lesson/', base)) });
+    styles = await loadStyles(new URL('www/explorer/lesson.css', base));
   } catch (err) {
     pageMessage(translate(state.lang, 'load_failed', { msg: messageOf(err) }));
     return true;

@@ -299,9 +299,12 @@ pub fn parse_page_spec(text: &str) -> Result<Spec, SpecError> {
 
 fn parse_spec_within<L: RowLimit>(text: &str) -> Result<Spec, SpecError> {
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    // Read as bytes, as every spec at hand is (text, file, a binary spec's header): one reader
+    // compiled, not one per input type (in wasm the reader is the largest code there is). A
+    // `&str` is UTF-8 already, so reading its bytes accepts and refuses the same specs.
     validate(
         raw_from::<L, _>(
-            serde_json::Deserializer::from_str(text),
+            serde_json::Deserializer::from_slice(text.as_bytes()),
             Some(text.as_bytes()),
         )?,
         Tensors::default(),
@@ -327,7 +330,7 @@ fn parse_spec_bytes_within<L: RowLimit>(bytes: &[u8]) -> Result<Spec, SpecError>
         let (spec_json, tensors) = super::binary::read(bytes)?;
         return validate(
             raw_from::<L, _>(
-                serde_json::Deserializer::from_str(&spec_json),
+                serde_json::Deserializer::from_slice(spec_json.as_bytes()),
                 Some(spec_json.as_bytes()),
             )?,
             tensors,

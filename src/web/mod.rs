@@ -4,7 +4,9 @@
 //!   render, hit-testing, cells, windows, specs, models, exports);
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
-//!   the answer and the facts marked;
+//!   the answer and the facts marked (cargo feature `lesson`, a default: the page's and the
+//!   element's wasm builds leave it out, and `?lesson=retrieval` loads a build of its own,
+//!   pkg/lesson/, scripts/build-wasm);
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
 //! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
@@ -20,6 +22,7 @@ mod bench;
 mod draw;
 mod handle;
 mod js;
+#[cfg(feature = "lesson")]
 mod lesson;
 
 use wasm_bindgen::prelude::*;
@@ -27,6 +30,7 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "bench")]
 pub use bench::{bench_bytes_in, bench_engine, bench_spec_open};
 pub use handle::Explorer;
+#[cfg(feature = "lesson")]
 pub use lesson::Lesson;
 
 use crate::engine::MechanismKind;

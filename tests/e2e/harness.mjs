@@ -26,7 +26,7 @@
 // process if something still hangs.
 
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,6 +237,35 @@ function withTimeout(promise, ms, what) {
 }
 
 /**
+ * The page and the element run as bundles (scripts/bundle.mjs: www/dist/app.js,
+ * pkg/diffattn-explorer.js), so the tests test what users load; this stops a run against a
+ * bundle file older than a module it is made of (the sources its source map lists), which
+ * would test yesterday's code.
+ */
+async function assertBundlesFresh() {
+  const mtime = async (file) => (await stat(file).catch(() => null))?.mtimeMs ?? null;
+  const dist = path.join(ROOT, 'www', 'dist');
+  const bundles = [
+    { entry: path.join(dist, 'app.js'), maps: existsSync(dist) ? (await readdir(dist)).filter((f) => f.endsWith('.js.map')).map((f) => path.join(dist, f)) : [] },
+    { entry: path.join(ROOT, 'pkg', 'diffattn-explorer.js'), maps: [path.join(ROOT, 'pkg', 'diffattn-explorer.js.map')] },
+  ];
+  const rebuild = 'run scripts/build-pkg (or node scripts/bundle.mjs, or keep scripts/serve running, which rebuilds on save)';
+  for (const { entry, maps } of bundles) {
+    if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} not found: ${rebuild}`);
+    for (const map of maps) {
+      const js = map.slice(0, -'.map'.length);
+      const built = await mtime(js);
+      if (built === null) continue;
+      const { sources = [] } = JSON.parse(await readFile(map, 'utf8'));
+      for (const source of sources) {
+        const at = await mtime(path.resolve(path.dirname(map), source));
+        if (at !== null && at > built) throw new Error(`${path.relative(ROOT, js)} is older than ${path.relative(ROOT, path.resolve(path.dirname(map), source))}, a module it bundles: ${rebuild}`);
+      }
+    }
+  }
+}
+
+/**
  * Starts the server and the browser. Resolves to `{ server, browser, origin, url(),
  * newPage(options), close() }`. Call `close()` from an `after` hook.
  */
@@ -244,6 +273,7 @@ export async function startHarness({ root = ROOT } = {}) {
   if (root === ROOT && !existsSync(path.join(ROOT, 'pkg', 'diffattn.js'))) {
     throw new Error('pkg/diffattn.js not found: run scripts/build-wasm first');
   }
+  if (root === ROOT) await assertBundlesFresh();
   const watchdog = setTimeout(() => {
     console.error(`e2e harness: still running after ${TIMEOUTS.watchdog_ms} ms; exiting`);
     process.exit(1);

@@ -133,14 +133,20 @@ test('the npm tarball installs offline into an empty folder and works there, wit
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: path.join(ROOT, 'pkg') });
   const [packed] = JSON.parse(stdout);
   const files = packed.files.map((f) => f.path).sort();
-  for (const want of ['package.json', 'README.md', 'diffattn-explorer.js', 'diffattn-explorer.d.ts', 'diffattn-explorer.inline.js', 'diffattn-explorer.classic.js', 'diffattn.js', 'diffattn.d.ts', 'diffattn_bg.wasm', 'explorer/element.js', 'explorer/explorer.css', 'weights/manifest.json', 'weights/shift_diff.bin']) {
+  for (const want of ['package.json', 'README.md', 'diffattn-explorer.js', 'diffattn-explorer.d.ts', 'diffattn-explorer.inline.js', 'diffattn-explorer.classic.js', 'diffattn.js', 'diffattn.d.ts', 'diffattn_bg.wasm', 'diffattn-explorer.js.map', 'explorer/element.js', 'explorer/explorer.css', 'weights/manifest.json', 'weights/shift_diff.bin']) {
     assert.ok(files.includes(want), `the tarball has ${want}`);
   }
-  for (const unwanted of ['inline.js', 'sizes.json']) assert.ok(!files.includes(unwanted), `the tarball leaves out ${unwanted}`);
-  // The package's explorer/ is www/explorer/, file for file.
+  for (const unwanted of ['inline.js', 'element.js', 'sizes.json']) assert.ok(!files.includes(unwanted), `the tarball leaves out ${unwanted}`);
+  // The package's explorer/ is www/explorer/, file for file (for authors who compose the
+  // element themselves); the entry is one minified module (scripts/bundle.mjs) with the
+  // explorer's modules and the glue inside, and imports none of them.
   for (const name of (await readdir(path.join(ROOT, 'www', 'explorer'))).filter((n) => /\.(js|css)$/.test(n))) {
     assert.equal(await readFile(path.join(ROOT, 'pkg', 'explorer', name), 'utf8'), await readFile(path.join(ROOT, 'www', 'explorer', name), 'utf8'), `pkg/explorer/${name} is www/explorer/${name}`);
   }
+  const entry = await readFile(path.join(ROOT, 'pkg', 'diffattn-explorer.js'), 'utf8');
+  assert.ok(!/\bfrom\s*["'][^"']*(explorer\/|diffattn\.js)/.test(entry), 'the entry imports neither explorer/ nor the glue: both are inside');
+  assert.ok(!/^\s*\/\/ /m.test(entry.split('//# sourceMappingURL=')[0]), 'the entry is minified: no comment left');
+  assert.ok(entry.includes('//# sourceMappingURL=diffattn-explorer.js.map'), 'the entry names its source map');
   const site = await tempDir('site');
   await writeFile(path.join(site, 'package.json'), '{ "name": "host-site", "private": true }\n');
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', path.join(packDir, packed.filename)], { cwd: site });

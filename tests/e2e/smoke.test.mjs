@@ -38,9 +38,10 @@ test(
     await page.goto(h.url('/www/'));
     await waitForReady(page);
     await screenshot(page, 'smoke-www');
-    // The page has called init(); importing the module again returns the same instance.
-    const version = await page.evaluate(async () => (await import('/pkg/diffattn.js')).version());
+    // The page (its bundle, the glue inside) has called init() and asked the wasm its version.
+    const version = await page.evaluate(() => window.diffattn.version);
     assert.equal(version, await crateVersion());
+    assert.ok((await page.textContent('#footer-text')).includes(`diffattn ${version}`), 'the footer names the version');
     assert.deepEqual(errors, []);
   },
 );

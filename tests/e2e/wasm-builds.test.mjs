@@ -45,6 +45,8 @@ after(async () => {
 
 const files = { baseline: 'pkg/diffattn_bg.wasm', simd128: 'pkg/diffattn_simd_bg.wasm' };
 const hashOf = (build) => fnv1a(readFileSync(path.join(ROOT, files[build])));
+/** The lesson's own pair (the cargo feature `lesson`, scripts/build-wasm), in pkg/lesson/. */
+const lessonHashOf = (build) => fnv1a(readFileSync(path.join(ROOT, 'pkg', 'lesson', path.basename(files[build]))));
 
 /**
  * Before any script of the page runs: records in `window.wasmInstances` every module the page
@@ -141,15 +143,15 @@ test('the page, the lesson, the element and the single file each instantiate the
       assert.deepEqual(errors, []);
       await context.close();
 
-      // The lesson (`?lesson=retrieval`): the same choice.
+      // The lesson (`?lesson=retrieval`): the same choice, of its own pair of builds.
       ({ page, errors, context } = await h.newPage());
       await recordInstances(page, { simd });
       const lessonRequested = [];
       page.on('request', (req) => lessonRequested.push(new URL(req.url()).pathname));
       await page.goto(h.url('/www/?lesson=retrieval'));
       await waitForReady(page);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the lesson, ${label}`);
-      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'], `the lesson fetches one build, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [lessonHashOf(simd ? 'simd128' : 'baseline')], `the lesson, ${label}`);
+      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/lesson/diffattn_simd_bg.wasm' : '/pkg/lesson/diffattn_bg.wasm'], `the lesson fetches one build, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
 

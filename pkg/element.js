@@ -1,9 +1,11 @@
-// The package's entry: importing this module registers `<diffattn-explorer>` (see README.md
-// beside it, and docs/EMBED.md). Everything it loads is found relative to this module's own
-// URL, so the folder works wherever it is served: the wasm-bindgen module and one of its two
-// `.wasm` builds (simd128 where the browser runs WebAssembly SIMD, else the baseline), the
-// explorer's modules and stylesheet (`explorer/`, copied from www/explorer/ by
-// scripts/build-pkg) and the trained weights (`weights/`).
+// The package's entry, as written: scripts/bundle.mjs bundles and minifies it (with the
+// explorer's modules from www/explorer/ and the glue) into pkg/diffattn-explorer.js, the module
+// the package ships and authors import; this file is not shipped. Importing the bundle
+// registers `<diffattn-explorer>` (see README.md beside it, and docs/EMBED.md). Everything it
+// loads is found relative to the bundle's own URL (it sits beside this file, in pkg/), so the
+// folder works wherever it is served: one of the two `.wasm` builds (simd128 where the browser
+// runs WebAssembly SIMD, else the baseline), the stylesheet (`explorer/explorer.css`, copied
+// from www/explorer/ by scripts/build-pkg) and the trained weights (`weights/`).
 //
 // One thing is shared by every element of a page, and it lives here, in the one memo below:
 // the wasm runtime (one module instance; each element has its own handle), the stylesheet
@@ -11,12 +13,12 @@
 // model fetched once). The single-file build (inline.js) is the same with its assets inside.
 
 import * as glue from './diffattn.js';
-import { defineExplorerElement } from './explorer/element.js';
-import { loadStyles } from './explorer/mount.js';
-import { loadRuntime } from './explorer/runtime.js';
-import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
-import { renderWidget } from './explorer/widget.js';
-import { WeightsStore } from './explorer/weights.js';
+import { defineExplorerElement } from '../www/explorer/element.js';
+import { loadStyles } from '../www/explorer/mount.js';
+import { loadRuntime } from '../www/explorer/runtime.js';
+import { wasmBuild, wasmUrl } from '../www/explorer/wasm-features.js';
+import { renderWidget } from '../www/explorer/widget.js';
+import { WeightsStore } from '../www/explorer/weights.js';
 
 /** The element's tag. */
 export const TAG_NAME = 'diffattn-explorer';
