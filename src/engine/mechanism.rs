@@ -21,6 +21,8 @@
 //! §1–§6, where `heads` re-splits square projections, or a real layer's (head width, key/value
 //! heads, biases, rotary positions), fixed by its weights.
 
+use std::ops::Range;
+
 use ndarray::{Array2, Array3, ArrayView2, ArrayView3, Axis};
 
 use super::cosine;
@@ -31,8 +33,8 @@ use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
 use super::layout::HeadShape;
 use super::mask::Mask;
-use super::projection::{mix_values, Projected, Weights};
-use super::shift_diff::{self, Difference, ShiftDiffMaps, ShiftDiffParams};
+use super::projection::{mix_values_of, Projected, Weights};
+use super::shift_diff::{self, Difference, Gate, ShiftDiffMaps, ShiftDiffParams};
 use super::stage::StageId;
 use super::standard;
 
@@ -417,8 +419,33 @@ pub fn base_maps(
     heads: usize,
     causal: bool,
 ) -> Result<BaseMaps, EngineError> {
+    base_maps_of(mechanism, projection, weights, heads, causal, 0..heads)
+}
+
+/// Step 2 for the heads `of` only (of `heads`): every stack of the result holds `of.len()`
+/// maps, map `i` being head `of.start + i`, each with the bits it has in [`base_maps`] (every
+/// head is computed alone). What a page showing one head computes; V2's λ table has the
+/// columns of those heads.
+pub fn base_maps_of(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    weights: &Weights,
+    heads: usize,
+    causal: bool,
+    of: Range<usize>,
+) -> Result<BaseMaps, EngineError> {
     let mask = mechanism.mask(causal);
     let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
+    if of.start > of.end || of.end > heads {
+        return Err(EngineError::Shape {
+            field: "head",
+            expected: format!("heads within 0..{heads}"),
+            found: format!("{of:?}"),
+        });
+    }
+    // The query heads of the mechanisms with one query head per head (the Differential
+    // Transformers pick their pairs from `of` themselves).
+    let query_heads: Vec<usize> = of.clone().collect();
     let tokens = match projection {
         Projection::Tokens(p) => p,
         Projection::Steps(p) => {
@@ -429,7 +456,8 @@ pub fn base_maps(
                     found: "rope".to_string(),
                 });
             }
-            return input_diff::attention(p, &shape, causal).map(BaseMaps::Attention);
+            return input_diff::attention_of(p, &shape, causal, &query_heads)
+                .map(BaseMaps::Attention);
         }
     };
     // Rotated copies only when the layer has rotary positions (never on the page's layouts).
@@ -446,24 +474,40 @@ pub fn base_maps(
     };
     Ok(match mechanism {
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
-            BaseMaps::Attention(standard::grouped(q, k, &shape, mask)?)
+            BaseMaps::Attention(standard::grouped_of(q, k, &shape, mask, &query_heads)?)
         }
-        Mechanism::Cosine { tau } => {
-            BaseMaps::Attention(cosine::grouped(q, k, &shape, mask, *tau)?)
-        }
-        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps(
+        Mechanism::Cosine { tau } => BaseMaps::Attention(cosine::grouped_of(
             q,
             k,
             &shape,
-            weights.layout.pairing,
             mask,
-            params,
+            *tau,
+            &query_heads,
         )?),
-        Mechanism::DiffTransformerV2 { lambda } => BaseMaps::DiffTransformerV2(
-            diff_transformer_v2::maps(q, k, tokens.lambda_logits.as_ref(), &shape, mask, *lambda)?,
-        ),
+        Mechanism::DiffTransformer(params) => {
+            BaseMaps::DiffTransformer(diff_transformer::maps_of(
+                q,
+                k,
+                &shape,
+                weights.layout.pairing,
+                mask,
+                params,
+                of,
+            )?)
+        }
+        Mechanism::DiffTransformerV2 { lambda } => {
+            BaseMaps::DiffTransformerV2(diff_transformer_v2::maps_of(
+                q,
+                k,
+                tokens.lambda_logits.as_ref(),
+                &shape,
+                mask,
+                *lambda,
+                of,
+            )?)
+        }
         Mechanism::Hierarchical { segment } => {
-            BaseMaps::Hierarchical(hierarchical::maps(q, k, &shape, mask, *segment)?)
+            BaseMaps::Hierarchical(hierarchical::maps_of(q, k, &shape, mask, *segment, of)?)
         }
         Mechanism::InputDiff => {
             return Err(mismatch(
@@ -500,6 +544,87 @@ pub fn apply_lambda(
     }
 }
 
+/// Step 2b for maps of some heads only ([`base_maps_of`]): `first` is the head of the maps'
+/// first map. The same as [`apply_lambda`] for `first = 0` and every head.
+pub fn apply_lambda_of(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    base: &mut BaseMaps,
+    first: usize,
+) -> Result<bool, EngineError> {
+    match (mechanism, base) {
+        (Mechanism::DiffTransformerV2 { lambda }, BaseMaps::DiffTransformerV2(maps)) => {
+            let logits = match projection {
+                Projection::Tokens(p) => p.lambda_logits.as_ref(),
+                Projection::Steps(_) => None,
+            };
+            let total = logits.map_or(0, |l| l.ncols());
+            let of = first..first + maps.lambda.ncols();
+            let table = diff_transformer_v2::lambda_columns(logits, total, *lambda, of)?;
+            Ok(diff_transformer_v2::set_lambda(maps, table))
+        }
+        (mechanism, base) => apply_lambda(mechanism, projection, base),
+    }
+}
+
+/// V2's λ table of every head, `(tokens, heads)`, for `mechanism` over `projection`; `None`
+/// for any other mechanism. What the page draws as V2's λ map (one for every head) without
+/// computing every head's maps.
+pub fn lambda_table_of(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    heads: usize,
+) -> Option<Result<Array2<f32>, EngineError>> {
+    let Mechanism::DiffTransformerV2 { lambda } = mechanism else {
+        return None;
+    };
+    let logits = match projection {
+        Projection::Tokens(p) => p.lambda_logits.as_ref(),
+        Projection::Steps(_) => None,
+    };
+    Some(diff_transformer_v2::lambda_table(logits, heads, *lambda))
+}
+
+/// Step 3 for maps of some heads only ([`base_maps_of`]): `first` is the head of `base`'s
+/// first map, so each head has its own gate. The same as [`shift_stages_into`] for
+/// `first = 0` and every head.
+pub fn shift_stages_of_into(
+    mechanism: &Mechanism,
+    base: &BaseMaps,
+    causal: bool,
+    first: usize,
+    out: &mut ShiftDiffMaps,
+) -> Result<bool, EngineError> {
+    match (mechanism, base) {
+        (Mechanism::ShiftDiff(params), BaseMaps::Attention(a)) => {
+            let n = a.dim().0;
+            let gate = &params.gate;
+            if first == 0 && n == gate.alpha.len() {
+                return shift_stages_into(mechanism, base, causal, out);
+            }
+            let of = first..first + n;
+            let slice = |v: &[f32]| v.get(of.clone()).map(<[f32]>::to_vec);
+            let gate = match (slice(&gate.alpha), slice(&gate.beta), slice(&gate.gamma)) {
+                (Some(alpha), Some(beta), Some(gamma)) => Gate { alpha, beta, gamma },
+                _ => {
+                    return Err(EngineError::Shape {
+                        field: "head",
+                        expected: format!("heads within 0..{}", gate.alpha.len()),
+                        found: format!("{of:?}"),
+                    })
+                }
+            };
+            let params = ShiftDiffParams {
+                gate,
+                ..params.clone()
+            };
+            shift_diff::shift_diff_maps_into(a, &params, mechanism.mask(causal), out)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
 /// Step 3: the shift stages of `mechanism` into `out` (reusing its buffers). Returns `false`,
 /// leaving `out` as it was, for a mechanism without shift stages.
 pub fn shift_stages_into(
@@ -527,27 +652,13 @@ pub fn output(
     shift: Option<&ShiftDiffMaps>,
     weights: &Weights,
 ) -> Result<Array2<f32>, EngineError> {
-    let v = projection.values();
-    let heads = match base {
-        BaseMaps::Attention(a) => a.dim().0,
-        BaseMaps::DiffTransformer(m) => m.diff.dim().0,
-        BaseMaps::DiffTransformerV2(m) => m.diff.dim().0,
-        BaseMaps::Hierarchical(m) => m.a.dim().0,
-    };
-    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
-    match (base, mechanism) {
-        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(params)) => Ok(
-            diff_transformer::output(maps, v, &shape, weights.layout.pairing, params, weights),
-        ),
-        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2 { .. }) => {
-            Ok(mix_values(&maps.diff, v, &shape, weights))
-        }
-        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => {
-            Ok(mix_values(&maps.a, v, &shape, weights))
-        }
+    let stack = match (base, mechanism) {
+        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(_)) => &maps.diff,
+        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2 { .. }) => &maps.diff,
+        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => &maps.a,
         (BaseMaps::Attention(_), Mechanism::ShiftDiff(_)) => match shift {
-            Some(s) => Ok(mix_values(&s.fused, v, &shape, weights)),
-            None => Err(mismatch("the shift stages", "none")),
+            Some(s) => &s.fused,
+            None => return Err(mismatch("the shift stages", "none")),
         },
         (
             BaseMaps::Attention(a),
@@ -555,8 +666,36 @@ pub fn output(
             | Mechanism::InputDiff
             | Mechanism::Cosine { .. }
             | Mechanism::Local { .. },
-        ) => Ok(mix_values(a, v, &shape, weights)),
-        _ => Err(mismatch(mechanism.name(), "the maps of another mechanism")),
+        ) => a,
+        _ => return Err(mismatch(mechanism.name(), "the maps of another mechanism")),
+    };
+    output_of(mechanism, projection, weights, stack.dim().0, &|h| {
+        stack.index_axis(Axis(0), h)
+    })
+}
+
+/// The layer output from each head's final map (`final_of(h)`: `A′`, `A1 − λ·A2` or `A`,
+/// `(queries, keys)`), wherever a caller keeps it: the same bits as [`output`] over one stack.
+pub fn output_of<'a>(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    weights: &Weights,
+    heads: usize,
+    final_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
+) -> Result<Array2<f32>, EngineError> {
+    let v = projection.values();
+    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
+    match mechanism {
+        Mechanism::DiffTransformer(params) => Ok(diff_transformer::output_of(
+            heads,
+            final_of,
+            v,
+            &shape,
+            weights.layout.pairing,
+            params,
+            weights,
+        )),
+        _ => Ok(mix_values_of(heads, final_of, v, &shape, weights)),
     }
 }
 

@@ -32,8 +32,9 @@ pub use error::EngineError;
 pub use layout::{Frequencies, HeadShape, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{
-    apply_lambda, base_maps, output, run, shift_stages_into, BaseMaps, Mechanism, MechanismKind,
-    Parameter, Projection, Stages,
+    apply_lambda, apply_lambda_of, base_maps, base_maps_of, lambda_table_of, output, output_of,
+    run, shift_stages_into, shift_stages_of_into, BaseMaps, Mechanism, MechanismKind, Parameter,
+    Projection, Stages,
 };
 pub use projection::{Biases, Projected, Weights};
 pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};
