@@ -32,7 +32,10 @@ fn fixtures() -> Vec<(String, Spec)> {
         for path in names {
             let text = std::fs::read_to_string(&path).expect("readable");
             let spec = parse_spec(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            specs.push((path.file_name().unwrap().to_string_lossy().into_owned(), spec));
+            specs.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                spec,
+            ));
         }
     }
     specs
@@ -123,7 +126,12 @@ fn each_head_alone_has_the_bits_of_every_head_together() {
             for (stage, stack) in stacks(&whole) {
                 let one = base
                     .stage(stage)
-                    .or_else(|| has_shift.then(|| shift.stage(stage)).flatten().map(|m| m.view()))
+                    .or_else(|| {
+                        has_shift
+                            .then(|| shift.stage(stage))
+                            .flatten()
+                            .map(|m| m.view())
+                    })
                     .unwrap_or_else(|| panic!("{name}: head {h} has no {stage:?}"));
                 assert_eq!(one.len_of(Axis(0)), 1, "{name}: {stage:?}");
                 assert!(
@@ -249,20 +257,32 @@ fn the_explorer_computes_the_shown_head_first_and_every_head_with_the_same_bits(
         let stages = stacks(&whole);
         for &(stage, stack) in &stages {
             let got = e.head_map(stage, last).unwrap();
-            assert!(same_bits(got, stack.index_axis(Axis(0), last)), "{name}: {stage:?}");
+            assert!(
+                same_bits(got, stack.index_axis(Axis(0), last)),
+                "{name}: {stage:?}"
+            );
         }
         while e.compute_next().unwrap() {}
         assert!(e.missing_heads().is_empty(), "{name}");
-        assert_eq!(e.recomputations().maps, heads as u64, "{name}: each head once");
+        assert_eq!(
+            e.recomputations().maps,
+            heads as u64,
+            "{name}: each head once"
+        );
         for &(stage, stack) in &stages {
             let got = e.maps(stage).unwrap();
             assert!(
-                got.iter().zip(stack).all(|(a, b)| a.to_bits() == b.to_bits()),
+                got.iter()
+                    .zip(stack)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
                 "{name}: {stage:?}"
             );
         }
         let out = e.layer_output().unwrap().unwrap();
-        assert!(same_bits(out.view(), whole.output().view()), "{name}: output");
+        assert!(
+            same_bits(out.view(), whole.output().view()),
+            "{name}: output"
+        );
         // Switching heads back and forth recomputes nothing.
         let r = e.recomputations();
         for h in (0..heads).rev() {

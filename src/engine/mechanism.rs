@@ -476,25 +476,18 @@ pub fn base_maps_of(
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
             BaseMaps::Attention(standard::grouped_of(q, k, &shape, mask, &query_heads)?)
         }
-        Mechanism::Cosine { tau } => BaseMaps::Attention(cosine::grouped_of(
+        Mechanism::Cosine { tau } => {
+            BaseMaps::Attention(cosine::grouped_of(q, k, &shape, mask, *tau, &query_heads)?)
+        }
+        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps_of(
             q,
             k,
             &shape,
+            weights.layout.pairing,
             mask,
-            *tau,
-            &query_heads,
+            params,
+            of,
         )?),
-        Mechanism::DiffTransformer(params) => {
-            BaseMaps::DiffTransformer(diff_transformer::maps_of(
-                q,
-                k,
-                &shape,
-                weights.layout.pairing,
-                mask,
-                params,
-                of,
-            )?)
-        }
         Mechanism::DiffTransformerV2 { lambda } => {
             BaseMaps::DiffTransformerV2(diff_transformer_v2::maps_of(
                 q,

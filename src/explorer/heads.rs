@@ -17,7 +17,6 @@ use crate::engine::{
 };
 use crate::model::Prediction;
 
-
 /// What is kept of one head.
 #[derive(Debug, Clone, Default)]
 pub(super) struct HeadCache {
@@ -299,9 +298,13 @@ impl Explorer {
                 expected: format!("every one of {heads} heads computed"),
                 found: "a head missing".to_string(),
             })?;
-        output_of(&self.mechanism()?, projection, self.weights(), heads, &|h| {
-            finals[h].clone()
-        })
+        output_of(
+            &self.mechanism()?,
+            projection,
+            self.weights(),
+            heads,
+            &|h| finals[h],
+        )
         .map(Some)
     }
 }

@@ -209,7 +209,9 @@ impl Explorer {
     }
 
     /// Draws one stage (its name, e.g. `"fused"`; the final stage when empty) of every head,
-    /// one per canvas. Returns `{ compute_ms, draw_ms }`.
+    /// one per canvas, computing every head still missing (the page computes them first with
+    /// `compute_step`, across frames, when they would take long). Returns
+    /// `{ compute_ms, draw_ms }`.
     pub fn render_all_heads(
         &mut self,
         canvases: Vec<HtmlCanvasElement>,
@@ -217,7 +219,7 @@ impl Explorer {
         stage: &str,
     ) -> Result<JsValue, JsError> {
         let t0 = now_ms();
-        self.state.compute().map_err(js_error)?;
+        self.state.compute_all().map_err(js_error)?;
         let t1 = now_ms();
         let stage = if stage.is_empty() {
             self.state.final_stage()
@@ -628,6 +630,45 @@ impl Explorer {
     pub fn use_untrained(&mut self) -> Result<JsValue, JsError> {
         self.state.set_model(Model::untrained());
         self.model_info()
+    }
+
+    /// How many heads are not computed yet under the current settings (the shown one is once
+    /// anything is drawn): what the all-heads view, the layer output and the prediction still
+    /// need.
+    pub fn pending_heads(&self) -> usize {
+        self.state.missing_heads().len()
+    }
+
+    /// Computes heads not computed yet, the shown one first, until `budget_ms` have passed
+    /// (at least one head, if any is missing): the page calls it across frames for work that
+    /// needs every head, so the page never freezes. Returns `{ done, total, ms }`: heads up to
+    /// date, heads in all, and the time it took.
+    pub fn compute_step(&mut self, budget_ms: f64) -> Result<JsValue, JsError> {
+        /// `{ done, total, ms }`
+        #[derive(serde::Serialize)]
+        struct StepJs {
+            done: usize,
+            total: usize,
+            ms: f64,
+        }
+        let t0 = now_ms();
+        while self.state.compute_next().map_err(js_error)? {
+            if now_ms() - t0 >= budget_ms {
+                break;
+            }
+        }
+        let total = self.state.settings().maps.heads;
+        to_js(&StepJs {
+            done: total - self.state.missing_heads().len().min(total),
+            total,
+            ms: now_ms() - t0,
+        })
+    }
+
+    /// Whether the trained model's sentiment applies to what is drawn (then `prediction`
+    /// needs every head).
+    pub fn predicts(&self) -> bool {
+        self.state.predicts()
     }
 
     /// The trained model's sentiment under the current settings:

@@ -112,9 +112,13 @@ export class ModelLoader {
       el.weightsLoadingText.textContent = view.t('weights_loading', { mech: view.mechName(this.loadingMechanism), kb });
     }
     let prediction = null;
+    let computing = false;
     if (view.engine.state === 'ready' && !loading && !view.isEmpty()) {
       try {
-        prediction = view.engine.call((ex) => ex.prediction()) ?? null;
+        // The prediction needs every head: those a render did not compute follow in steps
+        // (heads.js), and this paints again when they are in.
+        computing = view.engine.call((ex) => ex.predicts()) && !view.heads.now();
+        if (!computing) prediction = view.engine.call((ex) => ex.prediction()) ?? null;
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
       }
@@ -124,6 +128,7 @@ export class ModelLoader {
       el,
       {
         prediction,
+        computing,
         modelInfo: this.info,
         view: view.view,
         manifestEntry: this.info?.mechanism ? this.#store.entry(this.info.mechanism) : null,

@@ -6,8 +6,8 @@ import { fmt } from './format.js';
 
 /**
  * Paints the badge, the prediction and the trained-with notes. `s` is
- * `{ prediction, modelInfo, view, manifestEntry, weights, loading, loadingMechanism, spec,
- *    empty, lang }`; `t` translates and `mechName(m)` names a mechanism.
+ * `{ prediction, computing, modelInfo, view, manifestEntry, weights, loading, loadingMechanism,
+ *    spec, empty, lang }` (`computing`: the other heads the prediction needs are on their way); `t` translates and `mechName(m)` names a mechanism.
  */
 export function paintModel(el, s, t, mechName) {
   paintBadge(el, s, t, mechName);
@@ -35,6 +35,7 @@ function paintBadge(el, s, t, mechName) {
 }
 
 function reason(s) {
+  if (s.computing) return 'prediction_computing';
   if (s.weights === 'trained' && (s.loading || !s.modelInfo)) return 'prediction_none_loading';
   if (!s.modelInfo?.trained) return 'prediction_none_untrained';
   if (s.spec) return 'prediction_none_spec';
