@@ -7,6 +7,8 @@
 //! head and coming back recomputes nothing. The projections are shared by every head; V2's λ
 //! table (one map for every head, a sigmoid per token and head) is computed whole.
 
+use std::cell::RefCell;
+
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::Explorer;
@@ -16,6 +18,7 @@ use crate::engine::{
     EngineError, Mechanism, Projection, StageId,
 };
 use crate::model::Prediction;
+use crate::render::MapStats;
 
 /// What is kept of one head.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +33,9 @@ pub(super) struct HeadCache {
     /// Whether everything it keeps is up to date (a λ or a shift setting moved since clears
     /// it, keeping the maps: λ is put back in, the shift stages recomputed).
     fresh: bool,
+    /// The extremes of each map drawn so far ([`MapStats`]), found once per map and kept with
+    /// it: a redraw (a zoom, a hover's highlight, another head and back) scans no map again.
+    stats: RefCell<Vec<(StageId, MapStats)>>,
 }
 
 impl HeadCache {
@@ -44,12 +50,20 @@ impl HeadCache {
     /// Forgets the maps and what follows them.
     pub(super) fn clear_maps(&mut self) {
         self.base = None;
+        self.stats.get_mut().clear();
         self.clear_shift();
     }
 
     /// Forgets the shift stages (keeping their buffers) and marks λ to be checked again.
     pub(super) fn clear_shift(&mut self) {
         self.fresh = false;
+        // What neither a shift setting nor λ changes keeps its extremes.
+        self.stats.get_mut().retain(|(stage, _)| {
+            matches!(
+                stage,
+                StageId::A | StageId::A1 | StageId::A2 | StageId::Local | StageId::Segments
+            )
+        });
         if let Some(maps) = self.shift.take() {
             self.spare = Some(maps);
         }
@@ -69,6 +83,22 @@ impl HeadCache {
 }
 
 impl Explorer {
+    /// The extremes of one head's map of `stage` (see [`head_map`](Self::head_map)), found
+    /// once per map and kept with it.
+    pub fn head_stats(&self, stage: StageId, head: usize) -> Option<MapStats> {
+        let map = self.head_map(stage, head)?;
+        let Some(cache) = self.heads.get(head).filter(|_| !stage.shared_by_heads()) else {
+            return Some(MapStats::of(map));
+        };
+        let mut kept = cache.stats.borrow_mut();
+        if let Some(&(_, stats)) = kept.iter().find(|(s, _)| *s == stage) {
+            return Some(stats);
+        }
+        let stats = MapStats::of(map);
+        kept.push((stage, stats));
+        Some(stats)
+    }
+
     /// Brings the shown head's caches up to date (the projections, its maps, its shift
     /// stages). Cheap when nothing changed; the other heads wait until something asks for
     /// them ([`compute_all`](Self::compute_all), [`compute_next`](Self::compute_next)).

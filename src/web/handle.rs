@@ -17,9 +17,10 @@ use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
 use crate::render::{
-    constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel,
+    constant_of, constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout,
+    LabelWidths, Panel,
 };
-use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
+use crate::render::{MapStats, RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
 use plotters::style::RGBColor;
 
 fn now_ms() -> f64 {
@@ -816,27 +817,28 @@ impl Explorer {
     /// The colour scale of each map to draw (`(stage, head)`): its own, or shared by the maps of
     /// one `ScaleGroup` when `shared_scale` is on.
     fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
-        let map = |&(stage, head): &(StageId, usize)| self.state.head_map(stage, head);
+        // The maps' extremes, kept by the explorer with each map: no map is scanned twice.
+        let stats = |&(stage, head): &(StageId, usize)| self.state.head_stats(stage, head);
         if !self.shared_scale {
             return drawn
                 .iter()
-                .map(|d| map(d).map_or(Scale::unit(), |m| Scale::for_values(d.0.scale_kind(), m)))
+                .map(|d| stats(d).map_or(Scale::unit(), |s| Scale::from_stats(d.0.scale_kind(), s)))
                 .collect();
         }
         drawn
             .iter()
             .map(|&(stage, _)| {
-                let group: Vec<_> = drawn
+                let group = drawn
                     .iter()
                     .filter(|(s, _)| s.scale_group() == stage.scale_group())
-                    .filter_map(map)
-                    .collect();
+                    .filter_map(stats)
+                    .fold(MapStats::NONE, MapStats::merge);
                 let kind = match stage.scale_group() {
                     ScaleGroup::Attention | ScaleGroup::Lambda => ScaleKind::Sequential,
                     ScaleGroup::Difference => ScaleKind::Diverging,
                     ScaleGroup::Gate => ScaleKind::Unit,
                 };
-                Scale::for_maps(kind, &group)
+                Scale::from_stats(kind, group)
             })
             .collect()
     }
@@ -858,7 +860,7 @@ impl Explorer {
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
-        let constant = constant_value(map);
+        let constant = self.state.head_stats(stage, head).and_then(constant_of);
         let drawn = self.stage_viewport(stage, map.dim());
         let (col_labels, widths) = labels.of(stage);
         let frame = Frame {

@@ -67,6 +67,11 @@ export class Busy {
     this.#typedAt = performance.now();
   }
 
+  /** Whether a person typed within the last TYPING_IDLE_MS (the head steps wait meanwhile). */
+  typing() {
+    return performance.now() - this.#typedAt < TYPING_IDLE_MS;
+  }
+
   /** After a render (`slot` as in `hold`, null when it only drew): remembers its time per cell if it recomputed; hides the progress line. */
   rendered({ slot, tokens, heads, computeMs }) {
     if (slot && computeMs >= 1) this.#last[slot] = { cells: cellsOf(tokens, heads), ms: computeMs };

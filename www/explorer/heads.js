@@ -22,15 +22,21 @@ export function progressText(t, { done, total, tokens }) {
 export class HeadSteps {
   #view;
   #onDone;
+  #wait;
   #timer = null;
   #since = 0;
   #shown = false;
   #waiters = [];
 
-  /** `view` is the ExplorerView (its engine, elements, `t`, `scheduler`); `onDone()` runs once every head is computed after steps. */
-  constructor(view, { onDone }) {
+  /**
+   * `view` is the ExplorerView (its engine, elements, `t`, `report`); `onDone()` runs once
+   * every head is computed after steps; while `wait()` is true (a render is asked for, a person
+   * is typing) no step runs, so a key or a slider never waits for a head it does not show.
+   */
+  constructor(view, { onDone, wait }) {
     this.#view = view;
     this.#onDone = onDone;
+    this.#wait = wait;
   }
 
   /** Whether steps are still to run. */
@@ -65,8 +71,9 @@ export class HeadSteps {
     this.#timer = null;
     const view = this.#view;
     if (view.engine.state !== 'ready') return this.#finish(false);
-    // A render is coming first (a person moved something): it says what is needed then.
-    if (view.renderPending()) {
+    // A render is coming first (a person moved something: it says what is needed then), or a
+    // person is typing.
+    if (this.#wait()) {
       this.#timer = setTimeout(() => this.#step(), 16);
       return;
     }

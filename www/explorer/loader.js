@@ -123,7 +123,8 @@ export class ModelLoader {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
       }
     }
-    paintUnknown(view, prediction);
+    // The unknown words' note stays as it was until the prediction is in (no layout change).
+    if (!computing) paintUnknown(view, prediction);
     paintModel(
       el,
       {

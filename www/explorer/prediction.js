@@ -46,6 +46,11 @@ function reason(s) {
 function paintPrediction(el, s, t) {
   const p = s.prediction;
   const box = el.prediction;
+  box.toggleAttribute('data-computing', !!s.computing);
+  box.setAttribute('aria-busy', String(!!s.computing));
+  // While the other heads are computed the last prediction stays, dimmed, so that nothing
+  // above the maps changes size (a new size is a new render of every map).
+  if (s.computing && box.dataset.label !== 'none' && box.dataset.label !== undefined) return;
   if (p) {
     // A probability never reaches 1: above 99.5 % the page says "> 99" rather than "100".
     const percent = p.probability >= 0.995 ? '> 99' : String(Math.round(p.probability * 100));

@@ -144,7 +144,10 @@ export class ExplorerView {
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
     this.#busy = new Busy(this);
-    this.heads = new HeadSteps(this, { onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()) });
+    this.heads = new HeadSteps(this, {
+      onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
+      wait: () => this.#scheduler.pending || this.#busy.typing(),
+    });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
       hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
@@ -209,11 +212,6 @@ export class ExplorerView {
       await this.heads.idle();
       if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
     }
-  }
-
-  /** Whether a render is asked for (the head steps wait for it). */
-  renderPending() {
-    return this.#scheduler.pending;
   }
 
   /** A copy of the state. */
