@@ -9,8 +9,9 @@
 // 3. control to paint on www/bench.html (the page's wasm and drawing path on canvases of the
 //    page's sizes): the shift slider with the five maps of one head and with the all-heads
 //    view, picking another head (every head computed first, as the page does between frames),
-//    and retyping a word, for L = 16 … 2,048 tokens and H = 1, 4, 8 (the all-heads view in one
-//    render, all its heads at once: the page spreads them over frames when they take long);
+//    changing the number of heads, and retyping a word, for L = 16 … 2,048 tokens and H = 1,
+//    4, 8 (the all-heads view in one render, all its heads at once: the page spreads them over
+//    frames when they take long);
 //    median and 95th percentile, split into compute, drawing calls and rasterisation;
 // 4. the engine alone in wasm (`bench_engine`), for the native/wasm ratio of scripts/bench-peer;
 // 5. a cross-check on the real page (www/index.html): its own frame time for shift ticks.
@@ -196,6 +197,7 @@ async function benchPage(h, { ticks = true } = {}) {
       cases.push({ scenario: 'shift (all heads)', view: 'all_heads', control: 'shift', tokens, heads });
       cases.push({ scenario: 'head', view: 'stages', control: 'head', tokens, heads, all: true });
     }
+    cases.push({ scenario: 'heads (H ↔ H/2)', view: 'stages', control: 'heads', tokens, heads: HEADS[HEADS.length - 1] });
     cases.push({ scenario: 'typing', view: 'stages', control: 'typing', tokens, heads: HEADS[HEADS.length - 1] });
   }
   for (const c of ticks ? cases : []) {
@@ -203,7 +205,7 @@ async function benchPage(h, { ticks = true } = {}) {
     const drawn = await run((cfg) => window.bench.setup(cfg), { tokens: c.tokens, heads: c.heads, view: c.view, all: !!c.all, ...canvas });
     // Typing recomputes the shown head from the projections, and the all-heads view every head:
     // fewer repetitions at the largest sizes keep the run short.
-    const heavy = c.control === 'typing' || (c.view === 'all_heads' && c.tokens >= 1024);
+    const heavy = c.control === 'typing' || c.control === 'heads' || (c.view === 'all_heads' && c.tokens >= 1024);
     const reps = heavy ? Math.max(3, Math.round(REPS / 2)) : REPS;
     const { samples, recomputed } = await run((cfg) => window.bench.ticks(cfg), { control: c.control, reps, warmup: QUICK ? 1 : 5 });
     results.ticks.push({ ...c, maps: drawn.maps, reps, recomputed, stats: summary(samples, keys) });
@@ -228,13 +230,15 @@ async function benchPage(h, { ticks = true } = {}) {
 /**
  * The caching contract (ARCHITECTURE.md), counted per head: a shift tick recomputes the shift
  * stages of the heads drawn (the shown one, or every head in the all-heads view), showing a
- * computed head nothing, and a typed word the projections and the shown head's maps and stages.
+ * computed head nothing, the number of heads the shown head's maps and stages, and a typed word
+ * the projections and the shown head's maps and stages.
  */
 function checkRecomputed(c, r, reps) {
   const drawn = c.view === 'all_heads' ? c.heads : 1;
   const want = {
     shift: { projections: 0, maps: 0, shift_stages: reps * drawn },
     head: { projections: 0, maps: 0, shift_stages: 0 },
+    heads: { projections: 0, maps: reps, shift_stages: reps },
     typing: { projections: reps, maps: reps, shift_stages: reps },
   }[c.control];
   for (const [k, v] of Object.entries(want)) {

@@ -117,7 +117,8 @@ function createBench(ex) {
 
   /**
    * Moves a control `reps` times, one tick per animation frame, after `warmup` untimed ticks.
-   * `control`: "shift" (the shift slider, k = 1..8 round and round) or "head" (the head shown).
+   * `control`: "shift" (the shift slider, k = 1..8 round and round), "head" (the head shown),
+   * "heads" (the number of heads, H and H / 2 in turn) or "typing" (the last word retyped).
    * Returns the samples and how often each cache layer was recomputed meanwhile.
    */
   async function ticks({ control = 'shift', reps = 30, warmup = 5 }) {
@@ -128,6 +129,9 @@ function createBench(ex) {
       } else if (control === 'head') {
         headSelect.value = String(((i + 1) % current.heads) + 1);
         headSelect.dispatchEvent(new Event('change', { bubbles: true }));
+      } else if (control === 'heads') {
+        // The number of heads, back and forth between H and H / 2: the shown head's maps.
+        timed(() => ex.update({ heads: i % 2 ? current.heads : current.heads / 2, head: 1 }));
       } else if (control === 'typing') {
         // Retyping the last word: the tokens change, so everything is recomputed.
         timed(() => ex.set_text(sentence(current.tokens, i % 2 ? 'tired' : 'tried')));
