@@ -360,6 +360,12 @@ pub fn constant_of(stats: MapStats) -> Option<f32> {
 /// let s = MapStats::of(array![[0.25_f32, f32::NAN], [-0.5, 0.125]].view());
 /// assert_eq!((s.min, s.max, s.abs_max()), (-0.5, 0.25, 0.5));
 /// assert_eq!(MapStats::NONE.abs_max(), 0.0);
+/// // Infinities take no part either.
+/// let row: Vec<f32> = (0..20).map(|i| if i == 3 { f32::INFINITY } else { i as f32 }).collect();
+/// let s = MapStats::of(ndarray::ArrayView2::from_shape((2, 10), &row).unwrap());
+/// assert_eq!((s.min, s.max), (0.0, 19.0));
+/// let s = MapStats::of(ndarray::ArrayView2::from_shape((1, 3), &[f32::NEG_INFINITY; 3]).unwrap());
+/// assert!(s.min > s.max);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MapStats {
@@ -376,8 +382,10 @@ impl MapStats {
         max: f32::NEG_INFINITY,
     };
 
-    /// The finite extremes of `map`, in one pass (eight running extremes over a contiguous map,
-    /// which the compiler keeps in vector registers).
+    /// The finite extremes of `map`, in one pass: eight running extremes over a contiguous map,
+    /// plain comparisons the compiler keeps in vector registers (a NaN compares false, so it
+    /// takes no part). Only a map holding an infinity, which no engine stage gives, is scanned
+    /// again with the infinities left out.
     pub fn of(map: ArrayView2<f32>) -> MapStats {
         let Some(cells) = map.as_slice() else {
             return map.iter().fold(MapStats::NONE, |s, &v| s.with(v));
@@ -389,10 +397,8 @@ impl MapStats {
         for chunk in chunks {
             for k in 0..8 {
                 let v = chunk[k];
-                // A non-finite value takes no part: it is replaced by the running extreme.
-                let finite = v.is_finite();
-                lo[k] = if finite && v < lo[k] { v } else { lo[k] };
-                hi[k] = if finite && v > hi[k] { v } else { hi[k] };
+                lo[k] = if v < lo[k] { v } else { lo[k] };
+                hi[k] = if v > hi[k] { v } else { hi[k] };
             }
         }
         let lanes = (0..8).fold(MapStats::NONE, |s, k| {
@@ -401,7 +407,11 @@ impl MapStats {
                 max: hi[k],
             })
         });
-        rest.iter().fold(lanes, |s, &v| s.with(v))
+        let stats = rest.iter().fold(lanes, |s, &v| s.with(v));
+        if stats.min == f32::NEG_INFINITY || stats.max == f32::INFINITY {
+            return cells.iter().fold(MapStats::NONE, |s, &v| s.with(v));
+        }
+        stats
     }
 
     /// These extremes with one more value.
