@@ -53,6 +53,7 @@ fn typing_that_keeps_the_tokens_recomputes_nothing() {
 #[test]
 fn picking_a_head_or_an_unchanged_value_recomputes_nothing() {
     let mut e = explorer("a b c d e");
+    e.compute_all().unwrap();
     let r0 = e.recomputations();
     e.set_head(3).unwrap();
     e.update_shift(|s| s.shift = 1).unwrap(); // unchanged
@@ -60,6 +61,51 @@ fn picking_a_head_or_an_unchanged_value_recomputes_nothing() {
     e.update_maps(|m| m.heads = 4).unwrap(); // unchanged
     e.compute().unwrap();
     assert_eq!(e.recomputations(), r0);
+}
+
+#[test]
+fn the_shown_head_is_computed_first_and_a_head_once_computed_is_kept() {
+    // Four heads; only the shown one is computed by a render.
+    let mut e = explorer("the cat sat on the mat");
+    assert_eq!(e.settings().maps.heads, 4);
+    assert_eq!(e.missing_heads(), vec![1, 2, 3]);
+    let r0 = e.recomputations();
+    assert_eq!((r0.projections, r0.maps, r0.shift_stages), (1, 1, 1));
+    // Another head: its maps and shift stages, once; the projections are shared.
+    e.set_head(2).unwrap();
+    e.compute().unwrap();
+    let r1 = e.recomputations();
+    assert_eq!((r1.projections, r1.maps, r1.shift_stages), (1, 2, 2));
+    assert_eq!(
+        e.missing_heads(),
+        vec![1, 3],
+        "the shown head first, then the lowest"
+    );
+    // Back and forth: nothing.
+    for h in [0, 2, 0] {
+        e.set_head(h).unwrap();
+        e.compute().unwrap();
+    }
+    assert_eq!(e.recomputations(), r1);
+    // A shift tick recomputes the shown head's shift stages only; the other kept heads
+    // recompute theirs when shown again, never their maps.
+    e.update_shift(|s| s.shift = 3).unwrap();
+    e.compute().unwrap();
+    let r2 = e.recomputations();
+    assert_eq!((r2.maps, r2.shift_stages), (2, 3));
+    e.set_head(2).unwrap();
+    e.compute().unwrap();
+    assert_eq!(
+        (e.recomputations().maps, e.recomputations().shift_stages),
+        (2, 4)
+    );
+    // What needs every head computes the rest, one step at a time or all at once.
+    assert!(e.compute_next().unwrap());
+    assert_eq!(e.missing_heads(), vec![3]);
+    e.layer_output().unwrap().unwrap();
+    assert!(e.missing_heads().is_empty());
+    assert!(!e.compute_next().unwrap());
+    assert_eq!(e.recomputations().maps, 4, "each head's maps once");
 }
 
 #[test]
@@ -150,7 +196,8 @@ fn an_empty_sentence_draws_nothing_and_fails_nothing() {
 
 #[test]
 fn export_matches_the_cli_format_and_the_cached_maps() {
-    let e = explorer("a short sentence");
+    let mut e = explorer("a short sentence");
+    e.compute_all().unwrap();
     let json = e.stages_json().unwrap();
     assert_eq!(json.heads.len(), 4);
     let head0_fused = json.heads[0].fused.as_ref().unwrap();
@@ -177,6 +224,7 @@ fn a_loaded_spec_is_drawn_and_a_broken_one_names_its_field() {
     assert_eq!(e.head_choices(), vec![2]);
     assert_eq!(e.settings().shift.shift, 2);
     e.set_head(1).unwrap();
+    e.compute().unwrap();
     assert_eq!(
         e.cell(0, 0).unwrap().gate,
         Some((2.0, -0.5, 1.0)),
@@ -204,17 +252,20 @@ fn the_page_draws_specs_of_at_most_page_max_tokens_and_refuses_longer_ones_by_th
     };
     let mut e = explorer("hello there");
     e.load_spec(&spec(diffattn::text::PAGE_MAX_TOKENS)).unwrap();
-    assert_eq!(e.labels().len(), 512);
-    // 2,048 tokens (the library's limit) held the page for 13 s per change; the page refuses
-    // them while it reads x, by its own limit, and keeps what it drew.
-    for tokens in [513, 2048, 6000] {
+    assert_eq!(e.labels().len(), 2048);
+    // Opening it computed the first head alone, not every head.
+    e.compute().unwrap();
+    assert_eq!(e.recomputations().maps, 2);
+    // Past the library's limit, the page refuses a spec while it reads x, by its own limit,
+    // and keeps what it drew.
+    for tokens in [2049, 6000] {
         let err = e.load_spec(&spec(tokens)).unwrap_err();
         assert_eq!(err.field, "x");
         assert!(
-            err.message.starts_with("more than 512 tokens (rows); the limit is 512 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page"),
+            err.message.starts_with("more than 2,048 tokens (rows); the limit is 2,048 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page"),
             "{err}"
         );
-        assert_eq!(e.labels().len(), 512, "the previous spec stays");
+        assert_eq!(e.labels().len(), 2048, "the previous spec stays");
     }
 }
 
@@ -382,7 +433,7 @@ fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
             if moved {
                 e.update_shift(|s| s.lambda = 0.375).unwrap();
             }
-            e.compute().unwrap();
+            e.compute_all().unwrap();
             let stages = e.stages();
             let before: Vec<_> = stages
                 .iter()
@@ -391,7 +442,7 @@ fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
             let json = serde_json::to_string(&e.export_spec().unwrap()).unwrap();
             let mut again = Explorer::new(Model::untrained());
             again.load_spec(&json).unwrap();
-            again.compute().unwrap();
+            again.compute_all().unwrap();
             assert_eq!(
                 again.labels(),
                 e.labels(),
@@ -430,8 +481,9 @@ fn the_row_view_has_every_stage_but_the_gate_and_g_times_d() {
     assert!(e.row_lines(4).is_none(), "row 4 is past the 4 tokens");
 }
 
-fn maps_of(e: &Explorer, stage: StageId) -> ndarray::Array3<f32> {
-    e.maps(stage).unwrap().to_owned()
+/// The shown head's map of `stage` (the one computed).
+fn maps_of(e: &Explorer, stage: StageId) -> ndarray::Array2<f32> {
+    e.map(stage).unwrap().to_owned()
 }
 
 #[test]
@@ -697,11 +749,12 @@ fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
     let err = e.load_spec(&spec).unwrap_err();
     assert_eq!(err.field, "x");
     assert!(
-        err.message.contains("more than 512 tokens") && err.message.contains("PAGE_MAX_TOKENS"),
+        err.message.contains("more than 2,048 tokens") && err.message.contains("PAGE_MAX_TOKENS"),
         "{}",
         err.message
     );
     assert!(!e.is_spec(), "a refused spec leaves the page as it was");
-    // The CLI runs it all the same.
-    assert!(diffattn::spec::parse_spec(&spec).unwrap().run().is_ok());
+    // The page's cap is the library's: the CLI refuses it too, by its own name.
+    let cli = diffattn::spec::parse_spec(&spec).unwrap_err();
+    assert!(cli.message.contains("MAX_TOKENS"), "{}", cli.message);
 }

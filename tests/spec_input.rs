@@ -117,30 +117,36 @@ fn the_token_limit_holds_at_exactly_max_tokens() {
 
 #[test]
 fn the_page_reads_at_most_page_max_tokens_and_names_its_limit() {
-    let at = parse_page_spec(&spec(PAGE_MAX_TOKENS, 1)).expect("512 tokens draw on the page");
-    assert_eq!(at.x.nrows(), 512);
+    assert_eq!(
+        PAGE_MAX_TOKENS, MAX_TOKENS,
+        "the page draws what the library runs"
+    );
+    let at = parse_page_spec(&spec(PAGE_MAX_TOKENS, 1)).expect("2,048 tokens draw on the page");
+    assert_eq!(at.x.nrows(), 2048);
     at.page_support().expect("and the page supports them");
-    // The page's issue 14 case: 6,000 tokens are refused at row 513, naming the page's cap.
+    // The page's issue 14 case: 6,000 tokens are refused at row 2,049, naming the page's cap.
     for tokens in [PAGE_MAX_TOKENS + 1, 6000] {
         let e = parse_page_spec(&spec(tokens, 1)).unwrap_err();
         assert_eq!(e.field, "x");
         assert!(
             e.message.starts_with(
-                "more than 512 tokens (rows); the limit is 512 \
-                 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page; `diffattn stages` runs \
-                 specs of up to 2,048 tokens"
+                "more than 2,048 tokens (rows); the limit is 2,048 \
+                 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page, as in `diffattn stages`"
             ),
             "{e}"
         );
     }
-    // The library's readers take them, and the page's check refuses such a spec however it
-    // was made.
-    let long = parse_spec(&spec(PAGE_MAX_TOKENS + 1, 1)).unwrap();
-    let e = long.page_support().unwrap_err();
-    assert_eq!(e.field, "x");
+    // The page's check on the cells of a stage refuses a spec past them however it was made:
+    // 9 query heads of 2,048 × 2,048 are more than the 33,554,432 cells it draws per stage.
+    let mut wide = parse_spec(&spec(PAGE_MAX_TOKENS, 1)).unwrap();
+    wide.heads = 9;
+    let e = wide.page_support().unwrap_err();
+    assert_eq!(e.field, "heads");
     assert!(
-        e.message
-            .starts_with("513 tokens, more than the page draws, 512"),
+        e.message.starts_with(
+            "9 softmax maps of 2048 × 2048 tokens are 37,748,736 cells per stage, more than the \
+             page draws, 33,554,432"
+        ),
         "{e}"
     );
     // Labels are counted against the page's cap too.
@@ -148,7 +154,7 @@ fn the_page_reads_at_most_page_max_tokens_and_names_its_limit() {
     let text = spec(2, 1).replacen('{', &format!("{{\"tokens\": {labels}, "), 1);
     let e = parse_page_spec(&text).unwrap_err();
     assert_eq!(e.field, "tokens");
-    assert!(e.message.starts_with("more than 512 entries"), "{e}");
+    assert!(e.message.starts_with("more than 2,048 entries"), "{e}");
 }
 
 #[test]

@@ -94,11 +94,41 @@ fn set_text_reports_tokens_and_truncation() {
         .collect();
     assert_eq!(tokens, ["this", "movie", "is", "not", "good", "!"]);
     assert_eq!(get(&info, "truncated").as_bool(), Some(false));
-    let long = "word ".repeat(600);
+    let long = "word ".repeat(2100);
     let info = ex.set_text(&long).map_err(error_message).unwrap();
-    assert_eq!(num(&info, "total"), 600.0);
+    assert_eq!(num(&info, "total"), 2100.0);
     assert_eq!(get(&info, "truncated").as_bool(), Some(true));
-    assert_eq!(js_sys::Array::from(&get(&info, "tokens")).length(), 512);
+    assert_eq!(js_sys::Array::from(&get(&info, "tokens")).length(), 2048);
+}
+
+#[wasm_bindgen_test]
+fn a_render_computes_the_shown_head_and_compute_step_the_others() {
+    let mut ex = sentence("the film was not bad at all");
+    update(&mut ex, r#"{"heads": 8, "head": 3}"#).unwrap();
+    ex.render(canvases(5, 300, 300), 12.0, vec![])
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(ex.pending_heads(), 7, "only the shown head is computed");
+    let maps = |ex: &Explorer| num(&ex.recomputations().map_err(error_message).unwrap(), "maps");
+    assert_eq!(maps(&ex), 1.0);
+    // A step of no time still computes one head; a long one the rest.
+    let step = ex.compute_step(0.0).map_err(error_message).unwrap();
+    assert_eq!((num(&step, "done"), num(&step, "total")), (2.0, 8.0));
+    let step = ex.compute_step(1e9).map_err(error_message).unwrap();
+    assert_eq!(num(&step, "done"), 8.0);
+    assert_eq!(ex.pending_heads(), 0);
+    assert_eq!(maps(&ex), 8.0, "each head once");
+    // Every head cached: the all-heads view and another head recompute nothing.
+    ex.render_all_heads(canvases(8, 200, 200), 10.0, "")
+        .map_err(error_message)
+        .unwrap();
+    update(&mut ex, r#"{"head": 6}"#).unwrap();
+    ex.render(canvases(5, 300, 300), 12.0, vec![])
+        .map_err(error_message)
+        .unwrap();
+    assert_eq!(maps(&ex), 8.0);
+    // The untrained model predicts nothing, so it needs no other head.
+    assert!(!ex.predicts());
 }
 
 #[wasm_bindgen_test]

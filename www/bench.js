@@ -74,9 +74,10 @@ function createBench(ex) {
 
   /**
    * Draws `tokens` tokens with `heads` heads: the five stages of head 0 (`view: "stages"`) or
-   * the final map of every head (`view: "all_heads"`), each on a `width_px` x `height_px` canvas.
+   * the final map of every head (`view: "all_heads"`), each on a `width_px` x `height_px` canvas;
+   * `all` computes every head before the ticks.
    */
-  function setup({ tokens, heads, view = 'stages', width_px = 384, height_px = 336, font_px = 13 }) {
+  function setup({ tokens, heads, view = 'stages', width_px = 384, height_px = 336, font_px = 13, all = false }) {
     const info = ex.set_text(sentence(tokens));
     if (info.tokens.length !== tokens) throw new Error(`sentence(${tokens}) gave ${info.tokens.length} tokens`);
     // The engine's default mechanism is shift-difference attention, the one the page opens with.
@@ -107,13 +108,17 @@ function createBench(ex) {
       tokens,
     };
     render();
+    // `all`: every head computed first (the page does it between frames for the all-heads view
+    // and the prediction), so that showing another head finds it cached.
+    if (all) ex.compute_step(1e9);
     flush();
     return { tokens: info.tokens.length, maps: count, stages: ex.view().stages.map((s) => s.id) };
   }
 
   /**
    * Moves a control `reps` times, one tick per animation frame, after `warmup` untimed ticks.
-   * `control`: "shift" (the shift slider, k = 1..8 round and round) or "head" (the head shown).
+   * `control`: "shift" (the shift slider, k = 1..8 round and round), "head" (the head shown),
+   * "heads" (the number of heads, H and H / 2 in turn) or "typing" (the last word retyped).
    * Returns the samples and how often each cache layer was recomputed meanwhile.
    */
   async function ticks({ control = 'shift', reps = 30, warmup = 5 }) {
@@ -124,6 +129,9 @@ function createBench(ex) {
       } else if (control === 'head') {
         headSelect.value = String(((i + 1) % current.heads) + 1);
         headSelect.dispatchEvent(new Event('change', { bubbles: true }));
+      } else if (control === 'heads') {
+        // The number of heads, back and forth between H and H / 2: the shown head's maps.
+        timed(() => ex.update({ heads: i % 2 ? current.heads : current.heads / 2, head: 1 }));
       } else if (control === 'typing') {
         // Retyping the last word: the tokens change, so everything is recomputed.
         timed(() => ex.set_text(sentence(current.tokens, i % 2 ? 'tired' : 'tried')));

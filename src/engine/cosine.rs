@@ -9,7 +9,7 @@ use super::error::EngineError;
 use super::kernels;
 use super::layout::HeadShape;
 use super::mask::Mask;
-use super::standard::maps_from_scores;
+use super::standard::maps_from_scores_of;
 
 /// Each row divided by its Euclidean norm; all-zero rows stay zero.
 ///
@@ -61,7 +61,20 @@ pub fn grouped(
     mask: Mask,
     tau: f32,
 ) -> Result<Array3<f32>, EngineError> {
-    maps_from_scores(q, k, shape, mask, 0, |q_h, k_h| {
+    let all: Vec<usize> = (0..shape.query_heads).collect();
+    grouped_of(q, k, shape, mask, tau, &all)
+}
+
+/// [`grouped`] for the query heads `query_heads` only (map `i` is query head `query_heads[i]`).
+pub fn grouped_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    tau: f32,
+    query_heads: &[usize],
+) -> Result<Array3<f32>, EngineError> {
+    maps_from_scores_of(q, k, shape, mask, 0, query_heads, |q_h, k_h| {
         cosine_scores(q_h, k_h, tau)
     })
 }

@@ -179,17 +179,38 @@ pub fn maps(
     mask: Mask,
     params: &DiffTransformerParams,
 ) -> Result<DiffTransformerMaps, EngineError> {
+    maps_of(q, k, shape, pairing, mask, params, 0..shape.heads)
+}
+
+/// [`maps`] of the diff heads `heads` only: map `i` of `A1`, `A2` and the difference is diff
+/// head `heads.start + i`, with the same bits as in the whole stack (each of its two query
+/// heads is computed alone).
+pub fn maps_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    pairing: Pairing,
+    mask: Mask,
+    params: &DiffTransformerParams,
+    heads: std::ops::Range<usize>,
+) -> Result<DiffTransformerMaps, EngineError> {
     params.check(shape.head_dim)?;
-    let both = standard::grouped(q, k, shape, mask)?;
-    let (heads, queries, keys) = (shape.heads, both.dim().1, both.dim().2);
-    let mut a1 = Array3::<f32>::zeros((heads, queries, keys));
+    let query_heads: Vec<usize> = heads
+        .clone()
+        .flat_map(|h| {
+            let (first, second) = pair(pairing, h, shape.heads);
+            [first, second]
+        })
+        .collect();
+    let both = standard::grouped_of(q, k, shape, mask, &query_heads)?;
+    let (queries, keys) = (both.dim().1, both.dim().2);
+    let mut a1 = Array3::<f32>::zeros((heads.len(), queries, keys));
     let mut a2 = a1.clone();
-    for h in 0..heads {
-        let (first, second) = pair(pairing, h, heads);
-        a1.index_axis_mut(Axis(0), h)
-            .assign(&both.index_axis(Axis(0), first));
-        a2.index_axis_mut(Axis(0), h)
-            .assign(&both.index_axis(Axis(0), second));
+    for slot in 0..heads.len() {
+        a1.index_axis_mut(Axis(0), slot)
+            .assign(&both.index_axis(Axis(0), 2 * slot));
+        a2.index_axis_mut(Axis(0), slot)
+            .assign(&both.index_axis(Axis(0), 2 * slot + 1));
     }
     let mut maps = DiffTransformerMaps {
         diff: Array3::zeros((0, 0, 0)),
@@ -252,14 +273,39 @@ pub fn output(
     params: &DiffTransformerParams,
     weights: &Weights,
 ) -> Array2<f32> {
-    let (heads, queries, _) = maps.diff.dim();
+    let heads = maps.diff.dim().0;
+    output_of(
+        heads,
+        &|h| maps.diff.index_axis(Axis(0), h),
+        v,
+        shape,
+        pairing,
+        params,
+        weights,
+    )
+}
+
+/// [`output`] from each diff head's `A1 − λ·A2` (`diff_of(h)`, `(queries, keys)`), wherever it
+/// is kept: the same bits as from one stack.
+pub fn output_of<'a>(
+    heads: usize,
+    diff_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
+    v: ArrayView2<f32>,
+    shape: &HeadShape,
+    pairing: Pairing,
+    params: &DiffTransformerParams,
+    weights: &Weights,
+) -> Array2<f32> {
+    let queries = if heads == 0 { 0 } else { diff_of(0).nrows() };
     let d_v = 2 * shape.head_dim;
     let weight = ndarray::ArrayView1::from(&params.subln);
+    let lambda_init = params.lambda_init();
     let mut concat = Array2::<f32>::zeros((queries, heads * d_v));
-    for (h, diff_h) in maps.diff.axis_iter(Axis(0)).enumerate() {
+    for h in 0..heads {
+        let diff_h = diff_of(h);
         let mixed = kernels::matmul(diff_h, head_value(v, shape, pairing, h).view(), 1.0);
         let mut normed = rms_norm_rows(mixed.view(), weight, params.subln_eps);
-        normed.mapv_inplace(|x| saturate(x * (1.0 - maps.lambda_init)));
+        normed.mapv_inplace(|x| saturate(x * (1.0 - lambda_init)));
         concat
             .slice_mut(s![.., h * d_v..(h + 1) * d_v])
             .assign(&normed);

@@ -56,6 +56,27 @@ pub fn lambda_table(
     })
 }
 
+/// Columns `heads` of the λ table of [`lambda_table`] (all `total` heads checked).
+pub fn lambda_columns(
+    lambda_logits: Option<&Array2<f32>>,
+    total: usize,
+    fixed: Option<f32>,
+    heads: std::ops::Range<usize>,
+) -> Result<Array2<f32>, EngineError> {
+    let table = lambda_table(lambda_logits, total, fixed)?;
+    if heads.start > heads.end || heads.end > total {
+        return Err(EngineError::Shape {
+            field: "head",
+            expected: format!("heads within 0..{total}"),
+            found: format!("{heads:?}"),
+        });
+    }
+    if heads.start == 0 && heads.end == total {
+        return Ok(table);
+    }
+    Ok(table.slice(s![.., heads]).to_owned())
+}
+
 /// The maps of V2 from (rotated) queries and keys and the λ logits `x·W_λᵀ`; `fixed` replaces
 /// every λ.
 pub fn maps(
@@ -66,8 +87,23 @@ pub fn maps(
     mask: Mask,
     fixed: Option<f32>,
 ) -> Result<DiffTransformerV2Maps, EngineError> {
-    let lambda = lambda_table(lambda_logits, shape.heads, fixed)?;
-    let both = standard::grouped(q, k, shape, mask)?;
+    maps_of(q, k, lambda_logits, shape, mask, fixed, 0..shape.heads)
+}
+
+/// [`maps`] of the diff heads `heads` only: map `i` of each stack (and column `i` of λ) is
+/// diff head `heads.start + i`, with the same bits as in the whole stack.
+pub fn maps_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    lambda_logits: Option<&Array2<f32>>,
+    shape: &HeadShape,
+    mask: Mask,
+    fixed: Option<f32>,
+    heads: std::ops::Range<usize>,
+) -> Result<DiffTransformerV2Maps, EngineError> {
+    let lambda = lambda_columns(lambda_logits, shape.heads, fixed, heads.clone())?;
+    let query_heads: Vec<usize> = heads.flat_map(|h| [2 * h, 2 * h + 1]).collect();
+    let both = standard::grouped_of(q, k, shape, mask, &query_heads)?;
     let a1 = both.slice(s![0..;2, .., ..]).to_owned();
     let a2 = both.slice(s![1..;2, .., ..]).to_owned();
     let mut maps = DiffTransformerV2Maps {

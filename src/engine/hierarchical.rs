@@ -41,6 +41,19 @@ pub fn maps(
     mask: Mask,
     segment: usize,
 ) -> Result<HierarchicalMaps, EngineError> {
+    maps_of(q, k, shape, mask, segment, 0..shape.heads)
+}
+
+/// [`maps`] of the heads `heads` only: map `i` of each stack is head `heads.start + i`, with
+/// the same bits as in the whole stack (every head is computed alone).
+pub fn maps_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    segment: usize,
+    heads: std::ops::Range<usize>,
+) -> Result<HierarchicalMaps, EngineError> {
     if segment == 0 {
         return Err(EngineError::Shape {
             field: "segment",
@@ -53,9 +66,9 @@ pub fn maps(
     let of = |i: usize| i / segment;
     let size = |m: usize| ((m + 1) * segment).min(tokens) - m * segment;
     let d_h = shape.head_dim;
-    let mut local = Array3::<f32>::zeros((shape.heads, tokens, tokens));
-    let mut segments = Array3::<f32>::zeros((shape.heads, tokens, n));
-    for h in 0..shape.heads {
+    let mut local = Array3::<f32>::zeros((heads.len(), tokens, tokens));
+    let mut segments = Array3::<f32>::zeros((heads.len(), tokens, n));
+    for (slot, h) in heads.enumerate() {
         let k_h = head(k, shape.key_head(h), d_h);
         let mut means = Array2::<f32>::zeros((n, d_h));
         for (j, row) in k_h.outer_iter().enumerate() {
@@ -79,7 +92,7 @@ pub fn maps(
             let total: f32 = weights.iter().sum();
             for (&(is_token, at, _), w) in cells.iter().zip(weights) {
                 let target = if is_token { &mut local } else { &mut segments };
-                target[[h, i, at]] = w / total;
+                target[[slot, i, at]] = w / total;
             }
         }
     }

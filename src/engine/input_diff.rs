@@ -60,12 +60,25 @@ pub fn attention(
     shape: &HeadShape,
     causal: bool,
 ) -> Result<Array3<f32>, EngineError> {
-    standard::maps_from_scores(
+    let all: Vec<usize> = (0..shape.query_heads).collect();
+    attention_of(projected, shape, causal, &all)
+}
+
+/// [`attention`] for the query heads `query_heads` only (map `i` is query head
+/// `query_heads[i]`).
+pub fn attention_of(
+    projected: &InputDiffProjected,
+    shape: &HeadShape,
+    causal: bool,
+    query_heads: &[usize],
+) -> Result<Array3<f32>, EngineError> {
+    standard::maps_from_scores_of(
         projected.q.view(),
         projected.k.view(),
         shape,
         Mask::causal(causal),
         1,
+        query_heads,
         standard::scaled_dot_scores,
     )
 }

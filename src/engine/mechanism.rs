@@ -21,17 +21,20 @@
 //! §1–§6, where `heads` re-splits square projections, or a real layer's (head width, key/value
 //! heads, biases, rotary positions), fixed by its weights.
 
+use std::ops::Range;
+
 use ndarray::{Array2, Array3, ArrayView2, ArrayView3, Axis};
 
 use super::cosine;
 use super::diff_transformer::{self, DiffTransformerMaps, DiffTransformerParams};
 use super::diff_transformer_v2::{self, DiffTransformerV2Maps};
 use super::error::EngineError;
+use super::heads::output_of;
 use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
 use super::layout::HeadShape;
 use super::mask::Mask;
-use super::projection::{mix_values, Projected, Weights};
+use super::projection::{Projected, Weights};
 use super::shift_diff::{self, Difference, ShiftDiffMaps, ShiftDiffParams};
 use super::stage::StageId;
 use super::standard;
@@ -417,8 +420,33 @@ pub fn base_maps(
     heads: usize,
     causal: bool,
 ) -> Result<BaseMaps, EngineError> {
+    base_maps_of(mechanism, projection, weights, heads, causal, 0..heads)
+}
+
+/// Step 2 for the heads `of` only (of `heads`): every stack of the result holds `of.len()`
+/// maps, map `i` being head `of.start + i`, each with the bits it has in [`base_maps`] (every
+/// head is computed alone). What a page showing one head computes; V2's λ table has the
+/// columns of those heads.
+pub fn base_maps_of(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    weights: &Weights,
+    heads: usize,
+    causal: bool,
+    of: Range<usize>,
+) -> Result<BaseMaps, EngineError> {
     let mask = mechanism.mask(causal);
     let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
+    if of.start > of.end || of.end > heads {
+        return Err(EngineError::Shape {
+            field: "head",
+            expected: format!("heads within 0..{heads}"),
+            found: format!("{of:?}"),
+        });
+    }
+    // The query heads of the mechanisms with one query head per head (the Differential
+    // Transformers pick their pairs from `of` themselves).
+    let query_heads: Vec<usize> = of.clone().collect();
     let tokens = match projection {
         Projection::Tokens(p) => p,
         Projection::Steps(p) => {
@@ -429,7 +457,8 @@ pub fn base_maps(
                     found: "rope".to_string(),
                 });
             }
-            return input_diff::attention(p, &shape, causal).map(BaseMaps::Attention);
+            return input_diff::attention_of(p, &shape, causal, &query_heads)
+                .map(BaseMaps::Attention);
         }
     };
     // Rotated copies only when the layer has rotary positions (never on the page's layouts).
@@ -446,24 +475,33 @@ pub fn base_maps(
     };
     Ok(match mechanism {
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
-            BaseMaps::Attention(standard::grouped(q, k, &shape, mask)?)
+            BaseMaps::Attention(standard::grouped_of(q, k, &shape, mask, &query_heads)?)
         }
         Mechanism::Cosine { tau } => {
-            BaseMaps::Attention(cosine::grouped(q, k, &shape, mask, *tau)?)
+            BaseMaps::Attention(cosine::grouped_of(q, k, &shape, mask, *tau, &query_heads)?)
         }
-        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps(
+        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps_of(
             q,
             k,
             &shape,
             weights.layout.pairing,
             mask,
             params,
+            of,
         )?),
-        Mechanism::DiffTransformerV2 { lambda } => BaseMaps::DiffTransformerV2(
-            diff_transformer_v2::maps(q, k, tokens.lambda_logits.as_ref(), &shape, mask, *lambda)?,
-        ),
+        Mechanism::DiffTransformerV2 { lambda } => {
+            BaseMaps::DiffTransformerV2(diff_transformer_v2::maps_of(
+                q,
+                k,
+                tokens.lambda_logits.as_ref(),
+                &shape,
+                mask,
+                *lambda,
+                of,
+            )?)
+        }
         Mechanism::Hierarchical { segment } => {
-            BaseMaps::Hierarchical(hierarchical::maps(q, k, &shape, mask, *segment)?)
+            BaseMaps::Hierarchical(hierarchical::maps_of(q, k, &shape, mask, *segment, of)?)
         }
         Mechanism::InputDiff => {
             return Err(mismatch(
@@ -527,27 +565,13 @@ pub fn output(
     shift: Option<&ShiftDiffMaps>,
     weights: &Weights,
 ) -> Result<Array2<f32>, EngineError> {
-    let v = projection.values();
-    let heads = match base {
-        BaseMaps::Attention(a) => a.dim().0,
-        BaseMaps::DiffTransformer(m) => m.diff.dim().0,
-        BaseMaps::DiffTransformerV2(m) => m.diff.dim().0,
-        BaseMaps::Hierarchical(m) => m.a.dim().0,
-    };
-    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
-    match (base, mechanism) {
-        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(params)) => Ok(
-            diff_transformer::output(maps, v, &shape, weights.layout.pairing, params, weights),
-        ),
-        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2 { .. }) => {
-            Ok(mix_values(&maps.diff, v, &shape, weights))
-        }
-        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => {
-            Ok(mix_values(&maps.a, v, &shape, weights))
-        }
+    let stack = match (base, mechanism) {
+        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(_)) => &maps.diff,
+        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2 { .. }) => &maps.diff,
+        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => &maps.a,
         (BaseMaps::Attention(_), Mechanism::ShiftDiff(_)) => match shift {
-            Some(s) => Ok(mix_values(&s.fused, v, &shape, weights)),
-            None => Err(mismatch("the shift stages", "none")),
+            Some(s) => &s.fused,
+            None => return Err(mismatch("the shift stages", "none")),
         },
         (
             BaseMaps::Attention(a),
@@ -555,9 +579,12 @@ pub fn output(
             | Mechanism::InputDiff
             | Mechanism::Cosine { .. }
             | Mechanism::Local { .. },
-        ) => Ok(mix_values(a, v, &shape, weights)),
-        _ => Err(mismatch(mechanism.name(), "the maps of another mechanism")),
-    }
+        ) => a,
+        _ => return Err(mismatch(mechanism.name(), "the maps of another mechanism")),
+    };
+    output_of(mechanism, projection, weights, stack.dim().0, &|h| {
+        stack.index_axis(Axis(0), h)
+    })
 }
 
 /// The error for stages that do not belong to the mechanism they are used with (a caller's

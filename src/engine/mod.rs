@@ -14,6 +14,7 @@ pub mod cosine;
 pub mod diff_transformer;
 pub mod diff_transformer_v2;
 pub mod error;
+pub mod heads;
 pub mod hierarchical;
 pub mod input_diff;
 pub mod kernels;
@@ -29,11 +30,12 @@ pub mod stage;
 pub mod standard;
 
 pub use error::EngineError;
+pub use heads::{apply_lambda_of, lambda_table_of, output_of, shift_stages_of_into};
 pub use layout::{Frequencies, HeadShape, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{
-    apply_lambda, base_maps, output, run, shift_stages_into, BaseMaps, Mechanism, MechanismKind,
-    Parameter, Projection, Stages,
+    apply_lambda, base_maps, base_maps_of, output, run, shift_stages_into, BaseMaps, Mechanism,
+    MechanismKind, Parameter, Projection, Stages,
 };
 pub use projection::{Biases, Projected, Weights};
 pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};

@@ -264,12 +264,26 @@ pub fn mix_values(
     shape: &HeadShape,
     weights: &Weights,
 ) -> Array2<f32> {
-    let (heads, queries, _) = maps.dim();
+    let heads = maps.dim().0;
+    mix_values_of(heads, &|h| maps.index_axis(Axis(0), h), v, shape, weights)
+}
+
+/// [`mix_values`] from each head's final map (`map_of(h)`, `(queries, keys)`), wherever it is
+/// kept: the same bits as from one stack.
+pub fn mix_values_of<'a>(
+    heads: usize,
+    map_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
+    v: ArrayView2<f32>,
+    shape: &HeadShape,
+    weights: &Weights,
+) -> Array2<f32> {
+    let queries = if heads == 0 { 0 } else { map_of(0).nrows() };
     let d_v = shape.head_dim;
     let width = heads * d_v;
     let mut concat = Array2::<f32>::zeros((queries, width));
     let cells = concat.as_slice_mut().expect("a fresh array is contiguous");
-    for (h, map) in maps.axis_iter(Axis(0)).enumerate() {
+    for h in 0..heads {
+        let map = map_of(h);
         // saturate(A_h·V_g(h)), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
         let v_h = PackedB::new(head(v, shape.value_head(h), d_v));
         let map = map.as_standard_layout();

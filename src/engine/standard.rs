@@ -38,9 +38,24 @@ pub fn maps_from_scores(
     key_offset: usize,
     score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
 ) -> Result<Array3<f32>, EngineError> {
+    let all: Vec<usize> = (0..shape.query_heads).collect();
+    maps_from_scores_of(q, k, shape, mask, key_offset, &all, score)
+}
+
+/// [`maps_from_scores`] of the query heads `query_heads` only, in that order: map `i` of the
+/// result is query head `query_heads[i]`, with the same bits as in the whole stack.
+pub fn maps_from_scores_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    key_offset: usize,
+    query_heads: &[usize],
+    score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
+) -> Result<Array3<f32>, EngineError> {
     let d_h = shape.head_dim;
-    let mut maps = Array3::<f32>::zeros((shape.query_heads, q.nrows(), k.nrows()));
-    for (j, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
+    let mut maps = Array3::<f32>::zeros((query_heads.len(), q.nrows(), k.nrows()));
+    for (&j, mut map) in query_heads.iter().zip(maps.axis_iter_mut(Axis(0))) {
         map.assign(&score(head(q, j, d_h), head(k, shape.key_head(j), d_h)));
         softmax_rows(map.view_mut(), mask, key_offset);
     }
@@ -83,14 +98,27 @@ pub fn grouped(
     shape: &HeadShape,
     mask: Mask,
 ) -> Result<Array3<f32>, EngineError> {
+    let all: Vec<usize> = (0..shape.query_heads).collect();
+    grouped_of(q, k, shape, mask, &all)
+}
+
+/// [`grouped`] for the query heads `query_heads` only, in that order (map `i` is query head
+/// `query_heads[i]`): each head is computed alone, so its bits are those of the whole stack.
+pub fn grouped_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    query_heads: &[usize],
+) -> Result<Array3<f32>, EngineError> {
     let d_h = shape.head_dim;
     let (queries, keys) = (q.nrows(), k.nrows());
     let scale = 1.0 / (d_h as f32).sqrt();
-    let mut maps = Array3::<f32>::zeros((shape.query_heads, queries, keys));
+    let mut maps = Array3::<f32>::zeros((query_heads.len(), queries, keys));
     if maps.is_empty() {
         return Ok(maps);
     }
-    for (j, mut map) in maps.axis_iter_mut(Axis(0)).enumerate() {
+    for (&j, mut map) in query_heads.iter().zip(maps.axis_iter_mut(Axis(0))) {
         let q_h = head(q, j, d_h).as_standard_layout().into_owned();
         let k_t = PackedB::new(head(k, shape.key_head(j), d_h).t());
         let q_cells = q_h.as_slice().expect("standard layout");

@@ -10,18 +10,19 @@
 //! mechanism has.
 
 mod describe;
+mod heads;
 mod settings;
 
-use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
+use ndarray::{Array2, Array3};
 
 pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
-use crate::engine::shift_diff::{Gate, ShiftDiffMaps};
+use crate::engine::shift_diff::Gate;
 use crate::engine::{
-    apply_lambda, base_maps, output, shift_stages_into, BaseMaps, Columns, EngineError, HeadShape,
-    Mask, Mechanism, MechanismKind, Parameter, Projection, StageId, Weights,
+    base_maps_of, Columns, EngineError, HeadShape, Mask, Mechanism, MechanismKind, Parameter,
+    Projection, StageId, Weights,
 };
 use crate::model::{Model, Prediction};
 use crate::spec::{
@@ -87,11 +88,10 @@ pub struct Explorer {
     /// from `model.weights` (V2 on the sentence: `Model::layer_weights`).
     layer_weights: Option<Weights>,
     projection: Option<Projection>,
-    base: Option<BaseMaps>,
-    shift: Option<ShiftDiffMaps>,
-    /// The buffers of the last shift stages once cleared, refilled by the next compute rather
-    /// than allocated again (32 MB per slider tick at 512 tokens and 8 heads).
-    spare_shift: Option<ShiftDiffMaps>,
+    /// Each head's maps and shift stages, computed when asked for (`heads.rs`).
+    heads: Vec<heads::HeadCache>,
+    /// V2's λ table, `(1, tokens, heads)`: one map for every head, computed whole.
+    lambda_table: Option<Array3<f32>>,
     /// The prediction for the current maps, cleared with the shift stages (every change that
     /// can move it clears them), so a render that changed nothing does not classify again.
     prediction: Option<Option<Prediction>>,
@@ -114,9 +114,8 @@ impl Explorer {
             lambda_override: false,
             layer_weights: None,
             projection: None,
-            base: None,
-            shift: None,
-            spare_shift: None,
+            heads: Vec::new(),
+            lambda_table: None,
             prediction: None,
             recomputations: Recomputations::default(),
         }
@@ -199,14 +198,17 @@ impl Explorer {
     }
 
     fn invalidate_base(&mut self) {
-        self.base = None;
+        for cache in &mut self.heads {
+            cache.clear_maps();
+        }
         self.clear_shift();
     }
 
     fn clear_shift(&mut self) {
         self.prediction = None;
-        if let Some(maps) = self.shift.take() {
-            self.spare_shift = Some(maps);
+        self.lambda_table = None;
+        for cache in &mut self.heads {
+            cache.clear_shift();
         }
     }
 
@@ -530,78 +532,6 @@ impl Explorer {
         self.kind().final_stage()
     }
 
-    /// Brings every cache up to date. Cheap when nothing changed.
-    pub fn compute(&mut self) -> Result<(), EngineError> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        let kind = self.kind();
-        let (heads, causal) = (self.settings.maps.heads, self.settings.maps.causal);
-        let mechanism = self.mechanism()?;
-        if self.base.is_none() {
-            let projection = match self.projection.take() {
-                Some(p) if p.serves(kind) => p,
-                _ => {
-                    self.recomputations.projections += 1;
-                    Projection::new(kind, self.x.view(), self.weights())
-                }
-            };
-            let base = base_maps(&mechanism, &projection, self.weights(), heads, causal);
-            self.projection = Some(projection);
-            self.base = Some(base?);
-            self.recomputations.maps += 1;
-            self.clear_shift();
-        }
-        if let (Some(projection), Some(base)) = (&self.projection, &mut self.base) {
-            if apply_lambda(&mechanism, projection, base)? {
-                self.recomputations.lambda += 1;
-            }
-        }
-        if !self.lambda_override {
-            // The λ slider shows the learned λ (V2: its mean over tokens and heads).
-            if let Some(l) = self.learned_lambda() {
-                self.settings.shift.lambda = l;
-            }
-        }
-        if self.shift.is_none() {
-            if let Some(base) = &self.base {
-                let mut maps = self.spare_shift.take().unwrap_or_else(ShiftDiffMaps::empty);
-                if shift_stages_into(&mechanism, base, causal, &mut maps)? {
-                    self.shift = Some(maps);
-                    self.recomputations.shift_stages += 1;
-                } else {
-                    self.spare_shift = Some(maps);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Every head's map of one stage, `(heads, queries, columns)`, once
-    /// [`compute`](Self::compute) has run; `None` when the stage is not part of the mechanism
-    /// or nothing is drawn. A stage shared by the heads (V2's λ) has one map.
-    pub fn maps(&self, stage: StageId) -> Option<ArrayView3<'_, f32>> {
-        let base = self.base.as_ref()?;
-        base.stage(stage).or_else(|| {
-            self.shift
-                .as_ref()
-                .and_then(|s| s.stage(stage))
-                .map(|m| m.view())
-        })
-    }
-
-    /// The shown head's map of one stage (see [`maps`](Self::maps)).
-    pub fn map(&self, stage: StageId) -> Option<ArrayView2<'_, f32>> {
-        self.head_map(stage, self.head)
-    }
-
-    /// One head's map of one stage (the one map of a stage the heads share).
-    pub fn head_map(&self, stage: StageId, head: usize) -> Option<ArrayView2<'_, f32>> {
-        let maps = self.maps(stage)?;
-        let head = if stage.shared_by_heads() { 0 } else { head };
-        (head < maps.len_of(Axis(0))).then(|| maps.index_axis_move(Axis(0), head))
-    }
-
     /// The column of `stage`'s map that key `key` falls in: the key itself, its segment
     /// (hierarchical), or the shown head's column (V2's λ, one column per head).
     pub fn column_of_key(&self, stage: StageId, key: usize) -> usize {
@@ -647,25 +577,6 @@ impl Explorer {
         }
     }
 
-    /// The Differential Transformer's lambda, once computed.
-    pub fn lambda(&self) -> Option<f32> {
-        self.base.as_ref()?.lambda()
-    }
-
-    /// V2's λ of token `row` in the shown head, once computed.
-    pub fn lambda_at(&self, row: usize) -> Option<f32> {
-        let table = self.base.as_ref()?.lambda_table()?;
-        table.get((row, self.head)).copied()
-    }
-
-    /// The λ the maps were computed with as one number: the Differential Transformer's, or
-    /// V2's mean over tokens and heads; `None` for other mechanisms or before a compute.
-    pub fn learned_lambda(&self) -> Option<f32> {
-        let base = self.base.as_ref()?;
-        base.lambda()
-            .or_else(|| base.lambda_table().and_then(|t| t.mean()))
-    }
-
     /// Draws the sentence with another model. A trained model brings the settings it was
     /// trained with (mechanism, heads, shift, gate, tau, window; no causal mask); the untrained
     /// one keeps the current settings. A loaded spec is left for the sentence.
@@ -694,53 +605,6 @@ impl Explorer {
             self.settings
                 .with_mechanism(&trained.mechanism, trained.heads, false),
         )
-    }
-
-    /// The trained model's sentiment for the sentence under the current settings (which may
-    /// differ from the trained ones: the page says so). `None` for the untrained model, a
-    /// loaded spec, an empty sentence, or a mechanism other than the model's.
-    pub fn prediction(&mut self) -> Result<Option<Prediction>, EngineError> {
-        let trained_kind = match self.model.trained_parts() {
-            Some(t) => t.mechanism.kind(),
-            None => return Ok(None),
-        };
-        if self.is_spec() || self.is_empty() || trained_kind != self.kind() {
-            return Ok(None);
-        }
-        self.compute()?;
-        if let Some(cached) = self.prediction {
-            return Ok(cached);
-        }
-        let (Some(projection), Some(base)) = (&self.projection, &self.base) else {
-            return Ok(None);
-        };
-        let out = output(
-            &self.mechanism()?,
-            projection,
-            base,
-            self.shift.as_ref(),
-            self.weights(),
-        )?;
-        let prediction = self.model.classify_output(out.view());
-        self.prediction = Some(prediction);
-        Ok(prediction)
-    }
-
-    /// The layer output `(tokens, d)` under the current settings (what the final map mixes the
-    /// values into); `None` for an empty sentence.
-    pub fn layer_output(&mut self) -> Result<Option<Array2<f32>>, EngineError> {
-        self.compute()?;
-        let (Some(projection), Some(base)) = (&self.projection, &self.base) else {
-            return Ok(None);
-        };
-        output(
-            &self.mechanism()?,
-            projection,
-            base,
-            self.shift.as_ref(),
-            self.weights(),
-        )
-        .map(Some)
     }
 
     /// How many of the sentence's tokens the trained model's vocabulary does not know (they
@@ -815,12 +679,15 @@ impl Explorer {
         spec.page_support()?;
         let kind = spec.mechanism.kind();
         let projection = Projection::new(kind, spec.x.view(), &spec.weights);
-        let base = base_maps(
+        // The first head alone shows every problem a spec can have (its layout, its
+        // parameters); the other heads are computed when asked for.
+        let first = base_maps_of(
             &spec.mechanism,
             &projection,
             &spec.weights,
             spec.heads,
             spec.causal,
+            0..spec.heads.min(1),
         )?;
         let settings = self
             .settings
@@ -852,7 +719,10 @@ impl Explorer {
         self.head = 0;
         self.invalidate_sentence();
         self.projection = Some(projection);
-        self.base = Some(base);
+        self.heads = vec![heads::HeadCache::default(); spec.heads];
+        if let Some(cache) = self.heads.first_mut() {
+            *cache = heads::HeadCache::with_maps(first);
+        }
         self.recomputations.projections += 1;
         self.recomputations.maps += 1;
         Ok(())

@@ -26,6 +26,7 @@ mod label;
 mod layout;
 mod row;
 mod scale;
+mod stats;
 mod svg;
 mod theme;
 mod viewport;
@@ -36,7 +37,10 @@ pub use frame::{draw_frame, draw_frame_at, Frame, LabelWidths};
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
 pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
-pub use scale::{constant_value, ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
+pub use scale::{
+    constant_of, constant_value, ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR,
+};
+pub use stats::MapStats;
 pub use svg::{heatmap_svg, panel_svg, Panel};
 pub use theme::Theme;
 pub use viewport::Viewport;

@@ -11,6 +11,7 @@ use ndarray::ArrayView2;
 use plotters::style::RGBColor;
 
 use super::colormap::{Palette, Rgb};
+use super::stats::MapStats;
 use crate::engine::ScaleKind;
 
 /// The colour of a NaN value: a mid grey that is in neither palette, so it stands out.
@@ -157,11 +158,16 @@ impl Scale {
     /// assert_eq!(both, Scale::Diverging { abs_max: 0.75 });
     /// ```
     pub fn for_maps(kind: ScaleKind, maps: &[ArrayView2<f32>]) -> Self {
-        let finite = || maps.iter().flat_map(|m| m.iter()).filter(|v| v.is_finite());
-        let (min, max) = finite().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-        let abs_max = finite().fold(0.0_f32, |m, v| m.max(v.abs()));
+        let stats = maps
+            .iter()
+            .fold(MapStats::NONE, |s, m| s.merge(MapStats::of(*m)));
+        Scale::from_stats(kind, stats)
+    }
+
+    /// [`for_maps`](Self::for_maps) from the maps' [`MapStats`] (merged), without scanning
+    /// them again.
+    pub fn from_stats(kind: ScaleKind, stats: MapStats) -> Self {
+        let (min, max, abs_max) = (stats.min, stats.max, stats.abs_max());
         match kind {
             ScaleKind::Unit => Scale::unit(),
             ScaleKind::Diverging => Scale::diverging(abs_max),
@@ -326,12 +332,12 @@ pub(crate) fn format_one(v: f32) -> String {
 /// assert_eq!(constant_value(array![[0.13_f32, 0.2]].view()), None);
 /// ```
 pub fn constant_value(map: ArrayView2<f32>) -> Option<f32> {
-    let (min, max) = map
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
+    constant_of(MapStats::of(map))
+}
+
+/// [`constant_value`] from a map's [`MapStats`].
+pub fn constant_of(stats: MapStats) -> Option<f32> {
+    let (min, max) = (stats.min, stats.max);
     if min > max {
         return None;
     }

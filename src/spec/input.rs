@@ -22,9 +22,11 @@ use crate::text::limits::{
 };
 
 /// The most cells one stage of a spec the page draws may have, over all its softmax maps
-/// (query heads × tokens × tokens): 32 query heads at [`PAGE_MAX_TOKENS`] = 512 tokens, a 1B
-/// model's layer (16 diff heads of a DiffLlama), 32 MiB of f32 per stage.
-pub const PAGE_MAX_STAGE_CELLS: usize = 32 * PAGE_MAX_TOKENS * PAGE_MAX_TOKENS;
+/// (query heads × tokens × tokens): the library's [`MAX_MAP_CELLS`] counted in query heads, so
+/// 8 query heads at [`PAGE_MAX_TOKENS`] = 2,048 tokens, 32 at 1,024 (a 1B model's layer, 16
+/// diff heads of a DiffLlama), 128 at 512; 128 MiB of f32 per stage when every head is
+/// computed (the page computes the shown one, and the others when asked).
+pub const PAGE_MAX_STAGE_CELLS: usize = MAX_MAP_CELLS;
 
 /// A spec that was rejected, with the field at fault (`"gate.alpha[1]"`, `"x"`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,17 +282,17 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
 
 /// [`parse_spec`] for the page, which draws at most
 /// [`PAGE_MAX_TOKENS`](crate::text::limits::PAGE_MAX_TOKENS) tokens: a longer `x`
-/// (or list of labels or positions) is refused at its 513th row, naming the page's limit, so
-/// the page's thread is never held by a spec it could not redraw at its frame rate.
+/// (or list of labels or positions) is refused at its 2,049th row, naming the page's limit
+/// (the library's, under the page's name).
 ///
 /// ```
 /// let row = "[1.0]";
-/// let x = vec![row; 513].join(",");
+/// let x = vec![row; 2049].join(",");
 /// let spec = format!(r#"{{"mechanism": "standard", "heads": 1, "causal": true, "x": [{x}],
 ///   "w_q": [[1.0]], "w_k": [[1.0]], "w_v": [[1.0]], "w_o": [[1.0]]}}"#);
-/// assert!(diffattn::spec::parse_spec(&spec).is_ok());
+/// assert!(diffattn::spec::parse_spec(&spec).unwrap_err().to_string().contains("MAX_TOKENS"));
 /// let e = diffattn::spec::parse_page_spec(&spec).unwrap_err().to_string();
-/// assert!(e.starts_with("x: more than 512 tokens (rows)"), "{e}");
+/// assert!(e.starts_with("x: more than 2,048 tokens (rows)"), "{e}");
 /// assert!(e.contains("PAGE_MAX_TOKENS"), "{e}");
 /// ```
 pub fn parse_page_spec(text: &str) -> Result<Spec, SpecError> {

@@ -195,8 +195,8 @@ impl RowLimit for TokenRows {
 }
 
 /// The rows of `x` of a spec the page opens: tokens, at most [`PAGE_MAX_TOKENS`], the page's
-/// cap on a typed sentence too. At the library's 2,048 a spec of eight heads holds the page's
-/// thread for seconds per change and close to a gigabyte of wasm memory (docs/RELIABILITY.md).
+/// cap on a typed sentence too (the library's [`MAX_TOKENS`], under its own name so that the
+/// page's messages name the page's limit).
 pub(super) enum PageTokenRows {}
 
 impl RowLimit for PageTokenRows {
@@ -204,10 +204,7 @@ impl RowLimit for PageTokenRows {
     const ROWS: &'static str = "tokens (rows)";
     const NAME: &'static str = "PAGE_MAX_TOKENS";
     fn hint() -> String {
-        format!(
-            " on the page; `diffattn stages` runs specs of up to {} tokens",
-            grouped(MAX_TOKENS)
-        )
+        " on the page, as in `diffattn stages`".to_string()
     }
 }
 
@@ -496,9 +493,8 @@ mod tests {
             .unwrap();
         assert!(
             e.contains(
-                "more than 512 tokens (rows); the limit is 512 \
-                 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page; `diffattn stages` runs \
-                 specs of up to 2,048 tokens"
+                "more than 2,048 tokens (rows); the limit is 2,048 \
+                 (diffattn::text::limits::PAGE_MAX_TOKENS) on the page, as in `diffattn stages`"
             ),
             "{e}"
         );
@@ -509,7 +505,7 @@ mod tests {
             .err()
             .unwrap();
         assert!(
-            e.starts_with("more than 512 entries (one per token)"),
+            e.starts_with("more than 2,048 entries (one per token)"),
             "{e}"
         );
     }

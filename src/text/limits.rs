@@ -31,11 +31,13 @@
 //!
 //! Measured peak resident memory at the limits is in docs/RELIABILITY.md.
 //!
-//! The page draws at most [`PAGE_MAX_TOKENS`] tokens until the speed work makes 2,048 fit its
-//! frame budgets: of a typed sentence (the rest is counted and the page says so), and of a spec
-//! it opens (a longer `x` is refused while it is read, naming this limit). A spec of 2,048
-//! tokens and eight heads held the page's thread for 13 s to open and 3.5 s per slider move,
-//! and took 790 MB of wasm memory, which is never given back (docs/RELIABILITY.md).
+//! The page draws at most [`PAGE_MAX_TOKENS`] tokens, the library's own [`MAX_TOKENS`]: of a
+//! typed sentence (the rest is counted and the page says so), and of a spec it opens (a longer
+//! `x` is refused while it is read, naming this limit). It was 512 while the page computed every
+//! head of every stage for each change: a spec of 2,048 tokens and eight heads then held the
+//! page's thread for 13 s to open and 3.5 s per slider move, and took 790 MB of wasm memory.
+//! Now the page computes the shown head, and the other heads between frames when something
+//! needs them (docs/PERFORMANCE.md, "Control to paint").
 
 /// The budget one request's `f32` arrays are sized against (see the module documentation).
 pub const MEMORY_BUDGET_BYTES: usize = 1 << 30;
@@ -62,10 +64,9 @@ pub const MAX_INPUT_BYTES: usize = 1 << 30;
 /// 384 MiB; tokens past the ones kept are counted, not stored.
 pub const MAX_TEXT_BYTES: usize = 16 << 20;
 
-/// The most tokens the page draws, of a typed sentence or of a spec it opens, until its frame
-/// budgets hold at [`MAX_TOKENS`] (the speed issue). The page's end-to-end tests and
-/// benchmarks assume it.
-pub const PAGE_MAX_TOKENS: usize = 512;
+/// The most tokens the page draws, of a typed sentence or of a spec it opens: the library's
+/// limit. The page's end-to-end tests and benchmarks assume it.
+pub const PAGE_MAX_TOKENS: usize = MAX_TOKENS;
 
 /// The cells of one map of `heads` heads over `queries × keys`, or `None` if the product
 /// overflows `usize` (which is over every limit).

@@ -17,9 +17,10 @@ use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
 use crate::render::{
-    constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout, LabelWidths, Panel,
+    constant_of, constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout,
+    LabelWidths, Panel,
 };
-use crate::render::{RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
+use crate::render::{MapStats, RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
 use plotters::style::RGBColor;
 
 fn now_ms() -> f64 {
@@ -209,7 +210,9 @@ impl Explorer {
     }
 
     /// Draws one stage (its name, e.g. `"fused"`; the final stage when empty) of every head,
-    /// one per canvas. Returns `{ compute_ms, draw_ms }`.
+    /// one per canvas, computing every head still missing (the page computes them first with
+    /// `compute_step`, across frames, when they would take long). Returns
+    /// `{ compute_ms, draw_ms }`.
     pub fn render_all_heads(
         &mut self,
         canvases: Vec<HtmlCanvasElement>,
@@ -217,7 +220,7 @@ impl Explorer {
         stage: &str,
     ) -> Result<JsValue, JsError> {
         let t0 = now_ms();
-        self.state.compute().map_err(js_error)?;
+        self.state.compute_all().map_err(js_error)?;
         let t1 = now_ms();
         let stage = if stage.is_empty() {
             self.state.final_stage()
@@ -630,6 +633,45 @@ impl Explorer {
         self.model_info()
     }
 
+    /// How many heads are not computed yet under the current settings (the shown one is once
+    /// anything is drawn): what the all-heads view, the layer output and the prediction still
+    /// need.
+    pub fn pending_heads(&self) -> usize {
+        self.state.missing_heads().len()
+    }
+
+    /// Computes heads not computed yet, the shown one first, until `budget_ms` have passed
+    /// (at least one head, if any is missing): the page calls it across frames for work that
+    /// needs every head, so the page never freezes. Returns `{ done, total, ms }`: heads up to
+    /// date, heads in all, and the time it took.
+    pub fn compute_step(&mut self, budget_ms: f64) -> Result<JsValue, JsError> {
+        /// `{ done, total, ms }`
+        #[derive(serde::Serialize)]
+        struct StepJs {
+            done: usize,
+            total: usize,
+            ms: f64,
+        }
+        let t0 = now_ms();
+        while self.state.compute_next().map_err(js_error)? {
+            if now_ms() - t0 >= budget_ms {
+                break;
+            }
+        }
+        let total = self.state.settings().maps.heads;
+        to_js(&StepJs {
+            done: total - self.state.missing_heads().len().min(total),
+            total,
+            ms: now_ms() - t0,
+        })
+    }
+
+    /// Whether the trained model's sentiment applies to what is drawn (then `prediction`
+    /// needs every head).
+    pub fn predicts(&self) -> bool {
+        self.state.predicts()
+    }
+
     /// The trained model's sentiment under the current settings:
     /// `{ label, probability, positive }`, or `undefined` (untrained model, spec, empty
     /// sentence, or a mechanism other than the model's).
@@ -775,27 +817,28 @@ impl Explorer {
     /// The colour scale of each map to draw (`(stage, head)`): its own, or shared by the maps of
     /// one `ScaleGroup` when `shared_scale` is on.
     fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
-        let map = |&(stage, head): &(StageId, usize)| self.state.head_map(stage, head);
+        // The maps' extremes, kept by the explorer with each map: no map is scanned twice.
+        let stats = |&(stage, head): &(StageId, usize)| self.state.head_stats(stage, head);
         if !self.shared_scale {
             return drawn
                 .iter()
-                .map(|d| map(d).map_or(Scale::unit(), |m| Scale::for_values(d.0.scale_kind(), m)))
+                .map(|d| stats(d).map_or(Scale::unit(), |s| Scale::from_stats(d.0.scale_kind(), s)))
                 .collect();
         }
         drawn
             .iter()
             .map(|&(stage, _)| {
-                let group: Vec<_> = drawn
+                let group = drawn
                     .iter()
                     .filter(|(s, _)| s.scale_group() == stage.scale_group())
-                    .filter_map(map)
-                    .collect();
+                    .filter_map(stats)
+                    .fold(MapStats::NONE, MapStats::merge);
                 let kind = match stage.scale_group() {
                     ScaleGroup::Attention | ScaleGroup::Lambda => ScaleKind::Sequential,
                     ScaleGroup::Difference => ScaleKind::Diverging,
                     ScaleGroup::Gate => ScaleKind::Unit,
                 };
-                Scale::for_maps(kind, &group)
+                Scale::from_stats(kind, group)
             })
             .collect()
     }
@@ -817,7 +860,7 @@ impl Explorer {
             .state
             .head_map(stage, head)
             .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
-        let constant = constant_value(map);
+        let constant = self.state.head_stats(stage, head).and_then(constant_of);
         let drawn = self.stage_viewport(stage, map.dim());
         let (col_labels, widths) = labels.of(stage);
         let frame = Frame {

@@ -357,9 +357,9 @@ test('a spec the page cannot draw says why and leaves the page as it was: too ma
   };
   const row = Array.from({ length: 4 }, (_, i) => (i === 0 ? 1 : 0));
   const eye = [0, 1, 2, 3].map((i) => row.map((_, j) => (i === j ? 1 : 0)));
-  const long = { mechanism: 'standard', heads: 1, causal: false, x: Array.from({ length: 513 }, () => row), w_q: eye, w_k: eye, w_v: eye, w_o: eye };
+  const long = { mechanism: 'standard', heads: 1, causal: false, x: Array.from({ length: 2049 }, () => row), w_q: eye, w_k: eye, w_v: eye, w_o: eye };
   const tooMany = await open('long.json', JSON.stringify(long));
-  assert.match(tooMany, /Could not draw long\.json: x: more than 512 tokens \(rows\); the limit is 512 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/);
+  assert.match(tooMany, /Could not draw long\.json: x: more than 2,048 tokens \(rows\); the limit is 2,048 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/);
   const zigzag = { ...fixture, rope: { ...fixture.rope, layout: 'zigzag' } };
   const layout = await open('zigzag.json', JSON.stringify(zigzag));
   assert.match(layout, /Could not draw zigzag\.json: rope\.layout: unknown "zigzag"; expected "half" or "interleaved"/);

@@ -2,7 +2,7 @@
 // dropping the file on the page), each get a clear message naming the field or the limit at
 // fault, raise no uncaught error, do not hold the page up, and leave it drawing a typed
 // sentence afterwards (issue 14, item 5). The files are made here, in a temporary folder:
-// deep nesting, 6,000 tokens (over the page's PAGE_MAX_TOKENS = 512), NaN, numbers that
+// deep nesting, 6,000 tokens (over the page's PAGE_MAX_TOKENS = 2,048), NaN, numbers that
 // overflow, markup in the token labels and the file name (drawn as text, never as HTML),
 // binary garbage and UTF-16 text, 50 MB files, and one over the page's 64 MB reading limit.
 
@@ -17,7 +17,7 @@ import { canvasInfo, drawnTokens, openExplorer, settled } from './www-helpers.mj
 
 const MB = 1024 * 1024;
 /** The page's cap on tokens (src/text/limits.rs PAGE_MAX_TOKENS, the runtime's maxTokens). */
-const PAGE_MAX_TOKENS = 512;
+const PAGE_MAX_TOKENS = 2048;
 /** How long any one file may take from being picked to its message (the page must not freeze). */
 const ANSWER_MS = 10_000;
 /** How long a 50 MB spec that is valid may take to draw (read, decoded, parsed, skipped). */
@@ -133,13 +133,13 @@ const CASES = [
     name: 'tokens-6000.json',
     what: 'a spec of 6,000 tokens',
     make: () => JSON.stringify(validSpec({ tokens: 6000 })),
-    message: [/x: more than 512 tokens \(rows\); the limit is 512 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/],
+    message: [/x: more than 2,048 tokens \(rows\); the limit is 2,048 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/],
   },
   {
     name: 'tokens-513.json',
     what: 'a spec one token over the page cap',
     make: () => JSON.stringify(validSpec({ tokens: PAGE_MAX_TOKENS + 1 })),
-    message: [/x: more than 512 tokens \(rows\); the limit is 512 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/],
+    message: [/x: more than 2,048 tokens \(rows\); the limit is 2,048 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/],
   },
   {
     name: 'nan.json',
@@ -186,7 +186,7 @@ const CASES = [
     name: 'fifty-mb-tokens.json',
     what: '50 MB of rows of x',
     stream: fiftyMbOfTokens,
-    message: [/x: more than 512 tokens \(rows\); the limit is 512 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/],
+    message: [/x: more than 2,048 tokens \(rows\); the limit is 2,048 \(diffattn::text::limits::PAGE_MAX_TOKENS\) on the page/],
   },
   {
     name: 'over-64mb.json',

@@ -89,7 +89,7 @@ test('emoji sequences, right-to-left text, zero-width and control characters', a
   assert.deepEqual(errors, []);
 });
 
-test('10,000 characters: drawn up to 512 tokens with a visible notice', async () => {
+test('10,000 characters: drawn up to 2,048 tokens with a visible notice', async () => {
   const { page, errors } = shared;
   const words = [];
   while (words.join(' ').length < 10_000) words.push(`w${words.length % 97}`);
@@ -98,11 +98,11 @@ test('10,000 characters: drawn up to 512 tokens with a visible notice', async ()
   await settled(page);
   const notice = page.locator('#truncated-notice');
   assert.equal(await notice.isVisible(), true);
-  assert.match(await notice.textContent(), /only the first 512/);
-  assert.match(await page.textContent('#token-count'), /^512 tokens$/);
-  assert.match((await canvasInfo(page))[0].label, /of 512 tokens$/);
+  assert.match(await notice.textContent(), /only the first 2048/);
+  assert.match(await page.textContent('#token-count'), /^2048 tokens$/);
+  assert.match((await canvasInfo(page))[0].label, /of 2048 tokens$/);
   // The screen-reader table is capped, and says so.
-  await page.waitForFunction(() => /first 32 rows and 32 columns of 512 × 512/.test(window.diffattn.root.querySelector('#table-fallback caption')?.textContent ?? ''));
+  await page.waitForFunction(() => /first 32 rows and 32 columns of 2048 × 2048/.test(window.diffattn.root.querySelector('#table-fallback caption')?.textContent ?? ''));
   assert.equal(await page.locator('#table-fallback tbody tr').count(), 32);
   const timings = await page.evaluate(() => ({ ...window.diffattn.timings }));
   assert.ok(timings.renders > 0);

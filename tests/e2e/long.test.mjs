@@ -1,16 +1,17 @@
-// End-to-end: long inputs (issue 13, items 3–4). A render the page predicts over 100 ms is
-// announced before it runs (a progress line painted first), and while a person types such a
-// render waits for a pause, so the text box keeps every key. The CPU is slowed down through
-// the DevTools protocol so that an ordinary length is "long" on any machine: the test is about
-// what the page does when work is slow, not about how fast this machine is. The page runs its
-// baseline wasm build here (as in a browser without wasm SIMD): the simd128 build renders 500
-// tokens about three times faster, under 100 ms even slowed 4×, and slowing the CPU further
-// slows the page's own key handling as much as it slows the render.
+// End-to-end: long inputs (issue 13, items 3–4). The page draws up to 2,048 tokens: a render
+// computes the shown head only, and what needs every head (the prediction, the all-heads view)
+// is computed head by head between frames, with the busy line's progress ("head 3 of 8"), so the
+// page never freezes. A render the page predicts over 100 ms is announced before it runs (a
+// progress line painted first), and while a person types such a render waits for a pause, so
+// the text box keeps every key. For that part the CPU is slowed down through the DevTools
+// protocol so that the length is "long" on any machine: the test is about what the page does
+// when work is slow, not about how fast this machine is; the page runs its baseline wasm build
+// there (as in a browser without wasm SIMD).
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { screenshot, startHarness } from './harness.mjs';
-import { drawnTokens, openExplorer, settled } from './www-helpers.mjs';
+import { drawnTokens, openExplorer, setRange, settled } from './www-helpers.mjs';
 
 const WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
 const text = (n, first = 'the') => [first, ...Array.from({ length: n - 1 }, (_, i) => WORDS[i % WORDS.length])].join(' ');
@@ -23,8 +24,88 @@ after(async () => {
   await h?.close();
 });
 
+/** Records, from inside the page, every state of the busy line and the longest gap between frames. */
+function watch(page) {
+  return page.evaluate(() => {
+    const busy = window.diffattn.root.getElementById('busy');
+    window.__busySeen = [];
+    new MutationObserver(() => window.__busySeen.push({ hidden: busy.hidden, text: busy.textContent.trim() })).observe(busy, {
+      attributes: true,
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+    window.__gap = 0;
+    let last = performance.now();
+    const frame = (now) => {
+      window.__gap = Math.max(window.__gap, now - last);
+      last = now;
+      requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
+}
+
+const recomputations = (page) => page.evaluate(() => window.diffattn.call((ex) => ex.recomputations()));
+
+test('2,048 tokens: the shown head first, the other heads between frames with progress, then the prediction', async (t) => {
+  const started = Date.now();
+  const { page, errors, context } = await openExplorer(h, { text: text(2100), heads: 8 }, { width_px: 1024, height_px: 768 });
+  t.diagnostic(`opened and settled (every head for the prediction) in ${Date.now() - started} ms`);
+  assert.match(await page.textContent('#token-count'), /^2048 tokens$/);
+  assert.match(await page.textContent('#truncated-notice'), /The text has 2100 tokens; only the first 2048 are drawn/);
+  assert.equal((await drawnTokens(page)).length, 2048);
+  // The trained model's prediction needs every head: each was computed once.
+  const heads = await page.evaluate(() => window.diffattn.state.heads);
+  let r = await recomputations(page);
+  assert.equal(r.maps, heads, JSON.stringify(r));
+  assert.match(await page.textContent('#prediction-value'), /Positive|Negative/);
+  await screenshot(page, 'long-2048-1024x768');
+
+  // A shift tick: the render recomputes the shown head's shift stages; the other heads follow
+  // in steps for the prediction, with progress, and no frame waits for all of them.
+  await watch(page);
+  const before = await recomputations(page);
+  await page.$eval('#shift', (input) => {
+    input.value = '3';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  // Meanwhile the last prediction stays, marked as being recomputed (nothing above the maps
+  // changes size, which would redraw every map).
+  await page.waitForFunction(() => window.diffattn.root.querySelector('#prediction')?.hasAttribute('data-computing'));
+  await settled(page);
+  r = await recomputations(page);
+  assert.deepEqual([r.projections - before.projections, r.maps - before.maps, r.shift_stages - before.shift_stages], [0, 0, heads]);
+  const seen = await page.evaluate(() => window.__busySeen);
+  t.diagnostic(`busy line: ${JSON.stringify(seen.filter((s) => !s.hidden).map((s) => s.text))}; longest frame gap ${await page.evaluate(() => Math.round(window.__gap))} ms`);
+  assert.ok(seen.some((s) => !s.hidden && /^Computing head [2-8] of 8 \(2048 tokens\)/.test(s.text)), JSON.stringify(seen));
+  assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('busy').hidden), true, 'hidden once every head is in');
+  assert.match(await page.textContent('#prediction-value'), /Positive|Negative/);
+  assert.equal(await page.evaluate(() => window.diffattn.root.querySelector('#prediction').hasAttribute('data-computing')), false);
+
+  // Every head is cached now: showing another one, or all of them, recomputes nothing.
+  const cached = await recomputations(page);
+  await page.selectOption('#head', '5');
+  await settled(page);
+  await page.check('#all-heads');
+  await settled(page);
+  assert.deepEqual(await recomputations(page), cached);
+  assert.equal(await page.evaluate(() => window.diffattn.root.querySelectorAll('canvas.map-canvas').length), heads);
+  await page.uncheck('#all-heads');
+  await settled(page);
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  // A phone at 2,048 tokens.
+  const phone = await openExplorer(h, { text: text(2048), heads: 8 }, { width_px: 390, height_px: 844, deviceScaleFactor: 2 });
+  assert.match(await phone.page.textContent('#token-count'), /^2048 tokens$/);
+  await screenshot(phone.page, 'long-2048-phone');
+  assert.deepEqual(phone.errors, []);
+  await phone.context.close();
+});
+
 test('a slow render is announced before it runs, and typing waits for a pause instead of freezing', async (t) => {
-  const { page, errors, context } = await openExplorer(h, { text: text(500), heads: 8 }, { beforeLoad: (p) => p.addInitScript(() => (WebAssembly.validate = () => false)) });
+  const { page, errors, context } = await openExplorer(h, { text: text(2047), heads: 8 }, { beforeLoad: (p) => p.addInitScript(() => (WebAssembly.validate = () => false)) });
   assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), 'baseline');
   const cdp = await context.newCDPSession(page);
   try {
@@ -34,25 +115,16 @@ test('a slow render is announced before it runs, and typing waits for a pause in
     let measured = 0;
     for (const [i, rate] of [4, 8, 12, 16, 24].entries()) {
       await cdp.send('Emulation.setCPUThrottlingRate', { rate });
-      await page.fill('#sentence', text(500, ['a', 'an', 'one', 'this', 'that'][i]));
+      await page.fill('#sentence', text(2047, ['a', 'an', 'one', 'this', 'that'][i]));
       await settled(page);
       measured = await page.evaluate(() => window.diffattn.timings.compute_ms);
       if (measured > 150) break;
     }
-    t.diagnostic(`a render of 500 tokens × 8 heads, baseline build, CPU slowed until over 150 ms: compute ${measured} ms`);
+    t.diagnostic(`a render of 2,047 tokens (the shown head of 8), baseline build, CPU slowed until over 150 ms: compute ${measured} ms`);
     assert.ok(measured > 100, `throttled compute should exceed 100 ms: ${measured}`);
 
     // The busy line, watched from inside the page as each frame paints.
-    await page.evaluate(() => {
-      const busy = window.diffattn.root.getElementById('busy');
-      window.__busySeen = [];
-      new MutationObserver(() => window.__busySeen.push({ hidden: busy.hidden, text: busy.textContent.trim() })).observe(busy, {
-        attributes: true,
-        childList: true,
-        subtree: true,
-        characterData: true,
-      });
-    });
+    await watch(page);
     // Typing: each key lands in the box at once; the maps follow after the pause.
     const box = page.locator('#sentence');
     await box.focus();
@@ -78,16 +150,17 @@ test('a slow render is announced before it runs, and typing waits for a pause in
     assert.ok(renders <= 2, `ten keys made ${renders} renders, not one per key`);
     const seen = await page.evaluate(() => window.__busySeen);
     assert.ok(seen.some((s) => !s.hidden && /pause typing/.test(s.text)), JSON.stringify(seen));
-    assert.ok(seen.some((s) => !s.hidden && /^Computing 500 tokens × 8 heads/.test(s.text)), JSON.stringify(seen));
+    assert.ok(seen.some((s) => !s.hidden && /^Computing the shown head over 2047 tokens/.test(s.text)), JSON.stringify(seen));
     assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('busy').hidden), true, 'hidden once drawn');
     const tokens = await drawnTokens(page);
-    assert.equal(tokens.length, 501);
+    assert.equal(tokens.length, 2048);
     assert.equal(tokens[tokens.length - 1], 'wonderful');
     // Had every key waited for its render, ten keys would take ten renders (and their own
     // handling, about 100 ms a key at 4× here, on top).
     assert.ok(typingMs < 10 * measured, `typing took ${typingMs} ms, a render ${measured} ms`);
 
-    // Showing another head computes nothing, so it is never announced.
+    // Showing another head computes nothing (every head is in, for the prediction), so it is
+    // never announced.
     await page.evaluate(() => (window.__busySeen = []));
     await page.selectOption('#head', '3');
     await settled(page);

@@ -463,6 +463,25 @@ test('busy: a render is predicted from the last one by its cells, tokens² × he
   assert.equal(predictMs({ cells: 0, ms: 5 }, 2048, 8), null);
 });
 
+test('busy: what a render recomputes is one head (the shown one); the all-heads view leaves the rest to the head steps', async () => {
+  const { workOf } = await import('../../www/explorer/busy.js');
+  const state = { view: 'explore', all_heads: false };
+  const base = { ready: true, state, text: false, patch: {}, tokens: 2048 };
+  assert.deepEqual(workOf(base), { recomputes: false });
+  assert.deepEqual(workOf({ ...base, patch: { head: 3 } }), { recomputes: false }, 'a head: nothing to announce');
+  assert.deepEqual(workOf({ ...base, patch: { shift: 2 } }), { recomputes: true, slot: 'stages', tokens: 2048, heads: 1 });
+  assert.deepEqual(workOf({ ...base, patch: { heads: 4, head: 1 } }), { recomputes: true, slot: 'maps', tokens: 2048, heads: 1 });
+  assert.deepEqual(workOf({ ...base, text: true }), { recomputes: true, slot: 'maps', tokens: 2048, heads: 1 });
+  assert.deepEqual(workOf({ ...base, text: true, state: { ...state, all_heads: true } }), { recomputes: false });
+  assert.deepEqual(workOf({ ...base, text: true, state: { ...state, view: 'compare' } }), { recomputes: false });
+  assert.deepEqual(workOf({ ...base, text: true, ready: false }), { recomputes: false });
+  const { progressText } = await import('../../www/explorer/heads.js');
+  const { translate } = await import('../../www/explorer/i18n.js');
+  // `done` heads are in: the line names the one being computed.
+  assert.equal(progressText((k, p) => translate('en', k, p), { done: 2, total: 8, tokens: 2048 }), 'Computing head 3 of 8 (2048 tokens)…');
+  assert.equal(progressText((k, p) => translate('en', k, p), { done: 8, total: 8, tokens: 16 }), 'Computing head 8 of 8 (16 tokens)…');
+});
+
 test('spec files: UTF-8 text and the binary form are read as bytes; binary garbage, other encodings and oversized files are refused by reason', async () => {
   const { readSpecFile, looksLikeSafetensors, MAX_SPEC_BYTES, MAX_BINARY_SPEC_BYTES } = await import('../../www/explorer/files.js');
   const text = async (blob) => new TextDecoder().decode(await readSpecFile(blob));

@@ -1,6 +1,7 @@
 // Long inputs: what the page does when a render will take longer than a frame.
 //
-// The engine's cost grows with tokens² × heads (every head's maps are L × L). After each render
+// The engine's cost grows with tokens² per head (each head's maps are L × L; a render computes
+// the shown head, heads.js the others between frames). After each render
 // that recomputed, `Busy` keeps the time per cell it measured; before the next render that
 // will recompute, it predicts that render's time. Over BUSY_MS the page first says so (a
 // progress line with what it computes, painted before the work starts: the render waits two
@@ -30,6 +31,25 @@ export function predictMs(last, tokens, heads) {
   return (last.ms / last.cells) * cellsOf(tokens, heads);
 }
 
+/** The state keys that change the maps (Rust's MapSettings); the rest of the engine's keys
+ * change only the stages after the maps. */
+const MAP_KEYS = Object.freeze(['mechanism', 'heads', 'causal', 'tau', 'window', 'segment']);
+
+/**
+ * What the next render will recompute (pure; tested): `slot` is `'maps'` (new `text` or a
+ * map-level key of `patch`: the shown head's maps) or `'stages'` (the stages after the maps),
+ * of one head of `tokens` tokens; `recomputes` false when it only draws (a head, a viewport, a
+ * theme), when nothing is `ready`, in the compare view, and in the all-heads view, whose other
+ * heads the head steps compute with their own progress (heads.js).
+ */
+export function workOf({ ready, state, text, patch, tokens }) {
+  if (!ready || state.view === 'compare' || (state.all_heads && state.view === 'explore')) return { recomputes: false };
+  const keys = Object.keys(patch).filter((k) => k !== 'head');
+  if (!text && !keys.length) return { recomputes: false };
+  const maps = text || keys.some((k) => MAP_KEYS.includes(k));
+  return { recomputes: true, slot: maps ? 'maps' : 'stages', tokens, heads: 1 };
+}
+
 export class Busy {
   #view;
   #last = {}; // slot -> { cells, ms } of the last render that recomputed it
@@ -45,6 +65,11 @@ export class Busy {
   /** A person typed: the next heavy render waits for a pause. */
   typed() {
     this.#typedAt = performance.now();
+  }
+
+  /** Whether a person typed within the last TYPING_IDLE_MS (the head steps wait meanwhile). */
+  typing() {
+    return performance.now() - this.#typedAt < TYPING_IDLE_MS;
   }
 
   /** After a render (`slot` as in `hold`, null when it only drew): remembers its time per cell if it recomputed; hides the progress line. */

@@ -112,18 +112,24 @@ export class ModelLoader {
       el.weightsLoadingText.textContent = view.t('weights_loading', { mech: view.mechName(this.loadingMechanism), kb });
     }
     let prediction = null;
+    let computing = false;
     if (view.engine.state === 'ready' && !loading && !view.isEmpty()) {
       try {
-        prediction = view.engine.call((ex) => ex.prediction()) ?? null;
+        // The prediction needs every head: those a render did not compute follow in steps
+        // (heads.js), and this paints again when they are in.
+        computing = view.engine.call((ex) => ex.predicts()) && !view.heads.now();
+        if (!computing) prediction = view.engine.call((ex) => ex.prediction()) ?? null;
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
       }
     }
-    paintUnknown(view, prediction);
+    // The unknown words' note stays as it was until the prediction is in (no layout change).
+    if (!computing) paintUnknown(view, prediction);
     paintModel(
       el,
       {
         prediction,
+        computing,
         modelInfo: this.info,
         view: view.view,
         manifestEntry: this.info?.mechanism ? this.#store.entry(this.info.mechanism) : null,

@@ -6,8 +6,8 @@ import { fmt } from './format.js';
 
 /**
  * Paints the badge, the prediction and the trained-with notes. `s` is
- * `{ prediction, modelInfo, view, manifestEntry, weights, loading, loadingMechanism, spec,
- *    empty, lang }`; `t` translates and `mechName(m)` names a mechanism.
+ * `{ prediction, computing, modelInfo, view, manifestEntry, weights, loading, loadingMechanism,
+ *    spec, empty, lang }` (`computing`: the other heads the prediction needs are on their way); `t` translates and `mechName(m)` names a mechanism.
  */
 export function paintModel(el, s, t, mechName) {
   paintBadge(el, s, t, mechName);
@@ -35,6 +35,7 @@ function paintBadge(el, s, t, mechName) {
 }
 
 function reason(s) {
+  if (s.computing) return 'prediction_computing';
   if (s.weights === 'trained' && (s.loading || !s.modelInfo)) return 'prediction_none_loading';
   if (!s.modelInfo?.trained) return 'prediction_none_untrained';
   if (s.spec) return 'prediction_none_spec';
@@ -45,6 +46,11 @@ function reason(s) {
 function paintPrediction(el, s, t) {
   const p = s.prediction;
   const box = el.prediction;
+  box.toggleAttribute('data-computing', !!s.computing);
+  box.setAttribute('aria-busy', String(!!s.computing));
+  // While the other heads are computed the last prediction stays, dimmed, so that nothing
+  // above the maps changes size (a new size is a new render of every map).
+  if (s.computing && box.dataset.label !== 'none' && box.dataset.label !== undefined) return;
   if (p) {
     // A probability never reaches 1: above 99.5 % the page says "> 99" rather than "100".
     const percent = p.probability >= 0.995 ? '> 99' : String(Math.round(p.probability * 100));

@@ -27,7 +27,8 @@ import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
-import { Busy } from './busy.js';
+import { Busy, workOf } from './busy.js';
+import { HeadSteps } from './heads.js';
 import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
 import { explorerKey, fromControl, present } from './commands.js';
@@ -48,14 +49,14 @@ export const PAGE_DEFAULTS = Object.freeze({
   theme: 'auto',
 });
 
+/** The time the all-heads view's render may spend computing heads before leaving the rest to
+ * the head steps (ms). */
+const ALL_HEADS_INLINE_MS = 30;
 /** The controls shown while presenting, unless the `controls` option names others. */
 const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'segment', 'lambda', 'views', 'present', 'text']);
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
-/** The state keys that change every head's maps (Rust's MapSettings); the rest of the engine's
- * keys change only the stages after the maps. For the busy line's prediction only. */
-const MAP_KEYS = Object.freeze(['mechanism', 'heads', 'causal', 'tau', 'window', 'segment']);
 
 export class ExplorerView {
   /** The engine wrapper (`call(fn)` on the wasm handle). */
@@ -143,6 +144,10 @@ export class ExplorerView {
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
     this.#busy = new Busy(this);
+    this.heads = new HeadSteps(this, {
+      onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
+      wait: () => this.#scheduler.pending || this.#busy.typing(),
+    });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
       hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
@@ -204,7 +209,8 @@ export class ExplorerView {
       await this.loader.pending?.catch(() => {});
       await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
-      if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending) return;
+      await this.heads.idle();
+      if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
     }
   }
 
@@ -334,22 +340,11 @@ export class ExplorerView {
     }
   }
 
-  /**
-   * What the next render will recompute, for Busy's prediction: `slot` is `'maps'` (new text
-   * or a map-level setting: every head's maps) or `'stages'` (the stages after the maps),
-   * `recomputes` false when it only draws (a head, a viewport, a theme).
-   */
+  /** What the next render will recompute, for Busy's prediction (busy.js `workOf`). */
   #pendingWork() {
-    const tokens = this.view?.tokens ?? 0;
-    const heads = this.state.heads || 1;
-    if (this.engine.state !== 'ready' || this.isEmpty() || this.state.view === 'compare') return { recomputes: false };
+    const ready = this.engine.state === 'ready' && !this.isEmpty();
     const text = !this.specs.active && this.state.text !== this.#sent.text;
-    const patch = patchOf(this.state, this.#applied);
-    delete patch.head;
-    const keys = Object.keys(patch);
-    if (!text && !keys.length) return { recomputes: false };
-    const maps = text || keys.some((k) => MAP_KEYS.includes(k));
-    return { recomputes: true, slot: maps ? 'maps' : 'stages', tokens, heads };
+    return workOf({ ready, state: this.state, text, patch: patchOf(this.state, this.#applied), tokens: this.view?.tokens ?? 0 });
   }
 
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
@@ -457,9 +452,10 @@ export class ExplorerView {
     // The font follows the maps' size, so it is measured after sizing them.
     const font = this.#maps.fontPx();
     const canvases = this.#maps.canvases();
+    // The all-heads view waits for every head (the head steps, across frames, when long).
     const result = this.engine.call((ex) =>
       allHeads
-        ? ex.render_all_heads(canvases, font, allStage)
+        ? this.heads.now(ALL_HEADS_INLINE_MS) && ex.render_all_heads(canvases, font, allStage)
         : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
@@ -468,7 +464,7 @@ export class ExplorerView {
     this.#readEngineSettings();
     this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
-    this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: this.state.heads || 1, computeMs: this.timings.compute_ms });
+    this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
     const final = this.view.stages.find((s) => s.id === allStage);
