@@ -7,12 +7,13 @@ use std::path::PathBuf;
 use diffattn::engine::MechanismKind;
 use diffattn::model::Model;
 use diffattn::names::{names, parse};
-use diffattn::text::limits::{grouped, MAX_INPUT_BYTES, MAX_TEXT_BYTES};
+use diffattn::text::limits::{grouped, MAX_TEXT_BYTES};
 use diffattn::text::tokenize_up_to;
 
 use crate::args::{unknown_option, Arg, Args};
 use crate::streams::{
-    arg_bytes, open, read_limited, say, stdin_unless_terminal, text_from_bytes, write_json, Failure,
+    arg_bytes, read_limited, read_model_file, say, stdin_unless_terminal, text_from_bytes,
+    write_json, Failure,
 };
 
 const OPTIONS: &[&str] = &["--mechanism", "--model", "--lang", "--pretty", "--help"];
@@ -158,12 +159,7 @@ fn load_model(file: Option<PathBuf>, mechanism: Option<MechanismKind>) -> Result
             message: Some(format!("built-in weights for {}: {e}", kind.key())),
         });
     };
-    let bytes = read_limited(
-        open(&path)?,
-        MAX_INPUT_BYTES,
-        &path.display().to_string(),
-        "MAX_INPUT_BYTES",
-    )?;
+    let bytes = read_model_file(&path)?;
     let model = Model::from_bytes(&bytes)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     let kind = model

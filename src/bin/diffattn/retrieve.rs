@@ -7,11 +7,10 @@ use std::path::PathBuf;
 
 use diffattn::model::RetrievalFile;
 use diffattn::retrieval::Shares;
-use diffattn::text::limits::MAX_INPUT_BYTES;
 
 use crate::args::{unknown_option, Arg, Args};
 use crate::predict::read_text;
-use crate::streams::{open, read_limited, say, write_json, Failure};
+use crate::streams::{read_model_file, say, write_json, Failure};
 
 const OPTIONS: &[&str] = &["--mechanism", "--layer", "--weights", "--pretty", "--help"];
 
@@ -148,12 +147,7 @@ fn load(
         })?;
         return Ok((file, mechanism));
     };
-    let bytes = read_limited(
-        open(&path)?,
-        MAX_INPUT_BYTES,
-        &path.display().to_string(),
-        "MAX_INPUT_BYTES",
-    )?;
+    let bytes = read_model_file(&path)?;
     let file = RetrievalFile::from_bytes(&bytes)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     let mechanism = file

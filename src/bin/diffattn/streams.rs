@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufWriter, ErrorKind, IsTerminal, Read, Write};
 use std::path::Path;
 
-use diffattn::text::limits::grouped;
+use diffattn::text::limits::{grouped, MAX_INPUT_BYTES};
 
 /// Why a command stopped: the exit status and what to tell the person, if anything.
 #[derive(Debug)]
@@ -108,6 +108,17 @@ pub fn read_limited(
         )));
     }
     Ok(bytes)
+}
+
+/// The bytes of a model file given by `--model` (`predict`, `retrieve`), at most
+/// [`MAX_INPUT_BYTES`] of them, with errors naming the path.
+pub fn read_model_file(path: &Path) -> Result<Vec<u8>, Failure> {
+    read_limited(
+        open(path)?,
+        MAX_INPUT_BYTES,
+        &path.display().to_string(),
+        "MAX_INPUT_BYTES",
+    )
 }
 
 /// Text from bytes that should be UTF-8: decoded as it is, or lossily (each invalid sequence
