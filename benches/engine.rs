@@ -8,14 +8,13 @@
 //! runs `page_engine` alone beside the wasm and PyTorch runs.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use diffattn::engine::diff_transformer::DiffTransformerParams;
 use diffattn::engine::shift_diff::{
     shift_diff_maps, shift_diff_maps_into, Difference, Gate, Renormalize, ShiftDiffMaps,
     ShiftDiffParams, ShiftFill,
 };
-use diffattn::engine::{run, standard, Mask, Mechanism, Projected, Weights};
+use diffattn::engine::{run, standard, Mask, Mechanism, MechanismKind, Projected, Weights};
 use diffattn::model::Model;
-use diffattn::text::{seeded_normal, seeded_normal_vec};
+use diffattn::text::seeded_normal;
 use std::hint::black_box;
 
 const D: usize = 64;
@@ -37,26 +36,19 @@ fn shift_params() -> ShiftDiffParams {
     }
 }
 
+/// The mechanisms timed, with `diffattn bench`'s parameters (`diffattn::bench::mechanism`).
 fn mechanisms() -> Vec<Mechanism> {
-    let d_h = D / HEADS / 2;
-    vec![
-        Mechanism::Standard,
-        Mechanism::ShiftDiff(shift_params()),
-        Mechanism::DiffTransformer(DiffTransformerParams {
-            depth: 0,
-            lambda_q1: seeded_normal_vec(d_h, 5, 0.1),
-            lambda_k1: seeded_normal_vec(d_h, 6, 0.1),
-            lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
-            lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
-            subln: vec![1.0; 2 * d_h],
-            lambda_init: None,
-            subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-            lambda: None,
-        }),
-        Mechanism::InputDiff,
-        Mechanism::Cosine { tau: 10.0 },
-        Mechanism::Local { window: 2 },
+    [
+        MechanismKind::Standard,
+        MechanismKind::ShiftDiff,
+        MechanismKind::DiffTransformer,
+        MechanismKind::InputDiff,
+        MechanismKind::Cosine,
+        MechanismKind::Local,
     ]
+    .into_iter()
+    .map(|kind| diffattn::bench::mechanism(kind, HEADS, D))
+    .collect()
 }
 
 fn layer(c: &mut Criterion) {

@@ -75,7 +75,7 @@ pub fn quantile(v: &[f64], q: f64) -> f64 {
 /// The mechanism `kind` with the benchmark's parameters for `heads` heads: the page's
 /// defaults (shift 1, single difference, circular fill, no renormalisation, gate
 /// `α, β, γ = 0, 4, 0`; `τ = 10`; window 2) and, for the Differential Transformer, seeded
-/// lambda vectors as in `benches/engine.rs`.
+/// lambda vectors; `benches/engine.rs` times the same mechanisms.
 pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism {
     match kind {
         MechanismKind::ShiftDiff => Mechanism::ShiftDiff(ShiftDiffParams {
