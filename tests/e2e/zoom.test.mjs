@@ -74,6 +74,19 @@ test('a short sentence offers no zoom; a long one does, and the buttons zoom in,
   await context.close();
 });
 
+test('three clicks before the next frame zoom three times (each starts from the viewport asked for, not the one drawn)', async () => {
+  const { page, errors, context } = await openExplorer(h, { text: LONG });
+  await page.evaluate(() => {
+    const button = window.diffattn.root.getElementById('zoom-in');
+    for (let i = 0; i < 3; i++) button.click();
+  });
+  await settled(page);
+  // 120 / 1.5 = 80, 80 / 1.5 → 53, 53 / 1.5 → 35 (zoomAt rounds each step); without it, 80.
+  assert.equal((await viewport(page)).rows, 35);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('an address with viewport= opens zoomed; hovering a zoomed cell reads that cell of the whole map', async () => {
   const { page, errors, context } = await openExplorer(h, { text: LONG, viewport: '40,60,16' });
   assert.deepEqual(await viewport(page), { row: 40, col: 60, rows: 16, cols: 16, total_rows: 120, total_cols: 120 });

@@ -141,9 +141,17 @@ export class Zoom {
     this.#view.setFromPerson({ viewport });
   }
 
+  /**
+   * The viewport asked for: the state's, which is ahead of `shown` until the next render
+   * draws it. Gestures start from it, so two clicks in one frame zoom twice, not once.
+   */
+  #requested() {
+    return viewportOf(this.#view.state.viewport ?? '', this.shape);
+  }
+
   #zoom(factor, anchor) {
     if (!this.active) return;
-    this.#set(zoomAt(this.shown, this.shape, factor, anchor));
+    this.#set(zoomAt(this.#requested(), this.shape, factor, anchor));
   }
 
   /** + − 0 (and = for +, _ for −, as on keyboards without a keypad). True if handled. */
@@ -202,7 +210,7 @@ export class Zoom {
       const move = { ArrowUp: [-quarter, 0], ArrowDown: [quarter, 0], ArrowLeft: [0, -quarter], ArrowRight: [0, quarter] }[event.key];
       if (!move || !this.active || this.shown.whole) return;
       event.preventDefault();
-      this.#set(panBy(this.shown, this.shape, move[0], move[1]));
+      this.#set(panBy(this.#requested(), this.shape, move[0], move[1]));
     });
   }
 
@@ -251,7 +259,7 @@ export class Zoom {
         const cell = this.#cellPx(canvas);
         const lines = event.deltaMode === 1 ? 1 : 1 / cell;
         const [dr, dc] = event.shiftKey ? [0, event.deltaY * lines] : [event.deltaY * lines, event.deltaX * lines];
-        const next = panBy(this.shown, this.shape, Math.round(dr), Math.round(dc));
+        const next = panBy(this.#requested(), this.shape, Math.round(dr), Math.round(dc));
         // At the edge the page scrolls, as it would over any picture.
         if (next === this.#view.state.viewport) return;
         event.preventDefault();
