@@ -109,7 +109,7 @@ impl Frame<'_> {
         // A constant map's colorbar shows "= value" and the word for constant instead.
         let constant_em = match self.constant {
             Some(v) => {
-                text_width_em(&format!("= {}", crate::render::scale::format_one(v))).max(
+                text_width_em(&format!("= {}", crate::render::ticks::format_one(v))).max(
                     text_width_em(&display_label(self.constant_label, MAX_LABEL_GRAPHEMES)),
                 ) + 0.2
             }
@@ -342,7 +342,7 @@ fn draw_constant_bar<DB: DrawingBackend>(
     )?;
     let x = x0 + side + layout.gap_px;
     let line = (layout.font_px * 1.3).round() as i32;
-    let shown = crate::render::scale::format_one(value);
+    let shown = crate::render::ticks::format_one(value);
     area.draw_text(&format!("= {shown}"), &style, (x, y0 + side / 2))?;
     if !frame.constant_label.is_empty() {
         area.draw_text(

@@ -29,6 +29,7 @@ mod scale;
 mod stats;
 mod svg;
 mod theme;
+mod ticks;
 mod viewport;
 
 pub use cells::{cells_rgba, masked_rgba, plot_rgba, CellMask, MASKED_RGB};
@@ -37,10 +38,8 @@ pub use frame::{draw_frame, draw_frame_at, Frame, LabelWidths};
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
 pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
-pub use scale::{
-    constant_of, constant_value, ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR,
-};
-pub use stats::MapStats;
+pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
+pub use stats::{constant_of, constant_value, MapStats};
 pub use svg::{heatmap_svg, panel_svg, Panel};
 pub use theme::Theme;
 pub use viewport::Viewport;

@@ -97,3 +97,34 @@ impl MapStats {
         }
     }
 }
+
+/// The value every finite cell of `map` holds, when they all hold (nearly) the same one: their
+/// spread is at most a millionth of their size (or of 1 for small values), which is f32
+/// rounding noise for maps of probabilities. Such a map is drawn in one colour and its
+/// colorbar says "constant" instead of stretching the noise over the palette (`D` at a shift of
+/// 0 is all zeros up to 1e-8). `None` for a map with no finite cell or a real spread.
+///
+/// ```
+/// use diffattn::render::constant_value;
+/// use ndarray::array;
+/// assert_eq!(constant_value(array![[0.0_f32, 1e-9], [-2e-9, 0.0]].view()), Some(0.0));
+/// assert_eq!(constant_value(array![[0.13_f32, 0.2]].view()), None);
+/// ```
+pub fn constant_value(map: ArrayView2<f32>) -> Option<f32> {
+    constant_of(MapStats::of(map))
+}
+
+/// [`constant_value`] from a map's [`MapStats`].
+pub fn constant_of(stats: MapStats) -> Option<f32> {
+    let (min, max) = (stats.min, stats.max);
+    if min > max {
+        return None;
+    }
+    let size = min.abs().max(max.abs()).max(1.0);
+    if max - min > 1e-6 * size {
+        return None;
+    }
+    // Rounding noise around zero is zero.
+    let mid = min / 2.0 + max / 2.0;
+    Some(if mid.abs() <= 1e-6 { 0.0 } else { mid })
+}
