@@ -16,7 +16,7 @@
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
-//! * [`bench`]: the engine's own timing of one full layer, stage by stage (`diffattn bench`
+//! * [`bench`](mod@bench): the engine's own timing of one full layer, stage by stage (`diffattn bench`
 //!   natively, `bench_engine` in wasm), with the caller's clock.
 //! * `web` (wasm32 only): the one module with `#[wasm_bindgen]`; a handle that owns the state.
 //!

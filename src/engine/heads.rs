@@ -10,9 +10,10 @@ use super::diff_transformer;
 use super::diff_transformer_v2;
 use super::error::EngineError;
 use super::layout::HeadShape;
-use super::mechanism::{apply_lambda, shift_stages_into, BaseMaps, Mechanism, Projection};
+use super::mechanism::Mechanism;
 use super::projection::{mix_values_of, Weights};
 use super::shift_diff::{self, Gate, ShiftDiffMaps, ShiftDiffParams};
+use super::steps::{apply_lambda, shift_stages_into, BaseMaps, Projection};
 
 /// Step 2b for maps of some heads only ([`base_maps_of`](super::base_maps_of)): `first` is the head of the maps'
 /// first map. The same as [`apply_lambda`] for `first = 0` and every head.
@@ -96,7 +97,7 @@ pub fn shift_stages_of_into(
 }
 
 /// The layer output from each head's final map (`final_of(h)`: `A′`, `A1 − λ·A2` or `A`,
-/// `(queries, keys)`), wherever a caller keeps it: the same bits as [`output`] over one stack.
+/// `(queries, keys)`), wherever a caller keeps it: the same bits as [`output`](crate::engine::output) over one stack.
 pub fn output_of<'a>(
     mechanism: &Mechanism,
     projection: &Projection,

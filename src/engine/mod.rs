@@ -28,14 +28,16 @@ pub mod shift_diff;
 pub mod softmax;
 pub mod stage;
 pub mod standard;
+pub mod steps;
 
 pub use error::EngineError;
 pub use heads::{apply_lambda_of, lambda_table_of, output_of, shift_stages_of_into};
 pub use layout::{Frequencies, HeadShape, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
-pub use mechanism::{
-    apply_lambda, base_maps, base_maps_of, output, run, shift_stages_into, BaseMaps, Mechanism,
-    MechanismKind, Parameter, Projection, Stages,
-};
+pub use mechanism::{Mechanism, MechanismKind, Parameter};
 pub use projection::{Biases, Projected, Weights};
 pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};
+pub use steps::{
+    apply_lambda, base_maps, base_maps_of, output, run, shift_stages_into, BaseMaps, Projection,
+    Stages,
+};

@@ -8,6 +8,9 @@
 //! shift slider never recomputes `A`, and picking another head recomputes nothing. Nothing here
 //! branches on which mechanism is shown: the engine's registry ([`MechanismKind`]) says what a
 //! mechanism has.
+//!
+//! [`BaseMaps`]: crate::engine::BaseMaps
+//! [`ShiftDiffMaps`]: crate::engine::shift_diff::ShiftDiffMaps
 
 mod describe;
 mod heads;

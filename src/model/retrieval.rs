@@ -1,5 +1,5 @@
 //! The retrieval models' weights file (docs/LESSON.md, "The weights"): the container of
-//! [`super::format`] (magic, version, JSON header, a blob of little-endian tensors with its
+//! `model::format` (magic, version, JSON header, a blob of little-endian tensors with its
 //! FNV-1a hash) with a header of its own, `"task": "retrieval"`.
 //!
 //! A token's vector is its identity, a seeded normal vector that training never changes, plus

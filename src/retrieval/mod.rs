@@ -4,7 +4,7 @@
 //!   question `What is the NOUN of NAME?` at the end, which tokens are the answer.
 //! * [`measure`]: the one definition of attention on the answer and on the noise, per layer,
 //!   from the engine's final maps (`A`, `A′`, `A1 − λ·A2`).
-//! * [`ask`]: one text put to a model: tokens, the question, the answer, the measure, and the
+//! * [`ask`](mod@ask): one text put to a model: tokens, the question, the answer, the measure, and the
 //!   words (the question's keys above all) outside the vocabulary.
 //! * [`forward`]: the multi-layer retrieval models on the engine: a frozen token table,
 //!   positions, causal layers with residual connections, a read-out over the numbers 0 to 99.
