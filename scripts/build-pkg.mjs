@@ -5,8 +5,8 @@
 // modules and stylesheets as written (www/explorer/ → pkg/explorer/, for authors who compose the
 // element themselves; the bundle loads none of them), the trained weights (weights/ → pkg/weights/, weights/retrieval/ → pkg/weights/retrieval/) and
 // docs/MODEL.md (the explorer links to it), then bundles pkg/inline.js with esbuild into the
-// single-file build pkg/diffattn-explorer.inline.js (both wasm builds, the default model and
-// the CSS inside, base64) and the same as a classic script, pkg/diffattn-explorer.classic.js
+// single-file build pkg/diffattn-explorer.inline.js (both wasm builds of the full build,
+// pkg/full/, the default model and the CSS inside, base64) and the same as a classic script, pkg/diffattn-explorer.classic.js
 // (for pages opened from disk), and copies the first into python/diffattn/static/ (the
 // Jupyter widget's front end).
 //
@@ -79,7 +79,7 @@ async function budget(jsFiles) {
 }
 
 async function main() {
-  for (const file of ['diffattn.js', ...Object.values(BUILDS)]) {
+  for (const file of ['diffattn.js', ...Object.values(BUILDS), 'full/diffattn.js', ...Object.values(BUILDS).map((f) => `full/${f}`)]) {
     if (!(await exists(path.join(PKG, file)))) throw new Error(`pkg/${file} not found: run scripts/build-wasm first`);
   }
   // The stylesheet the element fetches, and the component's modules as written for authors who
@@ -98,10 +98,12 @@ async function main() {
   const manifest = JSON.parse(await readFile(at('weights', 'manifest.json'), 'utf8'));
   const entry = manifest.models.find((m) => m.mechanism === manifest.default);
   if (!entry) throw new Error(`weights/manifest.json: no model for its default ${manifest.default}`);
-  // Both wasm builds, so the single file runs the simd128 build where the browser can, and
-  // still runs everywhere else; only the one picked is decoded.
+  // The full build's pair (pkg/full/: the spec reader and the JSON export), both, so the single
+  // file runs the simd128 build where the browser can, and still runs everywhere else; only the
+  // one picked is decoded. The full build, not the first view's: the single file is what the
+  // Jupyter widget draws specs with, and it would carry both otherwise (ARCHITECTURE.md).
   const wasmBase64 = {};
-  for (const [build, file] of Object.entries(BUILDS)) wasmBase64[build] = (await readFile(path.join(PKG, file))).toString('base64');
+  for (const [build, file] of Object.entries(BUILDS)) wasmBase64[build] = (await readFile(path.join(PKG, 'full', file))).toString('base64');
   const model = await readFile(at('weights', entry.file));
   const css = await readFile(at('www', 'explorer', 'explorer.css'), 'utf8');
   const assets = [

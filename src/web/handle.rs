@@ -29,6 +29,17 @@ fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
+/// The error of a spec call on a build without the cargo feature `spec` (the page's first-view
+/// builds, docs/PERFORMANCE.md "Size of each build"): the methods stay, so both builds have
+/// the same glue, but refuse, never silently. The page's engine wrapper moves its handle to
+/// the full build before it makes such a call (www/explorer/engine.js, `Engine#full`).
+#[cfg(not(feature = "spec"))]
+fn without_spec(method: &str) -> JsError {
+    JsError::new(&format!(
+        "{method}: this build of diffattn has no spec reader (built without the cargo feature `spec`); the full build (pkg/full/) reads and exports specs"
+    ))
+}
+
 /// The page's one handle: owns the sentence, the controls and every cached map.
 #[wasm_bindgen]
 pub struct Explorer {
@@ -403,8 +414,16 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON). Returns `{ tokens, total, truncated }`; throws an
     /// `Error` whose message names the field at fault.
     pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
-        self.state.load_spec(json).map_err(js_error)?;
-        self.spec_tokens()
+        #[cfg(not(feature = "spec"))]
+        {
+            let _ = json;
+            Err(without_spec("load_spec"))
+        }
+        #[cfg(feature = "spec")]
+        {
+            self.state.load_spec(json).map_err(js_error)?;
+            self.spec_tokens()
+        }
     }
 
     /// Draws a spec file's bytes: JSON, or the binary form (a `.safetensors` file, DESIGN.md
@@ -412,8 +431,16 @@ impl Explorer {
     /// an `Error` whose message names the field at fault, or says why the page cannot draw it
     /// (too many tokens or cells); then the page stays as it was.
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
-        self.state.load_spec_bytes(bytes).map_err(js_error)?;
-        self.spec_tokens()
+        #[cfg(not(feature = "spec"))]
+        {
+            let _ = bytes;
+            Err(without_spec("load_spec_bytes"))
+        }
+        #[cfg(feature = "spec")]
+        {
+            self.state.load_spec_bytes(bytes).map_err(js_error)?;
+            self.spec_tokens()
+        }
     }
 
     /// Back to the learned λ of the Differential Transformers (the trained model's or the
@@ -435,8 +462,15 @@ impl Explorer {
     /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
     /// `load_spec` opens it again and draws the same maps.
     pub fn export_json(&self) -> Result<String, JsError> {
-        let spec = self.state.export_spec().map_err(js_error)?;
-        serde_json::to_string_pretty(&spec).map_err(js_error)
+        #[cfg(not(feature = "spec"))]
+        {
+            Err(without_spec("export_json"))
+        }
+        #[cfg(feature = "spec")]
+        {
+            let spec = self.state.export_spec().map_err(js_error)?;
+            serde_json::to_string_pretty(&spec).map_err(js_error)
+        }
     }
 
     /// Draws the row view of query `row` (from 0) on `canvas`: every stage but the gate as a
@@ -705,6 +739,7 @@ impl Explorer {
     }
 
     /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
+    #[cfg(feature = "spec")]
     fn spec_tokens(&self) -> Result<JsValue, JsError> {
         let tokens = self.state.labels();
         to_js(&TokensJs {

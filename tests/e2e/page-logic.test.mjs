@@ -232,7 +232,7 @@ function fakeGlue() {
 test('engine: a panic frees the old handle (every strong count) and makes a fresh one', () => {
   const fake = fakeGlue();
   let restarted = 0;
-  const engine = new Engine(fake.glue, fake.exports, { onRestart: () => (restarted += 1) });
+  const engine = new Engine(fake, { onRestart: () => (restarted += 1) });
   assert.equal(engine.state, 'ready');
   assert.equal(engine.call((ex) => ex.ok()), 42);
   const old = fake.made[0];
@@ -256,7 +256,7 @@ test('engine: a panic frees the old handle (every strong count) and makes a fres
 test('engine: when no fresh handle can be made it is stopped, and says so on every call', () => {
   const fake = fakeGlue();
   let stopped = null;
-  const engine = new Engine(fake.glue, fake.exports, { onStop: (cause) => (stopped = cause) });
+  const engine = new Engine(fake, { onStop: (cause) => (stopped = cause) });
   fake.counts[(fake.made[0].__wbg_ptr - 8) / 4] = 2;
   fake.glue.Explorer = class {
     constructor() {
@@ -267,6 +267,47 @@ test('engine: when no fresh handle can be made it is stopped, and says so on eve
   assert.equal(engine.state, 'stopped');
   assert.match(String(stopped), /out of memory/);
   assert.throws(() => engine.call((ex) => ex.ok()), EngineStopped);
+});
+
+test('engine: useFull moves the handle to the full build once, with what replay gives it, and frees the old one', async () => {
+  const first = fakeGlue();
+  const full = fakeGlue();
+  let loads = 0;
+  const fullRuntime = { glue: full.glue, exports: full.exports, spec: true, full: async () => fullRuntime };
+  const runtime = { glue: first.glue, exports: first.exports, spec: false, full: async () => (loads += 1, fullRuntime) };
+  const engine = new Engine(runtime);
+  assert.equal(engine.runtime, runtime);
+  const old = first.made[0];
+  const replayed = [];
+  const moved = await engine.useFull({ prepare: async () => 'model bytes', replay: (handle, prepared) => replayed.push([handle, prepared]) });
+  assert.equal(moved, true);
+  assert.equal(engine.runtime, fullRuntime, 'the engine says which build it is on now');
+  assert.deepEqual(replayed, [[full.made[0], 'model bytes']], 'the new handle was given what the old one held, before it is used');
+  assert.equal(old.freed, 1, 'the old handle is freed');
+  assert.equal(engine.call((ex) => ex), full.made[0]);
+  assert.equal(await engine.useFull(), false, 'once on the full build it stays');
+  assert.equal(loads, 1);
+  // A panic on the full build restarts there (its own exports free the crashed handle).
+  full.counts[(full.made[0].__wbg_ptr - 8) / 4] = 1;
+  assert.throws(() => engine.call((ex) => ex.trap()), EngineRestarted);
+  assert.equal(full.made.length, 2);
+  assert.equal(engine.runtime, fullRuntime);
+});
+
+test('engine: a full build that cannot load, or a replay that throws, leaves the handle where it was', async () => {
+  const first = fakeGlue();
+  const full = fakeGlue();
+  const runtime = { glue: first.glue, exports: first.exports, spec: false, full: async () => Promise.reject(new Error('HTTP 404')) };
+  const engine = new Engine(runtime);
+  await assert.rejects(engine.useFull(), /HTTP 404/);
+  assert.equal(engine.runtime, runtime);
+  assert.equal(engine.call((ex) => ex.ok()), 42);
+  runtime.full = async () => ({ glue: full.glue, exports: full.exports, spec: true });
+  await assert.rejects(engine.useFull({ replay: () => { throw new Error('bad model'); } }), /bad model/);
+  assert.equal(engine.runtime, runtime);
+  assert.equal(full.made[0].freed, 1, 'the new handle is freed');
+  assert.equal(first.made[0].freed, 0);
+  assert.equal(engine.call((ex) => ex), first.made[0]);
 });
 
 test('format: numbers, and the arithmetic of a shift-difference cell', () => {

@@ -41,6 +41,8 @@ export class Exporter {
     const target = v.el.exportTarget.value || 'panel';
     const parent = v.el.exportTarget.parentElement;
     if (kind === 'json') {
+      // The JSON export is the full build's (spec-files.js `fullBuild`).
+      if (!(await v.specs.fullBuild())) return;
       const json = v.engine.call((ex) => ex.export_json());
       download(new Blob([json], { type: 'application/json' }), `${this.#base()}-stages.json`, parent);
       return;

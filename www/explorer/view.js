@@ -72,7 +72,6 @@ export class ExplorerView {
   /** What the engine said about the sentence: `{ tokens, total, truncated }`. */
   sentence = { tokens: [], total: 0, truncated: false };
   el;
-  runtime;
   messages;
   /** Which model draws (loader.js). */
   loader;
@@ -82,15 +81,8 @@ export class ExplorerView {
   walk;
   weightsStore;
   #controls;
-  #maps;
-  #table;
-  #scheduler;
-  #busy;
+  #maps; #table; #scheduler; #busy; #exporter; #rowView; #compare; #zoom; // prettier-ignore
   #renderSlot = null;
-  #exporter;
-  #rowView;
-  #compare;
-  #zoom;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
   /**
@@ -127,19 +119,19 @@ export class ExplorerView {
    */
   constructor(root, options) {
     this.#options = options;
-    this.runtime = options.runtime;
+    const runtime = options.runtime;
     this.weightsStore = options.weights;
     this.root = root;
     this.el = buildExplorerDom(root);
     const t = (key, params) => this.t(key, params);
     this.messages = new Messages(this.el.messages, t);
-    const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
+    const defaults = { ...runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
     this.#lambdaChosen = options.state?.lambda !== undefined;
     // The walk shares one colour scale unless told otherwise.
     if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
-    this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
+    this.engine = new Engine(runtime, {
       onRestart: () => this.#restarted(),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
@@ -151,7 +143,7 @@ export class ExplorerView {
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
       hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
-    this.#controls = new Controls(this.el, this.runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
+    this.#controls = new Controls(this.el, runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
       hintId: 'maps-hint',
       onInteraction: (what) => this.#interacted(what),
@@ -181,6 +173,9 @@ export class ExplorerView {
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
   }
+
+  /** The runtime the engine's handle is on now (runtime.js; engine.js `runtime`). */
+  get runtime() { return this.engine.runtime; } // prettier-ignore
 
   /** The string `key` in the explorer's language. */
   t(key, params) {
@@ -296,14 +291,20 @@ export class ExplorerView {
 
   /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
   #restarted() {
-    this.#applied = {};
-    this.#lambdaChosen = this.view?.lambda_learned === false;
-    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
+    this.resend();
     this.specs.drop();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
     this.#maps.hover = null;
+  }
+
+  /** The handle is a fresh one (a restart; a move to the full build, `now`): text, settings, theme, labels and viewport are sent again, at the next render or now. */
+  resend({ now = false } = {}) {
+    this.#applied = {};
+    this.#lambdaChosen = this.view?.lambda_learned === false;
+    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
+    if (now) this.#applyEngine();
   }
 
   /** The handle now holds these engine values (after a model or a spec set them). */
