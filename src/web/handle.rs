@@ -16,10 +16,9 @@ use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
-use crate::render::{
-    constant_of, constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout,
-    LabelWidths, Panel,
-};
+use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
+#[cfg(feature = "files")]
+use crate::render::{heatmap_svg, panel_svg, Panel};
 use crate::render::{MapStats, RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
 use plotters::style::RGBColor;
 
@@ -29,14 +28,15 @@ fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// The error of a spec call on a build without the cargo feature `spec` (the page's first-view
-/// builds, docs/PERFORMANCE.md "Size of each build"): the methods stay, so both builds have
-/// the same glue, but refuse, never silently. The page's engine wrapper moves its handle to
-/// the full build before it makes such a call (www/explorer/engine.js, `Engine#full`).
-#[cfg(not(feature = "spec"))]
-fn without_spec(method: &str) -> JsError {
+/// The error of a file call (a spec read, the JSON or an SVG export) on a build without the
+/// cargo feature `files` (the page's first-view builds, docs/PERFORMANCE.md "Size of each
+/// build"): the methods stay, so both builds have the same glue, but refuse, never silently.
+/// The page's engine wrapper moves its handle to the full build before it makes such a call
+/// (www/explorer/engine.js, `Engine#useFull`).
+#[cfg(not(feature = "files"))]
+fn without_files(method: &str) -> JsError {
     JsError::new(&format!(
-        "{method}: this build of diffattn has no spec reader (built without the cargo feature `spec`); the full build (pkg/full/) reads and exports specs"
+        "{method}: this build of diffattn has no spec reader and no exports (built without the cargo feature `files`); the full build (pkg/full/) reads specs and exports JSON and SVG"
     ))
 }
 
@@ -414,12 +414,12 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON). Returns `{ tokens, total, truncated }`; throws an
     /// `Error` whose message names the field at fault.
     pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
-        #[cfg(not(feature = "spec"))]
+        #[cfg(not(feature = "files"))]
         {
             let _ = json;
-            Err(without_spec("load_spec"))
+            Err(without_files("load_spec"))
         }
-        #[cfg(feature = "spec")]
+        #[cfg(feature = "files")]
         {
             self.state.load_spec(json).map_err(js_error)?;
             self.spec_tokens()
@@ -431,12 +431,12 @@ impl Explorer {
     /// an `Error` whose message names the field at fault, or says why the page cannot draw it
     /// (too many tokens or cells); then the page stays as it was.
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
-        #[cfg(not(feature = "spec"))]
+        #[cfg(not(feature = "files"))]
         {
             let _ = bytes;
-            Err(without_spec("load_spec_bytes"))
+            Err(without_files("load_spec_bytes"))
         }
-        #[cfg(feature = "spec")]
+        #[cfg(feature = "files")]
         {
             self.state.load_spec_bytes(bytes).map_err(js_error)?;
             self.spec_tokens()
@@ -462,11 +462,11 @@ impl Explorer {
     /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
     /// `load_spec` opens it again and draws the same maps.
     pub fn export_json(&self) -> Result<String, JsError> {
-        #[cfg(not(feature = "spec"))]
+        #[cfg(not(feature = "files"))]
         {
-            Err(without_spec("export_json"))
+            Err(without_files("export_json"))
         }
-        #[cfg(feature = "spec")]
+        #[cfg(feature = "files")]
         {
             let spec = self.state.export_spec().map_err(js_error)?;
             serde_json::to_string_pretty(&spec).map_err(js_error)
@@ -574,6 +574,30 @@ impl Explorer {
     /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document: the
     /// part the viewport shows, as on the page.
     pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = stage;
+            Err(without_files("export_svg"))
+        }
+        #[cfg(feature = "files")]
+        self.stage_svg(stage)
+    }
+
+    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
+    pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            Err(without_files("export_panel_svg"))
+        }
+        #[cfg(feature = "files")]
+        self.panels_svg()
+    }
+}
+
+/// The SVG exports, in the builds with the cargo feature `files`.
+#[cfg(feature = "files")]
+impl Explorer {
+    fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
         self.state.compute().map_err(js_error)?;
         let map = self
@@ -589,8 +613,7 @@ impl Explorer {
         Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
     }
 
-    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
-    pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
+    fn panels_svg(&mut self) -> Result<String, JsError> {
         self.state.compute().map_err(js_error)?;
         let stages = self.state.stages();
         let labels = self.shared_labels(&stages);
@@ -616,7 +639,10 @@ impl Explorer {
             .collect();
         Ok(panel_svg(&panels, 520, 520))
     }
+}
 
+#[wasm_bindgen]
+impl Explorer {
     /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
         /// `{ projections, maps, shift_stages, lambda }`
@@ -739,7 +765,7 @@ impl Explorer {
     }
 
     /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
-    #[cfg(feature = "spec")]
+    #[cfg(feature = "files")]
     fn spec_tokens(&self) -> Result<JsValue, JsError> {
         let tokens = self.state.labels();
         to_js(&TokensJs {
@@ -820,7 +846,8 @@ impl Explorer {
     }
 
     /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the
-    /// mask.
+    /// mask (for the SVG exports).
+    #[cfg(feature = "files")]
     #[allow(clippy::too_many_arguments)]
     fn frame<'a>(
         &'a self,

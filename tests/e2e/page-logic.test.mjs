@@ -273,8 +273,8 @@ test('engine: useFull moves the handle to the full build once, with what replay 
   const first = fakeGlue();
   const full = fakeGlue();
   let loads = 0;
-  const fullRuntime = { glue: full.glue, exports: full.exports, spec: true, full: async () => fullRuntime };
-  const runtime = { glue: first.glue, exports: first.exports, spec: false, full: async () => (loads += 1, fullRuntime) };
+  const fullRuntime = { glue: full.glue, exports: full.exports, files: true, full: async () => fullRuntime };
+  const runtime = { glue: first.glue, exports: first.exports, files: false, full: async () => (loads += 1, fullRuntime) };
   const engine = new Engine(runtime);
   assert.equal(engine.runtime, runtime);
   const old = first.made[0];
@@ -297,12 +297,12 @@ test('engine: useFull moves the handle to the full build once, with what replay 
 test('engine: a full build that cannot load, or a replay that throws, leaves the handle where it was', async () => {
   const first = fakeGlue();
   const full = fakeGlue();
-  const runtime = { glue: first.glue, exports: first.exports, spec: false, full: async () => Promise.reject(new Error('HTTP 404')) };
+  const runtime = { glue: first.glue, exports: first.exports, files: false, full: async () => Promise.reject(new Error('HTTP 404')) };
   const engine = new Engine(runtime);
   await assert.rejects(engine.useFull(), /HTTP 404/);
   assert.equal(engine.runtime, runtime);
   assert.equal(engine.call((ex) => ex.ok()), 42);
-  runtime.full = async () => ({ glue: full.glue, exports: full.exports, spec: true });
+  runtime.full = async () => ({ glue: full.glue, exports: full.exports, files: true });
   await assert.rejects(engine.useFull({ replay: () => { throw new Error('bad model'); } }), /bad model/);
   assert.equal(engine.runtime, runtime);
   assert.equal(full.made[0].freed, 1, 'the new handle is freed');

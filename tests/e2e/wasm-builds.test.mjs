@@ -241,7 +241,7 @@ test('the first view has no spec reader: opening or exporting a spec moves the h
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
     const json = readFileSync(await download.path(), 'utf8');
     assert.equal(JSON.parse(json).heads, 2);
-    assert.equal(await page.evaluate(() => window.diffattn.view.runtime.spec), true, 'the handle is on the full build');
+    assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true, 'the handle is on the full build');
     assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), build);
     assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(build), fullHashOf(build)], `the page instantiates the full build once, ${label}`);
     assert.deepEqual(requested.filter((p) => p.endsWith('.wasm')), [files[build].replace(/^pkg/, '/pkg'), fullFiles[build]]);
@@ -267,7 +267,7 @@ test('a spec picked first moves the page to the full build; the spec draws as on
   await waitForReady(page);
   await page.setInputFiles('#spec-file', path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'));
   await page.waitForFunction(() => window.diffattn.view.specs.active !== null);
-  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.spec), true);
+  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true);
   assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf('simd128'), fullHashOf('simd128')]);
   const drawn = await page.evaluate(async () => {
     const view = window.diffattn.view;

@@ -8,9 +8,10 @@
 // `EngineStopped`, and the component shows one message for it.
 //
 // The handle lives in one of two builds of the module (runtime.js): the first view's, without
-// the spec reader, or the full one. `runtime` is the one it is on now, the one place that says
+// the spec reader and the JSON and SVG exports, or the full one. `runtime` is the one it is on now, the one place that says
 // so (its `glue`, `exports`, `build` and `source`, the glue and wasm it was loaded from);
-// `useFull()` moves the handle to the full build, once, before a spec is opened or exported.
+// `useFull()` moves the handle to the full build, once, before a spec is opened or a file
+// exported.
 //
 // The handle's methods and the shapes they return are documented in src/web/handle.rs and
 // src/web/js.rs; the names match (`update({ shift: 2 })`, `view().stages`, ...).
@@ -92,7 +93,7 @@ export class Engine {
   }
 
   /**
-   * Moves the handle to the full build (the spec reader and the JSON export): loads it (once
+   * Moves the handle to the full build (the spec reader, the JSON and SVG exports): loads it (once
    * per page, `runtime.full()`), then `prepare(call)` may read what it needs from the old
    * handle, asynchronously; then, with no await in between, a fresh handle is made there,
    * `replay(handle)` gives it what the old one held (model, text, settings), and the old one
@@ -101,11 +102,11 @@ export class Engine {
    * `replay` threw.
    */
   async useFull({ prepare = async () => {}, replay = () => {} } = {}) {
-    if (this.#runtime.spec) return false;
+    if (this.#runtime.files) return false;
     const full = await this.#runtime.full();
     const prepared = await prepare();
     if (this.#state !== 'ready') throw new EngineStopped(this.#state);
-    if (this.#runtime.spec) return false;
+    if (this.#runtime.files) return false;
     const handle = new full.glue.Explorer();
     try {
       replay(handle, prepared);

@@ -3,11 +3,11 @@
 // of mechanisms and choices, the default settings, the token limit and the version.
 //
 // There are two builds of the module (scripts/build-wasm, docs/PERFORMANCE.md "Size of each
-// build"): the first view's (pkg/diffattn*.wasm), without the spec reader and the JSON export,
-// and the full build (pkg/full/), with them. A runtime of the first view's build knows how to
-// load the full one (`full()`, once per runtime, so once per page); the engine wrapper
-// (engine.js, `Engine#useFull`) moves its handle there when a spec is opened or exported.
-// `spec` says whether a runtime's build reads specs.
+// build"): the first view's (pkg/diffattn*.wasm), without the cargo feature `files` (the spec
+// reader, the JSON and SVG exports), and the full build (pkg/full/), with it. A runtime of the
+// first view's build knows how to load the full one (`full()`, once per runtime, so once per
+// page); the engine wrapper (engine.js, `Engine#useFull`) moves its handle there when a spec is
+// opened or a file exported. `files` says whether a runtime's build has them.
 //
 // wasm-bindgen's module keeps one instance per import of it, so every explorer that loads the
 // same module URL shares one instance (and each has its own handle). Nothing is stored at
@@ -26,7 +26,7 @@ async function moduleOf(glue) {
  * builds that is (`"simd128"` or `"baseline"`, wasm-features.js), only reported back. `full`:
  * where the full build is, `{ glue, wasm }` the same way, for a runtime of the first view's
  * build; null (the default) when this build is the full one. Resolves to `{ glue, exports,
- * build, spec, source, full(), names, defaults, mechanisms, maxTokens, version }`: `source` is
+ * build, files, source, full(), names, defaults, mechanisms, maxTokens, version }`: `source` is
  * `{ glue, wasm }` as given (what another instance of the same build would load), `full()` a
  * promise of the full build's runtime (this one when it is the full build; a failed load is
  * tried again on the next call).
@@ -39,7 +39,7 @@ export async function loadRuntime({ glue, wasm, build = null, full = null }) {
     glue: module,
     exports,
     build,
-    spec: full === null,
+    files: full === null,
     source: Object.freeze({ glue, wasm }),
     full() {
       if (full === null) return Promise.resolve(runtime);

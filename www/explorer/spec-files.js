@@ -40,15 +40,15 @@ export class SpecFiles {
   }
 
   /**
-   * Moves the engine's handle to the full build (runtime.js), which reads and exports specs,
-   * if it is not there yet: the busy line says so while it loads; the new handle gets the
+   * Moves the engine's handle to the full build (runtime.js), which reads specs and exports
+   * JSON and SVG, if it is not there yet: the busy line says so while it loads; the new handle gets the
    * model in use, then the text, settings, theme, labels and viewport (`view.resend`), and the
    * old one is freed. Resolves to true when the handle is on the full build, false (with a
    * message) when it could not load.
    */
   async fullBuild() {
     const view = this.#view;
-    if (view.engine.runtime.spec) return true;
+    if (view.engine.runtime.files) return true;
     view.el.busyText.textContent = view.t('busy_full');
     view.el.busy.hidden = false;
     try {

@@ -21,7 +21,6 @@ import { ScreenReaderTable } from './table.js';
 import { STRINGS, PRESETS, translate } from './i18n.js';
 import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
 import { ModelLoader } from './loader.js';
-import { Exporter } from './exporter.js';
 import { SpecFiles } from './spec-files.js';
 import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
@@ -31,8 +30,8 @@ import { Busy, workOf } from './busy.js';
 import { HeadSteps } from './heads.js';
 import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
-import { explorerKey, fromControl, present } from './commands.js';
-import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
+import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
+import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
 /** What the explorer shows until told otherwise, beyond the engine's own defaults. */
 export const PAGE_DEFAULTS = Object.freeze({
@@ -154,7 +153,7 @@ export class ExplorerView {
     this.#zoom = new Zoom(this, this.#maps);
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#readouts.tableContent());
     this.loader = new ModelLoader(this, options.weights);
-    this.#exporter = new Exporter(this);
+    this.#exporter = lazyExporter(this);
     this.specs = new SpecFiles(this, options.dropTarget ?? this.el.explorer);
     this.walk = new Walk(this);
     this.#rowView = new RowView(this);
@@ -442,7 +441,7 @@ export class ExplorerView {
       this.#maps.build(count);
       this.#layoutKey = layoutKey;
       this.el.maps.classList.toggle('all-heads', allHeads);
-      this.#exporter.fillTargets(allHeads ? [] : stages);
+      paintExportTargets(this, allHeads ? [] : stages);
     }
     this.#zoom.read();
     this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
