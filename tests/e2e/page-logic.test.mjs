@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { test } from 'node:test';
-import { LANGUAGES, PRESETS, STRINGS, detectLanguage, formatParts, placeholders, translate } from '../../www/explorer/i18n.js';
+import { LANGUAGES, Language, PRESETS, STRINGS, detectLanguage, formatParts, loadStrings, placeholders, translate, translated } from '../../www/explorer/i18n.js';
 import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
@@ -23,15 +23,35 @@ const NAMES = {
   renormalizations: ['none', 'softmax'],
 };
 
-test('i18n: every key exists in both languages with the same placeholders', () => {
+test('i18n: every key exists in both languages with the same placeholders', async () => {
   const en = Object.keys(STRINGS.en).sort();
   for (const lang of LANGUAGES) {
-    assert.deepEqual(Object.keys(STRINGS[lang]).sort(), en, `keys of ${lang}`);
+    const strings = await loadStrings(lang);
+    assert.deepEqual(Object.keys(strings).sort(), en, `keys of ${lang}`);
     for (const key of en) {
-      assert.ok(STRINGS[lang][key].trim().length > 0, `${lang}.${key} is empty`);
-      assert.deepEqual(placeholders(STRINGS[lang][key]), placeholders(STRINGS.en[key]), `placeholders of ${lang}.${key}`);
+      assert.ok(strings[key].trim().length > 0, `${lang}.${key} is empty`);
+      assert.deepEqual(placeholders(strings[key]), placeholders(STRINGS.en[key]), `placeholders of ${lang}.${key}`);
     }
   }
+  assert.equal(await loadStrings('en'), STRINGS.en);
+  assert.deepEqual(Object.keys(STRINGS), ['en'], 'the Chinese strings are a module of their own (a chunk of the bundle)');
+});
+
+test('i18n: a Language loads its strings; the last language asked for wins', async () => {
+  const language = new Language();
+  assert.equal(language.strings, STRINGS.en);
+  const ready = [];
+  language.use('zh', () => ready.push('zh'));
+  language.use('en', () => ready.push('en'));
+  assert.ok(language.pending);
+  await language.pending;
+  assert.deepEqual(ready, ['en']);
+  assert.equal(language.strings, STRINGS.en);
+  assert.equal(language.pending, null);
+  language.use('zh', () => ready.push('zh'));
+  await language.pending;
+  assert.deepEqual(ready, ['en', 'zh']);
+  assert.equal(language.strings, await loadStrings('zh'));
 });
 
 test('i18n: every key the page uses is in the dictionary', async () => {
@@ -65,22 +85,25 @@ test('i18n: the slider labels say "shift" and "heads" in English', () => {
   for (const key of ['head_label', 'all_heads_label', 'fill_label']) assert.doesNotMatch(STRINGS.en[key], /\bheads\b/i);
 });
 
-test('i18n: language detection and formatting', () => {
+test('i18n: language detection and formatting', async () => {
+  const zh = await loadStrings('zh');
+  const en = STRINGS.en;
   assert.equal(detectLanguage(['zh-CN', 'en']), 'zh');
   assert.equal(detectLanguage(['zh-Hant-TW']), 'zh');
   assert.equal(detectLanguage(['fr-FR', 'en-GB']), 'en');
   assert.equal(detectLanguage(['de']), 'en');
   assert.equal(detectLanguage([]), 'en');
-  assert.equal(translate('en', 'tokens_count', { n: 7 }), '7 tokens');
-  assert.equal(translate('zh', 'tokens_count', { n: 7 }), '7 个词元');
-  assert.equal(translate('en', 'no_such_key'), 'no_such_key');
+  assert.equal(translate(en, 'tokens_count', { n: 7 }), '7 tokens');
+  assert.equal(translate(zh, 'tokens_count', { n: 7 }), '7 个词元');
+  assert.equal(await translated('zh', 'tokens_count', { n: 7 }), '7 个词元');
+  assert.equal(translate(en, 'no_such_key'), 'no_such_key');
   const node = { node: true };
   assert.deepEqual(formatParts('a {x} b {y}', { x: node }), ['a ', node, ' b ', '{y}']);
   assert.equal(
-    translate('en', 'aria_map', { name: 'A′', h: 2, total: 4, desc: 'fused attention', n: 7 }),
+    translate(en, 'aria_map', { name: 'A′', h: 2, total: 4, desc: 'fused attention', n: 7 }),
     'A′, head 2 of 4: fused attention of 7 tokens',
   );
-  assert.ok(translate('zh', 'aria_map', { name: 'A′', h: 2, total: 4, desc: '融合注意力', n: 7 }).startsWith('A′'));
+  assert.ok(translate(zh, 'aria_map', { name: 'A′', h: 2, total: 4, desc: '融合注意力', n: 7 }).startsWith('A′'));
   for (const lang of LANGUAGES) assert.ok(PRESETS[lang].length >= 3);
 });
 

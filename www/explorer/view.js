@@ -18,7 +18,7 @@ import { FrameScheduler } from './scheduler.js';
 import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
 import { ScreenReaderTable } from './table.js';
-import { STRINGS, PRESETS, translate } from './i18n.js';
+import { Language, STRINGS, PRESETS, translate } from './i18n.js';
 import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
 import { ModelLoader } from './loader.js';
 import { SpecFiles } from './spec-files.js';
@@ -78,6 +78,8 @@ export class ExplorerView {
   specs;
   /** The guided walk (walk.js). */
   walk;
+  /** The language spoken: its strings (i18n.js; Chinese is loaded when first spoken). */
+  language = new Language();
   weightsStore;
   #controls;
   #maps; #table; #scheduler; #busy; #exporter; #rowView; #compare; #zoom; // prettier-ignore
@@ -101,7 +103,7 @@ export class ExplorerView {
     this.#scheduler.schedule('render');
   };
   #keyTarget;
-  #onKey = (event) => this.#key(event);
+  #onKey = (event) => explorerKey(this, event);
   #onFullscreen = () => {
     if (!document.fullscreenElement && this.state.present) this.setFromPerson({ present: false });
   };
@@ -140,7 +142,7 @@ export class ExplorerView {
       wait: () => this.#scheduler.pending || this.#busy.typing(),
     });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
-      hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
+      hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
     this.#controls = new Controls(this.el, runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
@@ -167,7 +169,7 @@ export class ExplorerView {
     this.#keyTarget.addEventListener('keydown', this.#onKey);
     this.el.timing.hidden = !options.showTimings;
     this.#applyTheme();
-    this.applyLanguage();
+    this.#useLanguage();
     if (this.state.present) this.#present(true);
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
@@ -178,7 +180,13 @@ export class ExplorerView {
 
   /** The string `key` in the explorer's language. */
   t(key, params) {
-    return translate(this.state.lang, key, params);
+    return translate(this.language.strings, key, params);
+  }
+
+  /** Speaks the state's language: now in what is loaded, again once its strings are in. */
+  #useLanguage() {
+    this.applyLanguage();
+    this.language.use(this.state.lang, () => (this.applyLanguage(), this.changed({ notify: false })));
   }
 
   /** A mechanism's name in the explorer's language (its own name when there is no string). */
@@ -189,6 +197,7 @@ export class ExplorerView {
 
   /** Loads the trained model when asked (the settings of `keep` stay as given), then draws. */
   async start({ keep = new Set() } = {}) {
+    await this.language.pending;
     this.el.loading.hidden = true;
     if (this.engine.state !== 'ready') return;
     this.loader.refreshInfo();
@@ -200,11 +209,12 @@ export class ExplorerView {
   /** Resolves once every pending change is drawn (and any weights in flight are in). */
   async settled() {
     for (;;) {
+      await this.language.pending;
       await this.loader.pending?.catch(() => {});
       await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
       await this.heads.idle();
-      if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
+      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
     }
   }
 
@@ -232,7 +242,7 @@ export class ExplorerView {
     this.state = { ...before, ...partial };
     const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
     if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
-    if (moved('lang')) this.applyLanguage();
+    if (moved('lang')) this.#useLanguage();
     if (moved('theme')) this.#applyTheme();
     if (moved('present')) this.#present(this.state.present);
     if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.state.shared_scale = true;
@@ -263,13 +273,7 @@ export class ExplorerView {
   }
 
   /** What a control asked for (commands.js). */
-  #fromControl(kind, payload) {
-    fromControl(this, kind, payload, { exporter: this.#exporter });
-  }
-
-  #key(event) {
-    explorerKey(this, event);
-  }
+  #fromControl(kind, payload) { fromControl(this, kind, payload, { exporter: this.#exporter }); } // prettier-ignore
 
   #present(on) {
     present(this, on);
