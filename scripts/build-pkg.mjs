@@ -14,8 +14,8 @@
 // level 9, as a server sends it): the size budget of each wasm build (wasm + JavaScript ≤ 250 KB
 // gzipped: the wasm and the JavaScript the page's, or a page with one element's, first view
 // loads: its bundle's entry and the chunks it imports statically, the glue inside), the
-// bundles' first view and lazy chunks, what a page with one element downloads, and the single
-// files. Run by scripts/build-pkg after scripts/build-wasm.
+// bundles' first view and lazy chunks, what a page with one element downloads, the full build
+// (pkg/full/, outside the budget: the first view never loads it) and the single files. Run by scripts/build-pkg after scripts/build-wasm.
 
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -180,6 +180,9 @@ async function main() {
     inline: { bytes: inline.length, gzip_bytes: gzipped(inline) },
     classic: { bytes: classicBytes.length, gzip_bytes: gzipped(classicBytes) },
     wasm: Object.fromEntries(await Promise.all(Object.entries(BUILDS).map(async ([build, file]) => [build, { file, ...(await measure([path.join(PKG, file)])) }]))),
+    // The full build (pkg/full/): not the first view's, loaded when a spec is opened or a file
+    // exported, and by the lesson; outside the budget.
+    full_wasm: Object.fromEntries(await Promise.all(Object.entries(BUILDS).map(async ([build, file]) => [build, { file: `full/${file}`, ...(await measure([path.join(PKG, 'full', file)])) }]))),
     default_model: { file: entry.file, bytes: model.length, gzip_bytes: gzipped(model) },
   };
   await writeFile(path.join(PKG, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
@@ -192,6 +195,7 @@ async function main() {
       );
     }
   }
+  for (const [build, m] of Object.entries(sizes.full_wasm)) console.log(`build-pkg: the full build (${build}, pkg/${m.file}, loaded when a spec is opened or a file exported; not in the budget): ${kb(m.gzip_bytes)} gzipped`);
   for (const [build, m] of Object.entries(onePage)) console.log(`build-pkg: a page with one element (${build}) downloads ${m.files} files, ${kib(m.bytes)}, ${kib(m.gzip_bytes)} gzipped`);
   console.log(`build-pkg: pkg/diffattn-explorer.inline.js: ${kib(inline.length)}, ${kib(sizes.inline.gzip_bytes)} gzipped`);
   console.log(`build-pkg: pkg/diffattn-explorer.classic.js: ${kib(classicBytes.length)}, ${kib(sizes.classic.gzip_bytes)} gzipped`);
