@@ -8,10 +8,10 @@
 // `EngineStopped`, and the component shows one message for it.
 //
 // The handle lives in one of two builds of the module (runtime.js): the first view's, without
-// the spec reader and the JSON and SVG exports, or the full one. `runtime` is the one it is on now, the one place that says
-// so (its `glue`, `exports`, `build` and `source`, the glue and wasm it was loaded from);
-// `useFull()` moves the handle to the full build, once, before a spec is opened or a file
-// exported.
+// the spec reader and the JSON and SVG exports, or the full one. `runtime` is the one it is on
+// now, the one place that says so (its `glue`, `exports`, `build` and `source`, the glue and
+// wasm it was loaded from); `useFull()` moves the handle to the full build, once, before a
+// spec is opened or a file exported.
 //
 // The handle's methods and the shapes they return are documented in src/web/handle.rs and
 // src/web/js.rs; the names match (`update({ shift: 2 })`, `view().stages`, ...).
@@ -93,11 +93,11 @@ export class Engine {
   }
 
   /**
-   * Moves the handle to the full build (the spec reader, the JSON and SVG exports): loads it (once
-   * per page, `runtime.full()`), then `prepare(call)` may read what it needs from the old
-   * handle, asynchronously; then, with no await in between, a fresh handle is made there,
-   * `replay(handle)` gives it what the old one held (model, text, settings), and the old one
-   * is freed. Resolves to true when it moved, false when the handle already was on the full
+   * Moves the handle to the full build (the spec reader, the JSON and SVG exports): loads it
+   * (once per page, `runtime.full()`), then `prepare()` may fetch what the new handle needs,
+   * asynchronously; then, with no await in between, a fresh handle is made there,
+   * `replay(handle, prepared)` gives it what the old one held (the model; the caller sends
+   * text and settings after), and the old one is freed. Resolves to true when it moved, false when the handle already was on the full
    * build; throws (the handle staying where it was) when the full build could not load or
    * `replay` threw.
    */
@@ -111,7 +111,11 @@ export class Engine {
     try {
       replay(handle, prepared);
     } catch (err) {
-      handle.free();
+      try {
+        handle.free();
+      } catch {
+        // A trapped replay leaves the new handle borrowed: it is leaked, never used.
+      }
       throw err;
     }
     const old = this.#handle;
