@@ -9,7 +9,7 @@
 // retrieval lesson is a chunk of it that only `?lesson=` loads.
 
 import { decodeAddress, encodeAddress } from './address.js';
-import { detectLanguage, translate } from './explorer/i18n.js';
+import { detectLanguage, loadStrings, translate, translated } from './explorer/i18n.js';
 import * as glue from '../pkg/diffattn.js';
 import { loadStyles, mountExplorer } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
@@ -29,7 +29,17 @@ const URL_INTERVAL_MS = 250;
  * or the captured layer drawn (`spec`, the explorer's `onSpec` value: its model and layer).
  */
 function translatePage(lang, version, mechanism, spec = null) {
-  const t = (key, params) => translate(lang, key, params);
+  // Painted once the language's strings are in (Chinese is a chunk), unless another language
+  // was asked for meanwhile.
+  const root = document.documentElement;
+  root.dataset.strings = lang;
+  loadStrings(lang).then((strings) => {
+    if (root.dataset.strings === lang) paintPage(strings, lang, version, mechanism, spec);
+  });
+}
+
+function paintPage(strings, lang, version, mechanism, spec) {
+  const t = (key, params) => translate(strings, key, params);
   document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
   document.title = t('page_title');
   for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
@@ -113,11 +123,12 @@ async function main() {
   try {
     [runtime, styles] = await Promise.all([
       // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
-      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build }),
+      // The full build (pkg/full/: the spec reader, the JSON export) only when a spec is opened or exported.
+      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build, full: { glue: () => import('../pkg/full/diffattn.js'), wasm: wasmUrl(new URL('pkg/full/', base), build) } }),
       loadStyles(new URL('www/explorer/explorer.css', base)),
     ]);
   } catch (err) {
-    pageMessage(translate(lang0, 'load_failed', { msg: messageOf(err) }));
+    pageMessage(await translated(lang0, 'load_failed', { msg: messageOf(err) }));
     return;
   }
   const address = decodeAddress(location.search, runtime.names);

@@ -16,10 +16,9 @@ use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer;
 use crate::model::Model;
 use crate::names::name_of;
-use crate::render::{
-    constant_of, constant_value, heatmap_svg, panel_svg, CellMask, Frame, HeatmapLayout,
-    LabelWidths, Panel,
-};
+use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
+#[cfg(feature = "files")]
+use crate::render::{heatmap_svg, panel_svg, Panel};
 use crate::render::{MapStats, RowChart, RowLayout, RowSeries, Scale, Theme, Viewport};
 use plotters::style::RGBColor;
 
@@ -27,6 +26,18 @@ fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map_or(0.0, |p| p.now())
+}
+
+/// The error of a file call (a spec read, the JSON or an SVG export) on a build without the
+/// cargo feature `files` (the page's first-view builds, docs/PERFORMANCE.md "Size of each
+/// build"): the methods stay, so both builds have the same glue, but refuse, never silently.
+/// The page's engine wrapper moves its handle to the full build before it makes such a call
+/// (www/explorer/engine.js, `Engine#useFull`).
+#[cfg(not(feature = "files"))]
+fn without_files(method: &str) -> JsError {
+    JsError::new(&format!(
+        "{method}: this build of diffattn has no spec reader and no exports (built without the cargo feature `files`); the full build (pkg/full/) reads specs and exports JSON and SVG"
+    ))
 }
 
 /// The page's one handle: owns the sentence, the controls and every cached map.
@@ -403,8 +414,16 @@ impl Explorer {
     /// Draws a user's spec (the CLI's JSON). Returns `{ tokens, total, truncated }`; throws an
     /// `Error` whose message names the field at fault.
     pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
-        self.state.load_spec(json).map_err(js_error)?;
-        self.spec_tokens()
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = json;
+            Err(without_files("load_spec"))
+        }
+        #[cfg(feature = "files")]
+        {
+            self.state.load_spec(json).map_err(js_error)?;
+            self.spec_tokens()
+        }
     }
 
     /// Draws a spec file's bytes: JSON, or the binary form (a `.safetensors` file, DESIGN.md
@@ -412,8 +431,16 @@ impl Explorer {
     /// an `Error` whose message names the field at fault, or says why the page cannot draw it
     /// (too many tokens or cells); then the page stays as it was.
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
-        self.state.load_spec_bytes(bytes).map_err(js_error)?;
-        self.spec_tokens()
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = bytes;
+            Err(without_files("load_spec_bytes"))
+        }
+        #[cfg(feature = "files")]
+        {
+            self.state.load_spec_bytes(bytes).map_err(js_error)?;
+            self.spec_tokens()
+        }
     }
 
     /// Back to the learned λ of the Differential Transformers (the trained model's or the
@@ -435,8 +462,15 @@ impl Explorer {
     /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
     /// `load_spec` opens it again and draws the same maps.
     pub fn export_json(&self) -> Result<String, JsError> {
-        let spec = self.state.export_spec().map_err(js_error)?;
-        serde_json::to_string_pretty(&spec).map_err(js_error)
+        #[cfg(not(feature = "files"))]
+        {
+            Err(without_files("export_json"))
+        }
+        #[cfg(feature = "files")]
+        {
+            let spec = self.state.export_spec().map_err(js_error)?;
+            serde_json::to_string_pretty(&spec).map_err(js_error)
+        }
     }
 
     /// Draws the row view of query `row` (from 0) on `canvas`: every stage but the gate as a
@@ -540,6 +574,30 @@ impl Explorer {
     /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document: the
     /// part the viewport shows, as on the page.
     pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = stage;
+            Err(without_files("export_svg"))
+        }
+        #[cfg(feature = "files")]
+        self.stage_svg(stage)
+    }
+
+    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
+    pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            Err(without_files("export_panel_svg"))
+        }
+        #[cfg(feature = "files")]
+        self.panels_svg()
+    }
+}
+
+/// The SVG exports, in the builds with the cargo feature `files`.
+#[cfg(feature = "files")]
+impl Explorer {
+    fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
         self.state.compute().map_err(js_error)?;
         let map = self
@@ -555,8 +613,7 @@ impl Explorer {
         Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
     }
 
-    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
-    pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
+    fn panels_svg(&mut self) -> Result<String, JsError> {
         self.state.compute().map_err(js_error)?;
         let stages = self.state.stages();
         let labels = self.shared_labels(&stages);
@@ -582,7 +639,10 @@ impl Explorer {
             .collect();
         Ok(panel_svg(&panels, 520, 520))
     }
+}
 
+#[wasm_bindgen]
+impl Explorer {
     /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
         /// `{ projections, maps, shift_stages, lambda }`
@@ -705,6 +765,7 @@ impl Explorer {
     }
 
     /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
+    #[cfg(feature = "files")]
     fn spec_tokens(&self) -> Result<JsValue, JsError> {
         let tokens = self.state.labels();
         to_js(&TokensJs {
@@ -785,7 +846,8 @@ impl Explorer {
     }
 
     /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the
-    /// mask.
+    /// mask (for the SVG exports).
+    #[cfg(feature = "files")]
     #[allow(clippy::too_many_arguments)]
     fn frame<'a>(
         &'a self,

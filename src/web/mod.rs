@@ -1,12 +1,14 @@
 //! The wasm boundary: the only module with `#[wasm_bindgen]`, split by concern.
 //!
 //! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
-//!   render, hit-testing, cells, windows, specs, models, exports);
+//!   render, hit-testing, cells, windows, specs, models, exports; the spec reader and the JSON
+//!   and SVG exports only with the cargo feature `files`, a default: the page's and the
+//!   element's first-view builds leave it out and refuse those calls, and the full build,
+//!   pkg/full/, has it);
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
-//!   the answer and the facts marked (cargo feature `lesson`, a default: the page's and the
-//!   element's wasm builds leave it out, and `?lesson=retrieval` loads a build of its own,
-//!   pkg/lesson/, scripts/build-wasm);
+//!   the answer and the facts marked (cargo feature `lesson`, a default: the first-view builds
+//!   leave it out, and `?lesson=retrieval` loads the full build, pkg/full/, scripts/build-wasm);
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
 //! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine

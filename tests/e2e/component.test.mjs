@@ -88,7 +88,7 @@ test('a real Rust panic: the wrapper restarts the handle and frees it, memory st
     const glue = await import('/pkg/bench/diffattn.js');
     const exports = await glue.default({ module_or_path: '/pkg/bench/diffattn_bg.wasm' });
     const { Engine, EngineRestarted } = await import('/www/explorer/engine.js');
-    const engine = new Engine(glue, exports);
+    const engine = new Engine({ glue, exports });
     // Fill the handle with caches (a 200-token sentence, 8 heads), then make it panic.
     const grow = () =>
       engine.call((ex) => {

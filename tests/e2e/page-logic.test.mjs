@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { test } from 'node:test';
-import { LANGUAGES, PRESETS, STRINGS, detectLanguage, formatParts, placeholders, translate } from '../../www/explorer/i18n.js';
+import { LANGUAGES, Language, PRESETS, STRINGS, detectLanguage, formatParts, loadStrings, placeholders, translate, translated } from '../../www/explorer/i18n.js';
 import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
@@ -23,15 +23,35 @@ const NAMES = {
   renormalizations: ['none', 'softmax'],
 };
 
-test('i18n: every key exists in both languages with the same placeholders', () => {
+test('i18n: every key exists in both languages with the same placeholders', async () => {
   const en = Object.keys(STRINGS.en).sort();
   for (const lang of LANGUAGES) {
-    assert.deepEqual(Object.keys(STRINGS[lang]).sort(), en, `keys of ${lang}`);
+    const strings = await loadStrings(lang);
+    assert.deepEqual(Object.keys(strings).sort(), en, `keys of ${lang}`);
     for (const key of en) {
-      assert.ok(STRINGS[lang][key].trim().length > 0, `${lang}.${key} is empty`);
-      assert.deepEqual(placeholders(STRINGS[lang][key]), placeholders(STRINGS.en[key]), `placeholders of ${lang}.${key}`);
+      assert.ok(strings[key].trim().length > 0, `${lang}.${key} is empty`);
+      assert.deepEqual(placeholders(strings[key]), placeholders(STRINGS.en[key]), `placeholders of ${lang}.${key}`);
     }
   }
+  assert.equal(await loadStrings('en'), STRINGS.en);
+  assert.deepEqual(Object.keys(STRINGS), ['en'], 'the Chinese strings are a module of their own (a chunk of the bundle)');
+});
+
+test('i18n: a Language loads its strings; the last language asked for wins', async () => {
+  const language = new Language();
+  assert.equal(language.strings, STRINGS.en);
+  const ready = [];
+  language.use('zh', () => ready.push('zh'));
+  language.use('en', () => ready.push('en'));
+  assert.ok(language.pending);
+  await language.pending;
+  assert.deepEqual(ready, ['en']);
+  assert.equal(language.strings, STRINGS.en);
+  assert.equal(language.pending, null);
+  language.use('zh', () => ready.push('zh'));
+  await language.pending;
+  assert.deepEqual(ready, ['en', 'zh']);
+  assert.equal(language.strings, await loadStrings('zh'));
 });
 
 test('i18n: every key the page uses is in the dictionary', async () => {
@@ -65,22 +85,25 @@ test('i18n: the slider labels say "shift" and "heads" in English', () => {
   for (const key of ['head_label', 'all_heads_label', 'fill_label']) assert.doesNotMatch(STRINGS.en[key], /\bheads\b/i);
 });
 
-test('i18n: language detection and formatting', () => {
+test('i18n: language detection and formatting', async () => {
+  const zh = await loadStrings('zh');
+  const en = STRINGS.en;
   assert.equal(detectLanguage(['zh-CN', 'en']), 'zh');
   assert.equal(detectLanguage(['zh-Hant-TW']), 'zh');
   assert.equal(detectLanguage(['fr-FR', 'en-GB']), 'en');
   assert.equal(detectLanguage(['de']), 'en');
   assert.equal(detectLanguage([]), 'en');
-  assert.equal(translate('en', 'tokens_count', { n: 7 }), '7 tokens');
-  assert.equal(translate('zh', 'tokens_count', { n: 7 }), '7 个词元');
-  assert.equal(translate('en', 'no_such_key'), 'no_such_key');
+  assert.equal(translate(en, 'tokens_count', { n: 7 }), '7 tokens');
+  assert.equal(translate(zh, 'tokens_count', { n: 7 }), '7 个词元');
+  assert.equal(await translated('zh', 'tokens_count', { n: 7 }), '7 个词元');
+  assert.equal(translate(en, 'no_such_key'), 'no_such_key');
   const node = { node: true };
   assert.deepEqual(formatParts('a {x} b {y}', { x: node }), ['a ', node, ' b ', '{y}']);
   assert.equal(
-    translate('en', 'aria_map', { name: 'A′', h: 2, total: 4, desc: 'fused attention', n: 7 }),
+    translate(en, 'aria_map', { name: 'A′', h: 2, total: 4, desc: 'fused attention', n: 7 }),
     'A′, head 2 of 4: fused attention of 7 tokens',
   );
-  assert.ok(translate('zh', 'aria_map', { name: 'A′', h: 2, total: 4, desc: '融合注意力', n: 7 }).startsWith('A′'));
+  assert.ok(translate(zh, 'aria_map', { name: 'A′', h: 2, total: 4, desc: '融合注意力', n: 7 }).startsWith('A′'));
   for (const lang of LANGUAGES) assert.ok(PRESETS[lang].length >= 3);
 });
 
@@ -232,7 +255,7 @@ function fakeGlue() {
 test('engine: a panic frees the old handle (every strong count) and makes a fresh one', () => {
   const fake = fakeGlue();
   let restarted = 0;
-  const engine = new Engine(fake.glue, fake.exports, { onRestart: () => (restarted += 1) });
+  const engine = new Engine(fake, { onRestart: () => (restarted += 1) });
   assert.equal(engine.state, 'ready');
   assert.equal(engine.call((ex) => ex.ok()), 42);
   const old = fake.made[0];
@@ -256,7 +279,7 @@ test('engine: a panic frees the old handle (every strong count) and makes a fres
 test('engine: when no fresh handle can be made it is stopped, and says so on every call', () => {
   const fake = fakeGlue();
   let stopped = null;
-  const engine = new Engine(fake.glue, fake.exports, { onStop: (cause) => (stopped = cause) });
+  const engine = new Engine(fake, { onStop: (cause) => (stopped = cause) });
   fake.counts[(fake.made[0].__wbg_ptr - 8) / 4] = 2;
   fake.glue.Explorer = class {
     constructor() {
@@ -267,6 +290,47 @@ test('engine: when no fresh handle can be made it is stopped, and says so on eve
   assert.equal(engine.state, 'stopped');
   assert.match(String(stopped), /out of memory/);
   assert.throws(() => engine.call((ex) => ex.ok()), EngineStopped);
+});
+
+test('engine: useFull moves the handle to the full build once, with what replay gives it, and frees the old one', async () => {
+  const first = fakeGlue();
+  const full = fakeGlue();
+  let loads = 0;
+  const fullRuntime = { glue: full.glue, exports: full.exports, files: true, full: async () => fullRuntime };
+  const runtime = { glue: first.glue, exports: first.exports, files: false, full: async () => (loads += 1, fullRuntime) };
+  const engine = new Engine(runtime);
+  assert.equal(engine.runtime, runtime);
+  const old = first.made[0];
+  const replayed = [];
+  const moved = await engine.useFull({ prepare: async () => 'model bytes', replay: (handle, prepared) => replayed.push([handle, prepared]) });
+  assert.equal(moved, true);
+  assert.equal(engine.runtime, fullRuntime, 'the engine says which build it is on now');
+  assert.deepEqual(replayed, [[full.made[0], 'model bytes']], 'the new handle was given what the old one held, before it is used');
+  assert.equal(old.freed, 1, 'the old handle is freed');
+  assert.equal(engine.call((ex) => ex), full.made[0]);
+  assert.equal(await engine.useFull(), false, 'once on the full build it stays');
+  assert.equal(loads, 1);
+  // A panic on the full build restarts there (its own exports free the crashed handle).
+  full.counts[(full.made[0].__wbg_ptr - 8) / 4] = 1;
+  assert.throws(() => engine.call((ex) => ex.trap()), EngineRestarted);
+  assert.equal(full.made.length, 2);
+  assert.equal(engine.runtime, fullRuntime);
+});
+
+test('engine: a full build that cannot load, or a replay that throws, leaves the handle where it was', async () => {
+  const first = fakeGlue();
+  const full = fakeGlue();
+  const runtime = { glue: first.glue, exports: first.exports, files: false, full: async () => Promise.reject(new Error('HTTP 404')) };
+  const engine = new Engine(runtime);
+  await assert.rejects(engine.useFull(), /HTTP 404/);
+  assert.equal(engine.runtime, runtime);
+  assert.equal(engine.call((ex) => ex.ok()), 42);
+  runtime.full = async () => ({ glue: full.glue, exports: full.exports, files: true });
+  await assert.rejects(engine.useFull({ replay: () => { throw new Error('bad model'); } }), /bad model/);
+  assert.equal(engine.runtime, runtime);
+  assert.equal(full.made[0].freed, 1, 'the new handle is freed');
+  assert.equal(first.made[0].freed, 0);
+  assert.equal(engine.call((ex) => ex), first.made[0]);
 });
 
 test('format: numbers, and the arithmetic of a shift-difference cell', () => {

@@ -4,7 +4,9 @@
 // it picks, in Chromium and in a browser without wasm SIMD (stood in for by a
 // WebAssembly.validate that rejects every module, as such a browser rejects the SIMD probe),
 // and draw with either; both builds load through the one glue file and give every map the
-// same bits.
+// same bits. The first view's builds have no spec reader: opening or exporting a spec moves
+// the handle to the full build (pkg/full/), and an element with a spec at start, the lesson
+// and the single file load only the full build.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, startHarness, startServer, waitForReady } from './harness.mjs';
+import { openDetails } from './www-helpers.mjs';
 
 const WASM_OPT = path.join(ROOT, 'node_modules', 'binaryen', 'bin', 'wasm-opt');
 
@@ -45,8 +48,9 @@ after(async () => {
 
 const files = { baseline: 'pkg/diffattn_bg.wasm', simd128: 'pkg/diffattn_simd_bg.wasm' };
 const hashOf = (build) => fnv1a(readFileSync(path.join(ROOT, files[build])));
-/** The lesson's own pair (the cargo feature `lesson`, scripts/build-wasm), in pkg/lesson/. */
-const lessonHashOf = (build) => fnv1a(readFileSync(path.join(ROOT, 'pkg', 'lesson', path.basename(files[build]))));
+/** The full build's pair (the default features: the spec reader, the JSON export, the lesson; scripts/build-wasm), in pkg/full/. */
+const fullHashOf = (build) => fnv1a(readFileSync(path.join(ROOT, 'pkg', 'full', path.basename(files[build]))));
+const fullFiles = { baseline: '/pkg/full/diffattn_bg.wasm', simd128: '/pkg/full/diffattn_simd_bg.wasm' };
 
 /**
  * Before any script of the page runs: records in `window.wasmInstances` every module the page
@@ -143,15 +147,15 @@ test('the page, the lesson, the element and the single file each instantiate the
       assert.deepEqual(errors, []);
       await context.close();
 
-      // The lesson (`?lesson=retrieval`): the same choice, of its own pair of builds.
+      // The lesson (`?lesson=retrieval`): the same choice, of the full build's pair.
       ({ page, errors, context } = await h.newPage());
       await recordInstances(page, { simd });
       const lessonRequested = [];
       page.on('request', (req) => lessonRequested.push(new URL(req.url()).pathname));
       await page.goto(h.url('/www/?lesson=retrieval'));
       await waitForReady(page);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [lessonHashOf(simd ? 'simd128' : 'baseline')], `the lesson, ${label}`);
-      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/lesson/diffattn_simd_bg.wasm' : '/pkg/lesson/diffattn_bg.wasm'], `the lesson fetches one build, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [fullHashOf(simd ? 'simd128' : 'baseline')], `the lesson, ${label}`);
+      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [fullFiles[simd ? 'simd128' : 'baseline']], `the lesson fetches one build, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
 
@@ -164,18 +168,134 @@ test('the page, the lesson, the element and the single file each instantiate the
       assert.deepEqual(errors, []);
       await context.close();
 
-      // The single-file build, alone in a folder: both builds inside, the one picked decoded.
+      // An element with a spec (`src`) set before it connects: the full build at once, only it.
+      ({ page, errors, context } = await h.newPage());
+      await recordInstances(page, { simd });
+      await page.goto(h.url('/pkg/README.md'));
+      await page.evaluate(async () => {
+        const el = document.createElement('diffattn-explorer');
+        el.setAttribute('src', '/tests/e2e/fixtures/captured-diffllama.json');
+        document.body.append(el);
+        await import('/pkg/diffattn-explorer.js');
+      });
+      assert.ok(await elementDrew(page), `the element with a spec draws, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [fullHashOf(simd ? 'simd128' : 'baseline')], `the element with a spec, ${label}`);
+      assert.equal(await page.evaluate(() => document.querySelector('diffattn-explorer').shadowRoot.querySelector('#spec-banner').hidden), false, 'the spec is drawn');
+      assert.deepEqual(errors, []);
+      await context.close();
+
+      // The single-file build, alone in a folder: the full build's pair inside (the widget draws
+      // specs with it), the one picked decoded.
       ({ page, errors, context } = await h.newPage());
       await recordInstances(page, { simd });
       await page.goto(single.url('/'));
       assert.ok(await elementDrew(page), `the single file draws, ${label}`);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the single file, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [fullHashOf(simd ? 'simd128' : 'baseline')], `the single file, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
     }
   } finally {
     await single.close();
   }
+});
+
+/** The size and a hash of the pixels of every map canvas of the page's explorer, once two looks 300 ms apart agree. */
+async function mapPixels(page) {
+  let last = null;
+  for (;;) {
+    const now = await mapPixelsOnce(page);
+    if (JSON.stringify(now) === JSON.stringify(last)) return now;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+async function mapPixelsOnce(page) {
+  return page.evaluate(async () => {
+    const view = window.diffattn.view;
+    await view.settled();
+    return [...view.root.querySelectorAll('canvas.map-canvas')].map((c) => {
+      let v = 0x811c9dc5;
+      for (const b of c.getContext('2d').getImageData(0, 0, c.width, c.height).data) v = Math.imul(v ^ b, 0x01000193) >>> 0;
+      return `${c.width}x${c.height}:${v}`;
+    });
+  });
+}
+
+test('the first view has no spec reader: opening or exporting a spec moves the handle to the full build, which draws the same', async () => {
+  for (const simd of [true, false]) {
+    const label = simd ? 'with SIMD' : 'without SIMD';
+    const build = simd ? 'simd128' : 'baseline';
+    const { page, errors, context } = await h.newPage();
+    await recordInstances(page, { simd });
+    const requested = [];
+    page.on('request', (req) => requested.push(new URL(req.url()).pathname));
+    // Settings, theme, language and a viewport of the person's: all must reach the new handle.
+    await page.goto(h.url('/www/?text=The+cat+sat+on+the+mat+because+it+was+tired&shift=2&heads=2&head=2&theme=dark&lang=zh&viewport=1,1,5'));
+    await waitForReady(page);
+    assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(build)], `the first view, ${label}`);
+    // The first view's handle refuses spec calls, saying why.
+    const refused = await page.evaluate(() => {
+      try {
+        window.diffattn.view.engine.call((ex) => ex.load_spec('{}'));
+        return null;
+      } catch (err) {
+        return err.message;
+      }
+    });
+    assert.match(refused, /load_spec: this build of diffattn has no spec reader/);
+    // The export tools open first: opening them may move the maps (a new size, new pixels).
+    await openDetails(page, 'export-tools');
+    const before = await mapPixels(page);
+    const stateBefore = await page.evaluate(() => window.diffattn.view.getState());
+    // The JSON export moves the handle, then the maps are the same.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+    const json = readFileSync(await download.path(), 'utf8');
+    assert.equal(JSON.parse(json).heads, 2);
+    assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true, 'the handle is on the full build');
+    assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), build);
+    assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(build), fullHashOf(build)], `the page instantiates the full build once, ${label}`);
+    assert.deepEqual(requested.filter((p) => p.endsWith('.wasm')), [files[build].replace(/^pkg/, '/pkg'), fullFiles[build]]);
+    await page.evaluate(() => window.diffattn.view.changed({ notify: false }));
+    assert.deepEqual(await mapPixels(page), before, `the full build draws the same maps, ${label}`);
+    assert.deepEqual(await page.evaluate(() => window.diffattn.view.getState()), stateBefore, 'the same state');
+    // The exported spec opens on it, and the sentence comes back as it was.
+    await page.setInputFiles('#spec-file', { name: 'exported.json', mimeType: 'application/json', buffer: Buffer.from(json) });
+    await page.waitForFunction(() => window.diffattn.view.specs.active !== null);
+    await page.click('#spec-back');
+    await page.waitForFunction(() => window.diffattn.view.specs.active === null);
+    assert.deepEqual(await mapPixels(page), before, `the sentence again, the same maps, ${label}`);
+    assert.equal((await page.evaluate(() => window.wasmInstances)).length, 2, 'no third instance');
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test('a spec picked first moves the page to the full build; the spec draws as on the full build alone', async () => {
+  const { page, errors, context } = await h.newPage();
+  await recordInstances(page, { simd: true });
+  await page.goto(h.url('/www/?text=The+cat+sat'));
+  await waitForReady(page);
+  await page.setInputFiles('#spec-file', path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'));
+  await page.waitForFunction(() => window.diffattn.view.specs.active !== null);
+  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true);
+  assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf('simd128'), fullHashOf('simd128')]);
+  const drawn = await page.evaluate(async () => {
+    const view = window.diffattn.view;
+    await view.settled();
+    return view.engine.call((ex) => ex.window(view.view.final_stage, 0, 0, 32, 32)).data.join(',');
+  });
+  // The same spec in a handle of the full build made here (the spec's own settings, as the page drew it).
+  const alone = await page.evaluate(async (bytes) => {
+    const glue = await import('/pkg/full/diffattn.js');
+    await glue.default({ module_or_path: '/pkg/full/diffattn_simd_bg.wasm' });
+    const ex = new glue.Explorer();
+    ex.load_spec_bytes(new Uint8Array(bytes));
+    return ex.window(window.diffattn.view.view.final_stage, 0, 0, 32, 32).data.join(',');
+  }, [...readFileSync(path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'))]);
+  assert.equal(drawn, alone);
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('both builds load through one glue file and give every map the same bits', async () => {

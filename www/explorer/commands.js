@@ -2,7 +2,7 @@
 // gives that are not state (state changes go through `setFromPerson`). Functions over the view,
 // so view.js stays the state, the render and the wiring.
 
-/** What a control of view `v` asked for (`kind`, `payload`: controls.js's `emit`). */
+/** What a control of view `v` asked for (`kind`, `payload`: controls.js's `emit`); `exporter()` resolves to its Exporter. */
 export function fromControl(v, kind, payload, { exporter }) {
   switch (kind) {
     case 'set':
@@ -34,13 +34,31 @@ export function fromControl(v, kind, payload, { exporter }) {
       if (v.state.weights === 'trained') v.loader.loadTrained(v.state.mechanism);
       return;
     case 'export':
-      exporter.run(payload).catch((err) => v.report(err));
+      exporter()
+        .then((e) => e.run(payload))
+        .catch((err) => v.report(err));
       return;
     case 'present':
       v.setFromPerson({ present: !v.state.present });
       return;
     default:
   }
+}
+
+/**
+ * The exporter of view `v` (exporter.js, a chunk the first view does not load): a function
+ * that imports it on first use and resolves to the one Exporter (a failed import is tried
+ * again next time).
+ */
+export function lazyExporter(v) {
+  let exporter = null;
+  return () => {
+    exporter ??= import('./exporter.js').then(({ Exporter }) => new Exporter(v));
+    return exporter.catch((err) => {
+      exporter = null;
+      throw err;
+    });
+  };
 }
 
 /** Keys for the whole explorer `v`: P presents, the arrow keys step through the walk. */

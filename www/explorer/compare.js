@@ -16,7 +16,7 @@ class Panel {
     this.compare = compare;
     this.mechanism = mechanism;
     const { runtime } = compare.view;
-    this.engine = new Engine(runtime.glue, runtime.exports);
+    this.engine = new Engine(runtime);
     this.figure = make('div', 'compare-panel');
     this.figure.dataset.mechanism = mechanism;
     this.title = make('h3', 'compare-title');

@@ -16,8 +16,10 @@ import { formatValue, parseValue, STATE_KEYS } from './state.js';
 const FAILED_CSS = ':host { display: block; } p { margin: 0; padding: 0.75em 1em; border: 1px solid #c2413b; border-radius: 8px; }';
 
 /**
- * The element's class for `assets()`, which resolves to `{ runtime, styles, weights,
- * docsBase }` (runtime.js, mount.js `loadStyles`, a WeightsStore, the docs folder's URL).
+ * The element's class for `assets({ spec })`, which resolves to `{ runtime, styles, weights,
+ * docsBase }` (runtime.js, mount.js `loadStyles`, a WeightsStore, the docs folder's URL);
+ * `spec`: the element will draw a spec at once, so the runtime should be the full build's
+ * (when the page's shared runtime is not made yet).
  */
 export function explorerElementClass(assets) {
   return class DiffattnExplorerElement extends HTMLElement {
@@ -107,15 +109,16 @@ export function explorerElementClass(assets) {
       const view = this.#view;
       if (!view) return;
       if (spec === null || spec === undefined) view.specs.leave({ restore: true });
-      else if (typeof spec === 'string' || spec instanceof ArrayBuffer || ArrayBuffer.isView(spec)) view.specs.load(ArrayBuffer.isView(spec) ? new Uint8Array(spec.buffer, spec.byteOffset, spec.byteLength) : spec, name);
-      else view.specs.load(JSON.stringify(spec), name);
+      else if (typeof spec === 'string' || spec instanceof ArrayBuffer || ArrayBuffer.isView(spec)) await view.specs.load(ArrayBuffer.isView(spec) ? new Uint8Array(spec.buffer, spec.byteOffset, spec.byteLength) : spec, name);
+      else await view.specs.load(JSON.stringify(spec), name);
       await view.settled();
     }
 
     async #start(token) {
       let shared;
       try {
-        shared = await assets();
+        // An element with a spec to draw (`src`) at start asks for the full build at once.
+        shared = await assets({ spec: this.hasAttribute('src') });
       } catch (err) {
         if (token === this.#token) this.#failed(err);
         return;
@@ -196,7 +199,7 @@ export function explorerElementClass(assets) {
         return;
       }
       if (load !== this.#srcLoad || view !== this.#view) return;
-      view.specs.load(bytes, name);
+      await view.specs.load(bytes, name);
       await view.settled();
     }
 

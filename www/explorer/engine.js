@@ -7,6 +7,12 @@
 // are no "is the engine dead?" checks anywhere else: a call on a stopped engine throws
 // `EngineStopped`, and the component shows one message for it.
 //
+// The handle lives in one of two builds of the module (runtime.js): the first view's, without
+// the spec reader and the JSON and SVG exports, or the full one. `runtime` is the one it is on
+// now, the one place that says so (its `glue`, `exports`, `build` and `source`, the glue and
+// wasm it was loaded from); `useFull()` moves the handle to the full build, once, before a
+// spec is opened or a file exported.
+//
 // The handle's methods and the shapes they return are documented in src/web/handle.rs and
 // src/web/js.rs; the names match (`update({ shift: 2 })`, `view().stages`, ...).
 
@@ -49,8 +55,7 @@ export function release(handle, exports) {
 }
 
 export class Engine {
-  #glue;
-  #exports;
+  #runtime;
   #handle = null;
   #state = 'starting';
   #onRestart;
@@ -59,17 +64,17 @@ export class Engine {
   restarts = 0;
 
   /**
-   * `glue` is the wasm-bindgen module (its `Explorer` class), `exports` the instance's
-   * exports (for `release`). `onRestart(cause)` runs after a fresh handle replaced a crashed
-   * one (the caller sends its settings again); `onStop(cause)` when none could be made.
+   * `runtime` is runtime.js's (at least `glue`, the wasm-bindgen module with its `Explorer`
+   * class, and `exports`, the instance's exports, for `release`). `onRestart(cause)` runs
+   * after a fresh handle replaced a crashed one (the caller sends its settings again);
+   * `onStop(cause)` when none could be made.
    */
-  constructor(glue, exports, { onRestart, onStop } = {}) {
-    this.#glue = glue;
-    this.#exports = exports;
+  constructor(runtime, { onRestart, onStop } = {}) {
+    this.#runtime = runtime;
     this.#onRestart = onRestart;
     this.#onStop = onStop;
     try {
-      this.#handle = new glue.Explorer();
+      this.#handle = new runtime.glue.Explorer();
       this.#state = 'ready';
     } catch (err) {
       this.#state = 'stopped';
@@ -80,6 +85,48 @@ export class Engine {
   /** `'starting' | 'ready' | 'stopped'`. */
   get state() {
     return this.#state;
+  }
+
+  /** The runtime the handle is on now (the first view's build or the full one). */
+  get runtime() {
+    return this.#runtime;
+  }
+
+  /**
+   * Moves the handle to the full build (the spec reader, the JSON and SVG exports): loads it
+   * (once per page, `runtime.full()`), then `prepare()` may fetch what the new handle needs,
+   * asynchronously; then, with no await in between, a fresh handle is made there,
+   * `replay(handle, prepared)` gives it what the old one held (the model; the caller sends
+   * text and settings after), and the old one is freed. Resolves to true when it moved, false when the handle already was on the full
+   * build; throws (the handle staying where it was) when the full build could not load or
+   * `replay` threw.
+   */
+  async useFull({ prepare = async () => {}, replay = () => {} } = {}) {
+    if (this.#runtime.files) return false;
+    const full = await this.#runtime.full();
+    const prepared = await prepare();
+    if (this.#state !== 'ready') throw new EngineStopped(this.#state);
+    if (this.#runtime.files) return false;
+    const handle = new full.glue.Explorer();
+    try {
+      replay(handle, prepared);
+    } catch (err) {
+      try {
+        handle.free();
+      } catch {
+        // A trapped replay leaves the new handle borrowed: it is leaked, never used.
+      }
+      throw err;
+    }
+    const old = this.#handle;
+    this.#handle = handle;
+    this.#runtime = full;
+    try {
+      old?.free();
+    } catch {
+      // Already freed or borrowed: nothing more to give back.
+    }
+    return true;
   }
 
   /** Runs `fn(handle)` and returns what it returns; see the file header for failures. */
@@ -99,12 +146,12 @@ export class Engine {
     this.#handle = null;
     this.#state = 'starting';
     try {
-      release(old, this.#exports);
+      release(old, this.#runtime.exports);
     } catch {
       // Freeing is best effort: a handle that cannot be freed is leaked, never reused.
     }
     try {
-      this.#handle = new this.#glue.Explorer();
+      this.#handle = new this.#runtime.glue.Explorer();
       this.#state = 'ready';
       this.restarts += 1;
     } catch (err) {

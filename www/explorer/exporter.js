@@ -2,9 +2,10 @@
 // size, with a title, the formula, the sentence and the settings above the maps), an SVG drawn
 // by the engine, and the JSON of a spec that opens again on the page (the vectors, weights,
 // settings and tokens, with the stages for reading). File names say what a file is:
-// `shift_diff-k1-head2-d.png`, `standard-head1-panel.svg`.
+// `shift_diff-k1-head2-d.png`, `standard-head1-panel.svg`. The first view does not load this
+// module: the view imports it when a person first exports (a chunk of the bundle).
 
-import { make, setOptions } from './dom.js';
+import { make } from './dom.js';
 import { download, pngOf, safeName } from './files.js';
 
 /** The widest PNG a "for slides" export makes, in pixels. */
@@ -15,13 +16,6 @@ export class Exporter {
 
   constructor(view) {
     this.#view = view;
-  }
-
-  /** Fills "What to export" with the maps drawn and the panel of all of them. */
-  fillTargets(stages) {
-    const select = this.#view.el.exportTarget;
-    setOptions(select, [...stages.map((s) => ({ value: s.id, label: s.label })), { value: 'panel', label: this.#view.t('export_panel') }]);
-    if (!select.value) select.value = 'panel';
   }
 
   /** The start of every file name: what is drawn, with the settings that shape it. */
@@ -40,6 +34,8 @@ export class Exporter {
     if (v.engine.state !== 'ready' || v.isEmpty()) return;
     const target = v.el.exportTarget.value || 'panel';
     const parent = v.el.exportTarget.parentElement;
+    // The JSON and SVG exports are the full build's (spec-files.js `fullBuild`).
+    if (kind !== 'png' && !(await v.specs.fullBuild())) return;
     if (kind === 'json') {
       const json = v.engine.call((ex) => ex.export_json());
       download(new Blob([json], { type: 'application/json' }), `${this.#base()}-stages.json`, parent);

@@ -1,4 +1,7 @@
-// Every user-visible string of the page, in English and Simplified Chinese.
+// Every user-visible string of the page, in English here and in Simplified Chinese in
+// i18n-zh.js, which is loaded the first time an explorer speaks Chinese (`loadStrings`, a
+// chunk of the bundle: docs/PERFORMANCE.md "Size of each build"); English is the fallback of
+// every key.
 //
 // The dictionary is plain data so node's test runner can check it without a browser
 // (tests/e2e/page-logic.test.mjs: both languages have the same keys and the same {placeholders}).
@@ -26,6 +29,8 @@ export const STRINGS = Object.freeze({
     busy_computing: 'Computing the shown head over {n} tokens (about {s} s)…',
     busy_typing: 'The shown head over {n} tokens takes about {s} s: the maps follow when you pause typing.',
     busy_heads: 'Computing head {done} of {total} ({n} tokens)…',
+    busy_full: 'Loading the full engine (spec files, JSON and SVG exports)…',
+    full_failed: 'Could not load the full engine ({msg}): specs cannot be opened, nor JSON or SVG exported. Reload the page to try again.',
     weights_failed: 'Could not load the trained weights for {mech} ({msg}). The page now uses the untrained model; choose “trained” under Weights to try again.',
     weights_missing: 'no trained file for this mechanism',
     prediction_title: 'Sentiment',
@@ -263,259 +268,6 @@ export const STRINGS = Object.freeze({
     howto_other: 'Input-difference attention uses the steps between neighbouring tokens as keys (so it has one key fewer than tokens); cosine attention compares directions only, sharpened by τ; local attention only looks w tokens to either side.',
     footer: 'diffattn {v}: Rust compiled to WebAssembly; every number is computed in your browser.',
   }),
-  zh: Object.freeze({
-    page_title: 'diffattn：差分注意力，逐步可视化',
-    title: '差分注意力：每一步都看得见',
-    lede: '输入一句话。页面会计算它的注意力图 A，将其移位，求差分 D，用门控 G 加权，再融合成 A′ = A + G ⊙ D，全部在浏览器中实时完成。',
-    skip: '跳到注意力图',
-    lesson_link: '检索课',
-    model_untrained: '权重：未训练（随机种子），d_model = {d}',
-    model_trained: '权重：已训练（{mech}），d_model = {d}',
-    model_loading: '权重：正在加载已训练的 {mech} 模型…',
-    model_label: '权重',
-    model_opt_trained: '已训练（默认）',
-    model_opt_untrained: '未训练（随机种子）',
-    weights_loading: '正在加载 {mech} 的训练权重（{kb} KB）…',
-    busy_computing: '正在计算当前头的 {n} 个词元（约 {s} 秒）…',
-    busy_typing: '当前头的 {n} 个词元约需 {s} 秒：停止输入后图会更新。',
-    busy_heads: '正在计算第 {done} 个头，共 {total} 个（{n} 个词元）…',
-    weights_failed: '无法加载 {mech} 的训练权重（{msg}）。页面现在使用未训练的模型；在“权重”中选择“已训练”可重试。',
-    weights_missing: '此机制没有训练好的文件',
-    prediction_title: '情感',
-    prediction_value: '{label} · {p} %',
-    sentiment_positive: '▲ 正面',
-    sentiment_negative: '▼ 负面',
-    prediction_meter: '概率 {p} %',
-    prediction_none_untrained: '无预测：未训练的模型权重是随机的',
-    prediction_none_loading: '正在等待训练权重…',
-    prediction_computing: '正在计算其他头…',
-    prediction_none_spec: '规格文件没有预测',
-    prediction_none_empty: '无预测：句子为空',
-    prediction_none_mechanism: '无预测：这些权重是为另一种机制训练的',
-    trained_with: '训练设置：{settings}',
-    trained_with_accuracy: '{settings}（测试准确率：英文 {en} %，中文 {zh} %）',
-    tw_heads: '{h} 个头',
-    tw_causal: '因果掩码',
-    tw_no_causal: '无因果掩码',
-    moved_away: '你已偏离训练设置（{what}）：预测是同一组权重在你的设置下给出的结果。',
-    moved_gate: '门控滑块',
-    moved_heads: '头数',
-    moved_causal: '因果掩码',
-    moved_shift: 'k',
-    moved_difference: '差分',
-    moved_fill: '填充',
-    moved_renormalize: '重新归一化',
-    moved_tau: 'τ',
-    moved_window: 'w',
-    moved_segment: 's',
-    moved_lambda: 'λ',
-    model_doc_link: '每个头的参数会怎样变化',
-    back_to_trained: '回到训练设置',
-    gate_learned: '门控是训练得到的逐头门控（滑块显示其平均值），直到你移动某个滑块。',
-    model_spec: '向量与权重：来自 {name}，d_model = {d}',
-    lang_switch: 'English',
-    lang_switch_label: 'Switch to English（切换到英文）',
-    loading: '正在加载 WebAssembly 引擎…',
-    load_failed: '引擎无法加载：{msg}',
-    controls_label: '控制面板',
-    group_text: '文本',
-    sentence_label: '句子',
-    sentence_placeholder: '输入一句话…',
-    presets_label: '示例',
-    presets_choose: '选择一个示例…',
-    preset_group_en: '英文',
-    preset_group_zh: '中文',
-    spec_open: '打开规格文件…',
-    spec_hint: '使用你自己的向量和权重，或从你的模型中捕获的一层：一个 stages 规格文件（.json 或 .safetensors），也可以直接拖到页面上。',
-    spec_active: '正在绘制你的文件 {name}：{n} 个词元，标记为 t0、t1……',
-    spec_active_labelled: '正在绘制你的文件 {name}：{n} 个词元。',
-    spec_active_layer: '正在绘制 {name} 中的{layer}：{n} 个词元。',
-    spec_back: '返回句子',
-    spec_error: '无法绘制 {name}：{msg}',
-    spec_read_error: '无法读取 {name}。',
-    drop_here: '松开鼠标以绘制规格文件',
-    group_mech: '机制',
-    mechanism_label: '注意力机制',
-    mech_shift_diff: '移位差分门控',
-    mech_standard: '标准 softmax',
-    mech_diff_transformer: '差分 Transformer',
-    mech_input_diff: '输入差分',
-    mech_cosine: '余弦',
-    mech_local: '局部窗口',
-    mech_diff_transformer_v2: '差分 Transformer V2',
-    mech_hierarchical: '分层注意力（分段）',
-    causal_label: '因果掩码（不看后面的词）',
-    heads_label: '头数',
-    heads_value: '{h} 个 × 宽 {dh}',
-    heads_valuetext: '{h} 个头',
-    head_label: '显示的头',
-    head_option: '第 {n} 个头（共 {total} 个）',
-    all_heads_label: '并排显示每一个头',
-    group_shift: '移位与差分',
-    shift_label: '位移 k',
-    shift_value: 'k = {k} · k mod L = {m}',
-    shift_value_empty: 'k = {k}',
-    difference_label: '差分 D',
-    diff_single: '单向：A − shiftₖ(A)',
-    diff_symmetric: '对称：shift₋ₖ − shiftₖ',
-    fill_label: '移位填充',
-    fill_circular: '循环（首尾相接）',
-    fill_zero: '补零（移出的部分丢弃）',
-    renorm_label: 'A′ 重新归一化',
-    renorm_none: '不归一化',
-    renorm_softmax: '逐行 softmax',
-    group_gate: '门控 G',
-    alpha_label: 'α，A 的权重',
-    beta_label: 'β，D 的权重',
-    gamma_label: 'γ，偏置',
-    gate_from_spec: '门控参数来自你的文件（每个头各有一组 α、β、γ）。',
-    group_params: '参数',
-    tau_label: '温度 τ',
-    window_label: '窗口 w（半径）',
-    segment_label: '段长 s（词元数）',
-    lambda_label: 'λ，A2 的权重',
-    lambda_learned_trained: 'λ 是训练好的模型的值（滑块显示它），直到你移动滑块。',
-    lambda_learned_captured: 'λ 是所载入层自己的值（滑块显示它），直到你移动滑块。',
-    lambda_learned_seeded: 'λ 来自种子参数（滑块显示它），直到你移动滑块。',
-    lambda_learned_token_trained: '训练得到的 λ 每个词元、每个头各一个，σ(x·W_λ)，画在 λ 图中；滑块显示它们的平均值。移动滑块会让所有词元共用一个 λ。',
-    lambda_learned_token_captured: '该层的 λ 每个词元、每个头各一个，σ(x·W_λ)，画在 λ 图中；滑块显示它们的平均值。移动滑块会让所有词元共用一个 λ。',
-    lambda_learned_token_seeded: 'λ 每个词元、每个头各一个，σ(x·W_λ)（W_λ 为种子随机值），画在 λ 图中；滑块显示它们的平均值。移动滑块会让所有词元共用一个 λ。',
-    lambda_yours: '你的 λ 取代了学到的 λ：A1 − λ·A2 和输出随滑块变化。',
-    lambda_yours_token: '你的 λ 取代了每个词元和头的 σ(x·W_λ)：A1 − λ·A2 和输出随滑块变化。',
-    lambda_back_trained: '恢复训练得到的 λ',
-    lambda_back_captured: '恢复该层的 λ',
-    lambda_back_seeded: '恢复种子 λ',
-    heads_fixed: '{shown}（固定）',
-    heads_fixed_title: '所载入层的权重固定了它的头数。',
-    group_export: '导出',
-    export_map_label: '导出内容',
-    export_panel: '全部图（面板）',
-    export_png: 'PNG',
-    export_svg: 'SVG',
-    export_json: 'JSON（可再次打开）',
-    maps_label: '注意力图',
-    tokens_count: '{n} 个词元',
-    truncated: '文本共有 {total} 个词元，只绘制前 {shown} 个（页面的上限；更长的输入可用 `diffattn stages`）。',
-    lambda_value: 'λ = {v}',
-    timing: '计算 {c} 毫秒，绘制 {d} 毫秒',
-    empty_hint: '在上面的输入框中输入一句话，或选择一个示例，即可看到它的注意力图。',
-    stage_a: '注意力',
-    stage_shifted: '位移 k = {k} 后的注意力',
-    stage_shifted_back: '位移 −k = {mk} 后的注意力',
-    stage_d: '差分',
-    stage_g: '门控',
-    stage_fused: '融合注意力',
-    stage_a1: '第一个 softmax 图',
-    stage_a2: '第二个 softmax 图',
-    stage_diff: '差分注意力',
-    stage_lambda: '每个词元（行）和每个头（列）的 λ',
-    stage_local: '段内注意力',
-    stage_segments: '对其他段摘要的注意力',
-    stage_other: '图',
-    aria_map: '{name}，第 {h} 个头（共 {total} 个）：{n} 个词元的{desc}',
-    map_keys_hint: '方向键移动选中的格子，Esc 取消选择；长图上按 + 和 − 缩放，按 0 显示整张图。',
-    all_heads_hint: '点击一张图，查看该头的各个阶段。',
-    tip_query: '查询',
-    tip_key: '键',
-    readout_cell: '第 {i} 行，查询 {q} → 第 {j} 列，键 {k}',
-    readout_rowsums: '第 {i} 行的行和：{sums}',
-    readout_masked: '此格被掩码：该查询不能看这个键，所以这里的注意力为 0。',
-    model_opt_spec: '来自你的文件',
-    views_label: '视图',
-    view_explore: '探索',
-    view_walk: '分步讲解',
-    view_compare: '对比',
-    present: '演示',
-    present_title: '演示：全屏、大字（P）',
-    more_shift: '差分、填充、重新归一化',
-    more_gate: 'α、β、γ',
-    group_view: '视图',
-    group_heads: '头与掩码',
-    shared_scale_label: '所有图使用同一色标',
-    all_heads_stage_label: '每个头显示的图',
-    export_size_label: 'PNG 尺寸',
-    export_size_1: '与屏幕相同',
-    export_size_2: '两倍大（2×）',
-    export_size_1920: '1920 像素宽，用于幻灯片',
-    heads_explain: '训练好的模型在其训练头数下为每个头学到一组门控参数（α、β、γ）。换成别的头数时，同样的通道被重新划分，每个新头取它所覆盖的训练头参数的平均值；差分 Transformer 的 λ 保持不变。此时图显示的是同一组权重在你的设置下的结果，而不是模型学到的行为。',
-    walk_back: '← 上一步',
-    walk_next: '下一步 →',
-    walk_title: '第 {n} 步，共 {total} 步：{name}',
-    walk_output_name: '输出',
-    walk_a: '每一行是一个词元（查询），把它的注意力分配到各个键（列）上；每行之和为 1。最亮的格子：「{q}」最关注「{key}」（{v}）。',
-    walk_shifted: '同样的行向右移动 {k} 列（{fill}）：原来给键 j 的注意力现在落在键 j + {k} 上。它在问：我的邻居关注了什么？现在最亮的格子是「{q}」→「{key}」（{v}）。',
-    walk_shifted_back: '为对称差分，行向左移动 {k} 列（{fill}）。最亮：「{q}」→「{key}」（{v}）。',
-    walk_d: 'D = A − shift(A)：紫色表示词元对某个键的注意力比移位后的副本多，橙色表示更少，接近白色表示两者一致。最深的紫色格子「{q}」→「{key}」（+{v}）是注意力比邻居更集中的地方；最深的橙色「{q_min}」→「{key_min}」（{v_min}）是更弱的地方。',
-    walk_g: 'G = σ(α·A + β·D + γ) 逐格决定让多少 D 通过（0 关闭，1 打开）。它在「{q}」→「{key}」（{v}）处开得最大，在「{q_min}」→「{key_min}」（{v_min}）处关得最紧。',
-    walk_fused: 'A′ = A + G ⊙ D：在门控打开的地方注意力变得更集中。最大的格子是「{q}」→「{key}」（{v}）；它可以小于 0（橙色），最低在「{q_min}」→「{key_min}」（{v_min}）。行和不再一定是 1。',
-    walk_a1: 'A1：每个差分头生成的两张 softmax 图中的第一张。最亮：「{q}」→「{key}」（{v}）。',
-    walk_a2: 'A2：第二张图，来自该头另一半的查询和键。最亮：「{q}」→「{key}」（{v}）。',
-    walk_diff: 'A1 − λ·A2（{lambda}）：两张图共有的注意力，也就是噪声，被抵消；剩下的可以为负。最大：「{q}」→「{key}」（{v}）；最低：「{q_min}」→「{key_min}」（{v_min}）。',
-    walk_output: '这一层的输出：每个词元的新向量，由最终注意力图的行混合值向量再经 W_o 投影得到（每行一个词元，每列一个通道）。下一层或分类器读取的就是它。',
-    walk_other: '最亮的格子：「{q}」→「{key}」（{v}）；最低：「{q_min}」→「{key_min}」（{v_min}）。',
-    walk_fill_zero: '移出末尾的部分被丢弃',
-    walk_fill_circular: '移出末尾的部分从开头回来',
-    row_close: '关闭行视图',
-    row_view_title: '第 {i} 行：「{q}」在每个阶段从各个键取得多少',
-    row_view_aria: '第 {i} 行（查询 {q}）的行视图：每个阶段一条线，共 {n} 个键',
-    compare_aria: '{name}：{n} 个词元的最终注意力图',
-    aria_output: '层输出：{n} 个词元 × {d} 个通道',
-    output_caption: 'O = A′·V·W_oᵀ（行：词元，列：通道）',
-    unknown_some: '{n} 个词元中有 {u} 个是这个模型不认识的（按 <unk> 处理）。',
-    unknown_most: '大多数词元（{n} 个中的 {u} 个）这个模型不认识（按 <unk> 处理）：预测的意义不大。',
-    lede_shift_diff: '输入一句话。页面会计算它的注意力图 A，将其移位，求差分 D，用门控 G 加权，再融合成 A′ = A + G ⊙ D，全部在浏览器中实时完成。',
-    lede_diff_transformer: '输入一句话。页面会计算差分 Transformer 的两张注意力图 A1 和 A2 并相减得到 A1 − λ·A2，全部在浏览器中实时完成。',
-    lede_standard: '输入一句话。页面会实时计算它的注意力图 A = softmax(QKᵀ/√dₕ)。',
-    lede_input_diff: '输入一句话。页面会实时计算每个词元对相邻词元之间“步长”的注意力。',
-    lede_cosine: '输入一句话。页面会实时计算余弦注意力 softmax(τ·cos(q, k))。',
-    lede_local: '输入一句话。页面会实时计算局部注意力，每个词元只看左右 w 个词元。',
-    lede_diff_transformer_v2: '输入一句话。页面会计算差分 Transformer V2 的两张注意力图 A1 和 A2，并用每个词元自己的 λ 相减得到 A1 − λᵢ·A2，全部在浏览器中实时完成。',
-    lede_hierarchical: '输入一句话。页面会实时计算分层注意力：每个词元看自己所在的 s 个词元的段，以及其他段的摘要。',
-    lede_layer: '{model} 的第 {layer} 层（捕获）：它自己的向量、权重和词元标签，每一步都在浏览器中实时绘制。',
-    lede_layer_unnamed: '来自 {name} 的捕获层：它自己的向量、权重和词元标签，每一步都在浏览器中实时绘制。',
-    spec_layer: '{model} 的第 {layer} 层',
-    spec_layout: '{heads} 个头，每个 {dh} 个通道，键/值头：{kv}，d_model = {d}',
-    spec_rope: 'RoPE（{layout}，θ = {theta}）',
-    spec_rope_explicit: 'RoPE（{layout}）',
-    spec_biases: '偏置',
-    spec_reading: '正在读取 {name}（{mb} MB）…',
-    spec_parsing: '正在准备 {name}：{n} MB 的向量和权重…',
-    walk_lambda: '每个词元（行）在每个头（列）的 λ，σ(x·W_λ)：每个查询行减去多少 A2。最大：「{q}」（{v}）；最小：「{q_min}」（{v_min}）。',
-    walk_local: '每个词元对自己所在段（s = {s}）内词元的注意力；其余的权重给了其他段的摘要。最亮：「{q}」→「{key}」（{v}）。',
-    walk_segments: '每个词元放在其他段摘要上的权重（每段一列，即该段键的平均）。最大：「{q}」→ 词元 {key} 的摘要（{v}）。',
-    masked_label: '已掩码',
-    constant_label: '常数',
-    row_label: '行',
-    spec_too_large_bytes: '{name} 对页面来说太大（{mb} MB；页面最多读取 {max} MB，diffattn.save 写出的 safetensors 文件最多 {bin} MB）。命令行可以运行任意大小：diffattn stages {name}。',
-    spec_not_text: '{name} 不是规格文件：它既不是 UTF-8 文本（JSON 规格），也不是 .safetensors 文件。',
-    tokens_count_one: '1 个词元',
-    readout_hint: '将鼠标移到图上、轻点图，或聚焦图后使用方向键，即可看到单个格子的计算过程。',
-    table_caption: '{name}，第 {h} 个头（共 {total} 个）：行是查询词元，列是键词元。',
-    table_capped: '只列出 {rows} × {cols} 中的前 {r} 行和前 {c} 列。',
-    table_window: '列出 {rows} × {cols} 中的第 {r0}–{r1} 行、第 {c0}–{c1} 列（放大的部分）。',
-    zoom_in: '放大',
-    zoom_out: '缩小',
-    zoom_whole: '整张图',
-    zoom_hint: '在图上按住 Ctrl 滚动或双指捏合可缩放，拖动可移动；聚焦图时按 + − 0。',
-    zoom_status: '显示 {n} 个词元中的第 {r0}–{r1} 行、第 {c0}–{c1} 列',
-    zoom_whole_status: '{n} 个词元的整张图。放大后可读标签。',
-    zoom_overview_label: '整张图的概览，方框标出所显示的部分。{status}。方向键移动方框。',
-    table_corner: '查询 \\ 键',
-    dismiss: '关闭',
-    engine_crashed: '引擎内部出错（{msg}），已重新启动；下一次修改会重新绘制。',
-    engine_dead: '引擎意外停止（{msg}）。请重新加载页面。',
-    reload: '重新加载',
-    howto_title: '如何阅读这些图',
-    howto_intro: '每张图都是一张表：第 i 行是一个查询词元，第 j 列是一个键词元，格子 (i, j) 的颜色表示一个数。每张图旁的色条给出刻度。',
-    howto_a: 'A：每个查询（行）对每个键（列）的关注程度。每一行的和为 1（softmax），颜色越亮（越接近黄色）关注越多。开启因果掩码时，每个词元只看自己和前面的词元。',
-    howto_shifted: 'shift(A)：把每一行向右移动 k 列，原来对键 j 的关注移到键 j + k 上。循环填充时，移出末尾的部分回到开头；补零时则丢弃。k mod L = 0 时不变。',
-    howto_d: 'D = A − shift(A)：紫色表示 A 比移位后的副本大，橙色表示更小，接近白色表示两者相同。D 标出注意力从一个键到下一个键的变化；循环填充时 D 的每一行之和为 0。',
-    howto_g: 'G = σ(α·A + β·D + γ)：每个格子一个 0 到 1 之间的门控值，表示让多少 D 通过。同一个头的所有格子共用 α、β、γ 三个数。',
-    howto_fused: 'A′ = A + G ⊙ D：这一层最终使用的注意力，在门控打开处对 A 进行锐化。它可以小于 0，因此和 D 一样使用发散色标（大于 0 为紫色，小于 0 为橙色）；除非用 softmax 重新归一化，它的行和为 1 + Σ G ⊙ D。',
-    howto_difftr: '差分 Transformer（Ye 等，2025）：每个头的两半各算一个 softmax 图 A1 和 A2；A1 − λ·A2 抵消两者共有的注意力（噪声），整层共用一个学习得到的 λ。',
-    howto_other: '输入差分注意力以相邻词元之间的差作为键（因此键比词元少一个）；余弦注意力只比较方向，由 τ 调节锐度；局部注意力只看左右各 w 个词元。',
-    footer: 'diffattn {v}：Rust 编译为 WebAssembly；每一个数都在你的浏览器中计算。',
-  }),
 });
 
 /** Example sentences for the presets menu. Chinese ones draw one token per character. */
@@ -576,8 +328,47 @@ export function formatParts(template, params = {}) {
   return parts;
 }
 
-/** The string `key` in `lang` with its placeholders filled; falls back to English, then to the key. */
-export function translate(lang, key, params = {}) {
-  const template = STRINGS[lang]?.[key] ?? STRINGS.en[key] ?? key;
+/** The string `key` of `strings` (a language's table) with its placeholders filled; falls back to English, then to the key. */
+export function translate(strings, key, params = {}) {
+  const template = strings?.[key] ?? STRINGS.en[key] ?? key;
   return formatParts(template, params).map(String).join('');
+}
+
+/** The strings of `lang` (one of LANGUAGES): English at once, Chinese from its chunk. */
+export async function loadStrings(lang) {
+  if (lang === 'zh') return (await import('./i18n-zh.js')).ZH;
+  return STRINGS.en;
+}
+
+/** The string `key` in `lang`, once its strings are loaded (English if they could not be). */
+export async function translated(lang, key, params = {}) {
+  const strings = await loadStrings(lang).catch(() => STRINGS.en);
+  return translate(strings, key, params);
+}
+
+/**
+ * The language one explorer speaks: `strings`, the table of the last language asked for once
+ * it is loaded (English until then); `pending`, the load in flight or null. `use(lang,
+ * onReady)` asks for a language; `onReady()` runs once its strings are in (English, if they
+ * could not load), unless a language was asked for again meanwhile.
+ */
+export class Language {
+  strings = STRINGS.en;
+  pending = null;
+  #asked = 0;
+
+  use(lang, onReady) {
+    const id = ++this.#asked;
+    const job = loadStrings(lang)
+      .catch(() => STRINGS.en)
+      .then((strings) => {
+        if (id !== this.#asked) return;
+        this.strings = strings;
+        onReady();
+      })
+      .finally(() => {
+        if (this.pending === job) this.pending = null;
+      });
+    this.pending = job;
+  }
 }

@@ -4,6 +4,7 @@
 // Functions of the ExplorerView, kept here so view.js stays the render loop.
 
 import { STRINGS } from './i18n.js';
+import { setOptions } from './dom.js';
 
 /** The status line and the notices. */
 export function paintStatus(v) {
@@ -104,4 +105,11 @@ export function paintUnknown(v, prediction) {
   if (note.hidden) return;
   const key = unknown * 2 > prediction.tokens ? 'unknown_most' : 'unknown_some';
   note.textContent = v.t(key, { u: unknown, n: prediction.tokens });
+}
+
+/** Fills "What to export" with the maps drawn and the panel of all of them. */
+export function paintExportTargets(v, stages) {
+  const select = v.el.exportTarget;
+  setOptions(select, [...stages.map((s) => ({ value: s.id, label: s.label })), { value: 'panel', label: v.t('export_panel') }]);
+  if (!select.value) select.value = 'panel';
 }

@@ -39,6 +39,34 @@ export class SpecFiles {
     this.#undrop = acceptDrops(dropTarget, view.el.dropOverlay, (file) => this.open(file));
   }
 
+  /**
+   * Moves the engine's handle to the full build (runtime.js), which reads specs and exports
+   * JSON and SVG, if it is not there yet: the busy line says so while it loads; the new handle gets the
+   * model in use, then the text, settings, theme, labels and viewport (`view.resend`), and the
+   * old one is freed. Resolves to true when the handle is on the full build, false (with a
+   * message) when it could not load.
+   */
+  async fullBuild() {
+    const view = this.#view;
+    if (view.engine.runtime.files) return true;
+    view.el.busyText.textContent = view.t('busy_full');
+    view.el.busy.hidden = false;
+    try {
+      await view.engine.useFull({
+        prepare: () => view.loader.bytesInUse(),
+        replay: (handle, bytes) => bytes && handle.load_model(new Uint8Array(bytes)),
+      });
+      view.resend({ now: true });
+      return true;
+    } catch (err) {
+      if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
+      else view.messages.show('spec', view.t('full_failed', { msg: messageOf(err) }));
+      return false;
+    } finally {
+      view.el.busy.hidden = true;
+    }
+  }
+
   /** Reads and draws a file (JSON or safetensors), with a progress bar while it reads. */
   async open(file) {
     const view = this.#view;
@@ -50,27 +78,33 @@ export class SpecFiles {
     }
     this.#progress(true, view.t('spec_reading', { name: file.name, mb: mb(file.size) }), 0);
     const started = performance.now();
+    // The full build loads while the file is read.
+    const full = this.fullBuild();
     let bytes;
     try {
       bytes = await readSpecFile(file, (loaded, total) => {
         if (id === this.#reading) view.el.specProgress.value = total > 0 ? loaded / total : 1;
       });
     } catch (err) {
+      await full;
       if (id !== this.#reading) return;
       this.#progress(false);
       const key = { too_large: 'spec_too_large_bytes', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
       view.messages.show('spec', view.t(key, { name: file.name, mb: mb(file.size), max: mb(specByteLimit(file.name)), bin: mb(MAX_BINARY_SPEC_BYTES) }));
       return;
     }
-    if (id !== this.#reading) return;
     const read = performance.now();
+    if (!(await full) || id !== this.#reading) {
+      if (id === this.#reading) this.#progress(false);
+      return;
+    }
     // Parsing and the first maps run in the engine at once: the bar turns indeterminate.
     this.#progress(true, view.t('spec_parsing', { name: file.name, n: mb(bytes.length) }), null);
     await painted();
     if (id !== this.#reading) return;
     this.#progress(false);
     const timing = { bytes: bytes.length, read_ms: read - started, paint_ms: performance.now() - read };
-    this.load(bytes, file.name);
+    await this.load(bytes, file.name);
     if (this.lastOpen) Object.assign(this.lastOpen, timing);
   }
 
@@ -84,9 +118,10 @@ export class SpecFiles {
     else el.specProgress.value = value;
   }
 
-  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name`. */
-  load(spec, name) {
+  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name` (on the full build, moved to first). */
+  async load(spec, name) {
     const view = this.#view;
+    if (!(await this.fullBuild())) return;
     let info;
     let layer = null;
     this.lastOpen = null;

@@ -18,10 +18,9 @@ import { FrameScheduler } from './scheduler.js';
 import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
 import { ScreenReaderTable } from './table.js';
-import { STRINGS, PRESETS, translate } from './i18n.js';
+import { Language, STRINGS, PRESETS, translate } from './i18n.js';
 import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
 import { ModelLoader } from './loader.js';
-import { Exporter } from './exporter.js';
 import { SpecFiles } from './spec-files.js';
 import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
@@ -31,8 +30,8 @@ import { Busy, workOf } from './busy.js';
 import { HeadSteps } from './heads.js';
 import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
-import { explorerKey, fromControl, present } from './commands.js';
-import { paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
+import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
+import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
 /** What the explorer shows until told otherwise, beyond the engine's own defaults. */
 export const PAGE_DEFAULTS = Object.freeze({
@@ -72,7 +71,6 @@ export class ExplorerView {
   /** What the engine said about the sentence: `{ tokens, total, truncated }`. */
   sentence = { tokens: [], total: 0, truncated: false };
   el;
-  runtime;
   messages;
   /** Which model draws (loader.js). */
   loader;
@@ -80,17 +78,12 @@ export class ExplorerView {
   specs;
   /** The guided walk (walk.js). */
   walk;
+  /** The language spoken: its strings (i18n.js; Chinese is loaded when first spoken). */
+  language = new Language();
   weightsStore;
   #controls;
-  #maps;
-  #table;
-  #scheduler;
-  #busy;
+  #maps; #table; #scheduler; #busy; #exporter; #rowView; #compare; #zoom; // prettier-ignore
   #renderSlot = null;
-  #exporter;
-  #rowView;
-  #compare;
-  #zoom;
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
   /**
@@ -110,7 +103,7 @@ export class ExplorerView {
     this.#scheduler.schedule('render');
   };
   #keyTarget;
-  #onKey = (event) => this.#key(event);
+  #onKey = (event) => explorerKey(this, event);
   #onFullscreen = () => {
     if (!document.fullscreenElement && this.state.present) this.setFromPerson({ present: false });
   };
@@ -127,19 +120,19 @@ export class ExplorerView {
    */
   constructor(root, options) {
     this.#options = options;
-    this.runtime = options.runtime;
+    const runtime = options.runtime;
     this.weightsStore = options.weights;
     this.root = root;
     this.el = buildExplorerDom(root);
     const t = (key, params) => this.t(key, params);
     this.messages = new Messages(this.el.messages, t);
-    const defaults = { ...this.runtime.defaults, ...PAGE_DEFAULTS };
+    const defaults = { ...runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
     this.#lambdaChosen = options.state?.lambda !== undefined;
     // The walk shares one colour scale unless told otherwise.
     if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
-    this.engine = new Engine(this.runtime.glue, this.runtime.exports, {
+    this.engine = new Engine(runtime, {
       onRestart: () => this.#restarted(),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
@@ -149,9 +142,9 @@ export class ExplorerView {
       wait: () => this.#scheduler.pending || this.#busy.typing(),
     });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
-      hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
+      hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
     });
-    this.#controls = new Controls(this.el, this.runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
+    this.#controls = new Controls(this.el, runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
       hintId: 'maps-hint',
       onInteraction: (what) => this.#interacted(what),
@@ -162,7 +155,7 @@ export class ExplorerView {
     this.#zoom = new Zoom(this, this.#maps);
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#readouts.tableContent());
     this.loader = new ModelLoader(this, options.weights);
-    this.#exporter = new Exporter(this);
+    this.#exporter = lazyExporter(this);
     this.specs = new SpecFiles(this, options.dropTarget ?? this.el.explorer);
     this.walk = new Walk(this);
     this.#rowView = new RowView(this);
@@ -176,15 +169,24 @@ export class ExplorerView {
     this.#keyTarget.addEventListener('keydown', this.#onKey);
     this.el.timing.hidden = !options.showTimings;
     this.#applyTheme();
-    this.applyLanguage();
+    this.#useLanguage();
     if (this.state.present) this.#present(true);
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
   }
 
+  /** The runtime the engine's handle is on now (runtime.js; engine.js `runtime`). */
+  get runtime() { return this.engine.runtime; } // prettier-ignore
+
   /** The string `key` in the explorer's language. */
   t(key, params) {
-    return translate(this.state.lang, key, params);
+    return translate(this.language.strings, key, params);
+  }
+
+  /** Speaks the state's language: now in what is loaded, again once its strings are in. */
+  #useLanguage() {
+    this.applyLanguage();
+    this.language.use(this.state.lang, () => (this.applyLanguage(), this.changed({ notify: false })));
   }
 
   /** A mechanism's name in the explorer's language (its own name when there is no string). */
@@ -195,6 +197,7 @@ export class ExplorerView {
 
   /** Loads the trained model when asked (the settings of `keep` stay as given), then draws. */
   async start({ keep = new Set() } = {}) {
+    await this.language.pending;
     this.el.loading.hidden = true;
     if (this.engine.state !== 'ready') return;
     this.loader.refreshInfo();
@@ -206,11 +209,12 @@ export class ExplorerView {
   /** Resolves once every pending change is drawn (and any weights in flight are in). */
   async settled() {
     for (;;) {
+      await this.language.pending;
       await this.loader.pending?.catch(() => {});
       await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
       await this.heads.idle();
-      if (!this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
+      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
     }
   }
 
@@ -238,7 +242,7 @@ export class ExplorerView {
     this.state = { ...before, ...partial };
     const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
     if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
-    if (moved('lang')) this.applyLanguage();
+    if (moved('lang')) this.#useLanguage();
     if (moved('theme')) this.#applyTheme();
     if (moved('present')) this.#present(this.state.present);
     if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.state.shared_scale = true;
@@ -269,13 +273,7 @@ export class ExplorerView {
   }
 
   /** What a control asked for (commands.js). */
-  #fromControl(kind, payload) {
-    fromControl(this, kind, payload, { exporter: this.#exporter });
-  }
-
-  #key(event) {
-    explorerKey(this, event);
-  }
+  #fromControl(kind, payload) { fromControl(this, kind, payload, { exporter: this.#exporter }); } // prettier-ignore
 
   #present(on) {
     present(this, on);
@@ -296,14 +294,20 @@ export class ExplorerView {
 
   /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
   #restarted() {
-    this.#applied = {};
-    this.#lambdaChosen = this.view?.lambda_learned === false;
-    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
+    this.resend();
     this.specs.drop();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
     this.#maps.hover = null;
+  }
+
+  /** The handle is a fresh one (a restart; a move to the full build, `now`): text, settings, theme, labels and viewport are sent again, at the next render or now. */
+  resend({ now = false } = {}) {
+    this.#applied = {};
+    this.#lambdaChosen = this.view?.lambda_learned === false;
+    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
+    if (now) this.#applyEngine();
   }
 
   /** The handle now holds these engine values (after a model or a spec set them). */
@@ -441,7 +445,7 @@ export class ExplorerView {
       this.#maps.build(count);
       this.#layoutKey = layoutKey;
       this.el.maps.classList.toggle('all-heads', allHeads);
-      this.#exporter.fillTargets(allHeads ? [] : stages);
+      paintExportTargets(this, allHeads ? [] : stages);
     }
     this.#zoom.read();
     this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
