@@ -29,7 +29,7 @@ pub struct LayerBench {
     pub mechanism: MechanismKind,
     /// How many timed samples.
     pub reps: usize,
-    /// The clock's resolution in ms: a sample repeats the layer until it lasts at least 50
+    /// The clock's resolution in ms: a sample repeats the layer until it lasts at least 200
     /// ticks (browsers without cross-origin isolation give 0.1 ms; natively 0), so that even a
     /// short stage's mean over the sample is resolved.
     pub clock_resolution_ms: f64,
@@ -154,13 +154,22 @@ pub fn time_layer(
     };
     let t0 = now_ms();
     layer(&mut [0.0; 4])?;
-    let mut once = now_ms() - t0;
+    let mut warm = 1usize;
+    let mut last = t0;
     while now_ms() - t0 < bench.warmup_ms {
-        let t = now_ms();
+        // The second half of the warm-up alone sets the batch: by then the code is optimised.
+        if 2.0 * (now_ms() - t0) < bench.warmup_ms {
+            last = now_ms();
+            warm = 0;
+        }
         layer(&mut [0.0; 4])?;
-        once = now_ms() - t;
+        warm += 1;
     }
-    let target = 50.0 * bench.clock_resolution_ms;
+    // A layer's mean time over the warm-up's end, not one layer's: a single slow layer (a
+    // preempted one on a shared machine, under a coarse clock) would give batches of one, and
+    // every stage's time would be whole ticks.
+    let once = (now_ms() - last) / warm.max(1) as f64;
+    let target = 200.0 * bench.clock_resolution_ms;
     let batch = if once >= target {
         1
     } else {

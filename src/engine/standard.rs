@@ -118,10 +118,13 @@ pub fn grouped_of(
     if maps.is_empty() {
         return Ok(maps);
     }
+    // Q_h is read in place: its columns j·d_h .. (j+1)·d_h of Q's rows (row stride Q's width),
+    // not copied out head by head.
+    let q = q.as_standard_layout();
+    let (q_all, q_width) = (q.as_slice().expect("standard layout"), q.ncols());
     for (&j, mut map) in query_heads.iter().zip(maps.axis_iter_mut(Axis(0))) {
-        let q_h = head(q, j, d_h).as_standard_layout().into_owned();
         let k_t = PackedB::new(head(k, shape.key_head(j), d_h).t());
-        let q_cells = q_h.as_slice().expect("standard layout");
+        let q_cells = &q_all[j * d_h..];
         let cells = map.as_slice_mut().expect("a fresh array is contiguous");
         for start in (0..queries).step_by(ROW_BLOCK) {
             let rows = start..(start + ROW_BLOCK).min(queries);
@@ -137,10 +140,15 @@ pub fn grouped_of(
             let hi = ranges.iter().map(|r| r.end).max();
             let block = &mut cells[rows.start * keys..rows.end * keys];
             if let (Some(lo), Some(hi)) = (lo, hi) {
-                k_t.mul_rows(q_cells, d_h, rows.clone(), lo..hi, scale, block, keys);
+                k_t.mul_rows(q_cells, q_width, rows.clone(), lo..hi, scale, block, keys);
             }
-            for (row, range) in block.chunks_exact_mut(keys).zip(ranges) {
-                softmax_range(row, range);
+            if ranges.iter().all(|r| *r == (0..keys)) {
+                // Every key allowed (no mask): the block's rows in one call.
+                kernels::softmax_rows(block, keys);
+            } else {
+                for (row, range) in block.chunks_exact_mut(keys).zip(ranges) {
+                    softmax_range(row, range);
+                }
             }
         }
     }

@@ -6,10 +6,16 @@ use wasm_bindgen::prelude::*;
 
 use super::js::{js_error, to_js};
 
+thread_local! {
+    /// The page's `performance`, looked up once: `web_sys::window()` checks the global's class
+    /// and the getter crosses into JavaScript twice more, about 2 µs a reading that the stages
+    /// around it were charged with (a layer reads the clock five times).
+    static PERFORMANCE: Option<web_sys::Performance> =
+        web_sys::window().and_then(|w| w.performance());
+}
+
 fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
+    PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))
 }
 
 /// Times the engine alone in wasm (`crate::bench`, the same workload as `diffattn bench`

@@ -18,9 +18,7 @@ pub(super) struct Consts<V> {
     ln2_lo: V,
     p: [V; 6],
     one: V,
-    zero: V,
-    max: V,
-    neg_max: V,
+    lim: Limits<V>,
     sign: V,
     bias: V,
 }
@@ -45,11 +43,29 @@ impl<V: Copy> Consts<V> {
                 l.constant(P[5]),
             ],
             one: l.constant(1.0),
+            lim: Limits::new(l),
+            sign: l.constant(-0.0),
+            bias: l.constant(f32::from_bits(127)),
+        }
+    }
+}
+
+/// The constants of [`saturate`] and the products' `+0`, all the matrix products need: made
+/// per call like [`Consts`], but three instead of eighteen (the wasm build reads each one
+/// from memory when it is made, see [`Lanes::constant`]).
+pub(super) struct Limits<V> {
+    zero: V,
+    max: V,
+    neg_max: V,
+}
+
+impl<V: Copy> Limits<V> {
+    #[inline(always)]
+    pub(super) fn new<L: Lanes<V = V>>(l: L) -> Limits<V> {
+        Limits {
             zero: l.constant(0.0),
             max: l.constant(f32::MAX),
             neg_max: l.constant(-f32::MAX),
-            sign: l.constant(-0.0),
-            bias: l.constant(f32::from_bits(127)),
         }
     }
 }
@@ -57,7 +73,14 @@ impl<V: Copy> Consts<V> {
 /// [`reference::exp`] in every lane.
 #[inline(always)]
 pub(super) fn exp<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
-    let x = l.min_or_x(c.exp_hi, x);
+    exp_not_above_hi(l, c, l.min_or_x(c.exp_hi, x))
+}
+
+/// [`exp`] of lanes that are each NaN or at most `EXP_HI`, where the upper clamp
+/// `min_or_x(EXP_HI, x)` gives `x` itself and is left out: the softmax's `x − max ≤ 0` and
+/// the sigmoid's `−|x|`. The same bits, one instruction fewer per vector.
+#[inline(always)]
+fn exp_not_above_hi<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
     let x = l.max_or_x(c.exp_lo, x);
     let k = l.add(l.mul(x, c.log2e), c.magic);
     let n = l.sub(k, c.magic);
@@ -78,7 +101,7 @@ pub(super) fn exp<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
 
 /// `reference::saturate` in every lane.
 #[inline(always)]
-fn saturate<L: Lanes>(l: L, c: &Consts<L::V>, v: L::V) -> L::V {
+fn saturate<L: Lanes>(l: L, c: &Limits<L::V>, v: L::V) -> L::V {
     let clamped = l.min_or_x(c.max, l.max_or_x(c.neg_max, v));
     l.keep(l.ordered(v), clamped)
 }
@@ -86,9 +109,18 @@ fn saturate<L: Lanes>(l: L, c: &Consts<L::V>, v: L::V) -> L::V {
 /// [`reference::sigmoid`] in every lane.
 #[inline(always)]
 fn sigmoid<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
-    let e = exp(l, c, l.or(x, c.sign));
-    let numerator = l.select(l.ge(x, c.zero), c.one, e);
+    // `−|x|` is NaN or at most 0.
+    let e = exp_not_above_hi(l, c, l.or(x, c.sign));
+    let numerator = l.select(l.ge(x, c.lim.zero), c.one, e);
     l.div(numerator, l.add(c.one, e))
+}
+
+/// `sigmoid(saturate(x))` in every lane, with the saturation cut to its NaN → +0 half: the
+/// clamp of ±inf to ±`f32::MAX` does not change the sigmoid's bits, since `−|x|` goes to
+/// `EXP_LO` either way and the sign of `x` is kept. Two instructions fewer per vector.
+#[inline(always)]
+fn sigmoid_saturated<L: Lanes>(l: L, c: &Consts<L::V>, x: L::V) -> L::V {
+    sigmoid(l, c, l.keep(l.ordered(x), x))
 }
 
 // No closures below: a closure is a function of its own, without the caller's instruction
@@ -130,6 +162,24 @@ pub(super) fn exp_in_place<L: Lanes>(l: L, x: &mut [f32]) {
 /// (element `j` in lane `j % 8`, as the reference does), then the product with `1 / sum`.
 #[inline(always)]
 pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
+    softmax_row(l, &Consts::new(l), x);
+}
+
+/// [`reference::softmax_rows`]: [`softmax`] of each row, the constants made once.
+#[inline(always)]
+pub(super) fn softmax_rows<L: Lanes>(l: L, x: &mut [f32], keys: usize) {
+    if keys == 0 {
+        return;
+    }
+    let k = Consts::new(l);
+    for row in x.chunks_exact_mut(keys) {
+        softmax_row(l, &k, row);
+    }
+}
+
+/// One row of [`softmax`] with the constants `k`.
+#[inline(always)]
+fn softmax_row<L: Lanes>(l: L, k: &Consts<L::V>, x: &mut [f32]) {
     let mut chunks = x.chunks_exact(8);
     let mut m = l.splat(f32::NEG_INFINITY);
     for c in &mut chunks {
@@ -151,14 +201,14 @@ pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
         x.fill(0.0);
         return;
     }
-    let k = Consts::new(l);
     let max_v = l.splat(max);
-    let mut sum = k.zero;
+    let mut sum = k.lim.zero;
     let mut chunks = x.chunks_exact_mut(8);
     for c in &mut chunks {
         // SAFETY: a chunk holds eight floats.
         unsafe {
-            let e = exp(l, &k, l.sub(l.load(c.as_ptr()), max_v));
+            // x − max ≤ 0.
+            let e = exp_not_above_hi(l, k, l.sub(l.load(c.as_ptr()), max_v));
             sum = l.add(sum, e);
             l.store(c.as_mut_ptr(), e);
         }
@@ -166,7 +216,7 @@ pub(super) fn softmax<L: Lanes>(l: L, x: &mut [f32]) {
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
         // The padding is -inf, whose exp is +0: adding it to a partial sum changes nothing.
-        let e = exp(l, &k, l.sub(tail(l, rest, f32::NEG_INFINITY), max_v));
+        let e = exp_not_above_hi(l, k, l.sub(tail(l, rest, f32::NEG_INFINITY), max_v));
         sum = l.add(sum, e);
         put_tail(l, rest, e);
     }
@@ -212,12 +262,12 @@ pub(super) fn difference_gate<L: Lanes>(
                 l.load(subtrahend.as_ptr().add(j)),
             );
             let x = l.add(l.add(l.mul(alpha_v, a_v), l.mul(beta_v, d_v)), gamma_v);
-            let g_v = sigmoid(l, &k, saturate(l, &k, x));
+            let g_v = sigmoid_saturated(l, &k, x);
             l.store(d.as_mut_ptr().add(j), d_v);
             l.store(g.as_mut_ptr().add(j), g_v);
             l.store(
                 fused.as_mut_ptr().add(j),
-                saturate(l, &k, l.add(a_v, l.mul(g_v, d_v))),
+                saturate(l, &k.lim, l.add(a_v, l.mul(g_v, d_v))),
             );
         }
         j += 8;
@@ -263,7 +313,7 @@ unsafe fn store_cols<L: Lanes>(l: L, row: *mut f32, j0: usize, cols: &Range<usiz
 
 /// What a tile needs: A at its first row, B at its first panel, C at its first row.
 struct Tile<'c, V> {
-    consts: &'c Consts<V>,
+    consts: &'c Limits<V>,
     scale_v: V,
     a: *const f32,
     lda: usize,
@@ -419,7 +469,7 @@ pub(super) unsafe fn gemm_rows<L: Lanes>(
     }
     let k = b.k;
     let (first, last) = (cols.start / 8, cols.end.div_ceil(8));
-    let consts = Consts::new(l);
+    let consts = Limits::new(l);
     let scale_v = l.splat(scale);
     let mut i = rows.start;
     while i < rows.end {

@@ -140,6 +140,18 @@ dispatch! {
 }
 
 dispatch! {
+    /// [`softmax`] of every row of `x`, rows of `keys` cells one after another (a last partial
+    /// row is left as it is): the same bits as a call per row, with the kernel's set-up once.
+    ///
+    /// ```
+    /// let mut rows = [0.0f32, 0.0, 1.0, 1.0];
+    /// diffattn::engine::kernels::softmax_rows(&mut rows, 2);
+    /// assert_eq!(rows, [0.5; 4]);
+    /// ```
+    pub fn softmax_rows(x: &mut [f32], keys: usize)
+}
+
+dispatch! {
     /// One row of the shift stages after the shift (DESIGN.md §2), in one pass:
     /// `D = minuend − subtrahend`, `G = sigmoid(saturate(α·A + β·D + γ))` and
     /// `A′ = saturate(A + G·D)`. All slices have `a`'s length (or more; the rest is untouched).
@@ -165,32 +177,46 @@ pub struct PackedB {
 
 impl PackedB {
     /// Packs `b`, any layout (read along its contiguous columns or rows when it has them).
+    ///
+    /// The cells are read through the view's pointer and strides, one pass, rather than
+    /// through a view per column or row: the engine packs small matrices every layer (every
+    /// weight, and each head's `K_hᵀ` and `V_h`), and in the size-optimised wasm build each
+    /// view and slice was a call of its own (about 10 % of a layer at 64 tokens).
     pub fn new(b: ArrayView2<f32>) -> PackedB {
         let (k, n) = b.dim();
         let mut data = vec![0.0f32; n.div_ceil(8) * k * 8];
-        let col_of = |j: usize| b.column(j).to_slice();
-        let row_of = |p: usize| b.row(p).to_slice();
-        if k > 0 && n > 0 && (0..n).all(|j| col_of(j).is_some()) {
+        if k == 0 || n == 0 {
+            return PackedB { data, k, n };
+        }
+        let (s0, s1) = (b.strides()[0], b.strides()[1]);
+        let base = b.as_ptr();
+        // SAFETY (every read below): cell (p, j) with p < k and j < n is at offset
+        // p·s0 + j·s1 from `as_ptr` (ndarray's strides, negative ones included), so a column
+        // with s0 = 1 is k floats from its first cell, a row with s1 = 1 n floats.
+        if s0 == 1 && k > 1 {
             // Columns contiguous (a transposed matrix: Wᵀ, K_hᵀ): column j is one lane.
             for j in 0..n {
-                let col = col_of(j).expect("checked above");
+                let col = unsafe { std::slice::from_raw_parts(base.offset(j as isize * s1), k) };
                 let panel = &mut data[(j / 8) * k * 8..(j / 8 + 1) * k * 8];
                 for (line, &v) in panel.chunks_exact_mut(8).zip(col) {
                     line[j % 8] = v;
                 }
             }
-        } else if k > 0 && n > 0 && (0..k).all(|p| row_of(p).is_some()) {
+        } else if s1 == 1 || n == 1 {
             // Rows contiguous (B itself, V_h): each row goes to one line of every panel.
             for p in 0..k {
-                let row = row_of(p).expect("checked above");
+                let row = unsafe { std::slice::from_raw_parts(base.offset(p as isize * s0), n) };
                 for (q, chunk) in row.chunks(8).enumerate() {
                     let at = q * k * 8 + p * 8;
                     data[at..at + chunk.len()].copy_from_slice(chunk);
                 }
             }
         } else {
-            for ((p, j), &v) in b.indexed_iter() {
-                data[(j / 8) * k * 8 + p * 8 + j % 8] = v;
+            for p in 0..k {
+                for j in 0..n {
+                    data[(j / 8) * k * 8 + p * 8 + j % 8] =
+                        unsafe { *base.offset(p as isize * s0 + j as isize * s1) };
+                }
             }
         }
         PackedB { data, k, n }

@@ -107,6 +107,17 @@ pub fn sum_lanes(l: [f32; SUM_LANES]) -> f32 {
     ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
 
+/// [`softmax`] of every row of `x`, rows of `keys` cells one after another (a last partial
+/// row is left as it is).
+pub fn softmax_rows(x: &mut [f32], keys: usize) {
+    if keys == 0 {
+        return;
+    }
+    for row in x.chunks_exact_mut(keys) {
+        softmax(row);
+    }
+}
+
 /// The softmax of a row in place: `e_j = exp(x_j − max)`, then `e_j · (1 / Σ e)` with the sum
 /// in [`SUM_LANES`] partial sums. `x` must not hold NaN or `+inf`; a row of `-inf` becomes
 /// zeros, and an empty row stays empty.

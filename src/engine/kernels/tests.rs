@@ -222,6 +222,32 @@ mod avx2 {
     }
 
     #[test]
+    fn softmax_rows_is_the_reference_row_by_row() {
+        with_avx2!(l, {
+            for keys in [0, 1, 7, 8, 9, 16, 17, 64, 100] {
+                for rows in [0, 1, 3, 16] {
+                    // Half a row more at the end: a partial row, left as it is.
+                    let mut cells = floats(keys * rows + keys / 2, 8, -30.0, 30.0);
+                    if keys > 0 && rows > 1 {
+                        // A fully masked row becomes zeros, alone.
+                        cells[keys..2 * keys].fill(f32::NEG_INFINITY);
+                    }
+                    let mut got = cells.clone();
+                    generic::softmax_rows(l, &mut got, keys);
+                    let mut want = cells.clone();
+                    for row in want[..keys * rows].chunks_exact_mut(keys.max(1)) {
+                        reference::softmax(row);
+                    }
+                    assert_eq!(bits(&got), bits(&want), "keys {keys} rows {rows}");
+                    let mut portable = cells.clone();
+                    reference::softmax_rows(&mut portable, keys);
+                    assert_eq!(bits(&portable), bits(&want), "keys {keys} rows {rows}");
+                }
+            }
+        });
+    }
+
+    #[test]
     fn difference_gate_is_the_reference_bit_for_bit() {
         with_avx2!(l, {
             for len in (0..40).chain([512, 1001]) {
@@ -234,10 +260,14 @@ mod avx2 {
                     s[2] = -f32::MAX;
                     a[3] = -0.0;
                 }
+                // The last three make the gate's input +inf, -inf and NaN (inf − inf) in some
+                // cells, which the kernel's shortened saturation must treat as the reference.
                 for gate in [
                     (0.0, 4.0, 0.0),
                     (1.5, -3.0, 0.5),
                     (f32::MAX, f32::MAX, -1.0),
+                    (f32::MAX, -f32::MAX, 0.0),
+                    (-f32::MAX, f32::MAX, 0.0),
                 ] {
                     let mut got = (vec![9.0; len], vec![9.0; len], vec![9.0; len]);
                     let mut want = got.clone();
