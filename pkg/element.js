@@ -31,7 +31,7 @@ function assets() {
   if (!shared) {
     const build = wasmBuild();
     const promise = Promise.all([
-      loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, worker: new URL('./diffattn-heads-worker.js', import.meta.url) }),
       loadStyles(new URL('./explorer/explorer.css', import.meta.url)),
     ]).then(([runtime, styles]) => ({
       runtime,

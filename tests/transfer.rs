@@ -256,20 +256,25 @@ fn a_head_computed_before_a_slider_moved_is_refused_and_changes_nothing() {
 }
 
 #[test]
-fn a_head_is_adopted_only_over_the_projections_it_needs() {
+fn a_head_adopted_before_the_shown_one_brings_the_projections_and_keeps_its_maps() {
     let mk = || {
         let mut e = Explorer::new(Model::untrained());
         e.set_text("one two three four five");
         e.update_maps(|m| m.heads = 4).unwrap();
         e
     };
-    let (mut page, mut worker) = (mk(), mk());
-    // The page has not computed its shown head yet (no projections): refused, nothing kept.
+    let (mut page, mut worker, mut local) = (mk(), mk(), mk());
+    // The page has not computed its shown head yet (a new sentence in the all-heads view):
+    // adopting makes the projections, as computing the head would, once.
     let parts = worker.export_head(3).unwrap();
-    assert!(!page.adopt_head(parts.clone()).unwrap());
-    assert_eq!(page.recomputations().adopted, 0);
-    page.compute().unwrap();
     assert!(page.adopt_head(parts).unwrap());
+    assert_eq!(page.recomputations().adopted, 1);
+    assert_eq!(page.recomputations().projections, 1);
+    assert_eq!(page.recomputations().maps, 0);
+    page.compute_all().unwrap();
+    local.compute_all().unwrap();
+    assert_eq!(page.recomputations().projections, 1);
+    assert_eq!(page.maps(StageId::Fused), local.maps(StageId::Fused));
     // The shown head's stages move, the adopted head keeps its maps: only its shift stages
     // are missing, computed here (not worth sending away).
     page.update_shift(|s| s.shift += 1).unwrap();
@@ -278,8 +283,8 @@ fn a_head_is_adopted_only_over_the_projections_it_needs() {
     assert!(!page.heads_without_maps().contains(&3));
     let r = page.recomputations();
     while page.compute_next_with_maps().unwrap() {}
-    assert!(!page.missing_heads().contains(&3));
-    assert_eq!(page.recomputations().shift_stages - r.shift_stages, 1);
+    assert!(page.missing_heads().is_empty());
+    assert_eq!(page.recomputations().shift_stages - r.shift_stages, 3);
     assert_eq!(page.recomputations().maps, r.maps);
 }
 

@@ -113,7 +113,7 @@ async function main() {
   try {
     [runtime, styles] = await Promise.all([
       // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
-      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build, worker: new URL('heads-worker.js', import.meta.url) }),
       loadStyles(new URL('www/explorer/explorer.css', base)),
     ]);
   } catch (err) {

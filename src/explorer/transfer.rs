@@ -18,8 +18,9 @@ use super::Explorer;
 use crate::engine::diff_transformer::DiffTransformerMaps;
 use crate::engine::diff_transformer_v2::DiffTransformerV2Maps;
 use crate::engine::hierarchical::HierarchicalMaps;
+use crate::engine::layout::Frequencies;
 use crate::engine::shift_diff::ShiftDiffMaps;
-use crate::engine::{BaseMaps, EngineError, MechanismKind, StageId};
+use crate::engine::{lambda_table_of, BaseMaps, EngineError, MechanismKind, Projection, StageId};
 use crate::render::MapStats;
 
 /// What one head's caches were computed from, as one number (see the module's header).
@@ -180,12 +181,18 @@ impl KeyHasher {
         self.0 = (self.0.rotate_left(23) ^ w).wrapping_mul(Self::K);
     }
 
-    fn bytes(&mut self, bytes: &[u8]) {
-        self.word(bytes.len() as u64);
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.word(u64::from_le_bytes(w));
+    fn f32(&mut self, v: f32) {
+        self.word(u64::from(v.to_bits()));
+    }
+
+    fn opt_f32(&mut self, v: Option<f32>) {
+        self.word(v.map_or(u64::MAX, |v| u64::from(v.to_bits())));
+    }
+
+    fn floats(&mut self, v: &[f32]) {
+        self.word(v.len() as u64);
+        for &x in v {
+            self.f32(x);
         }
     }
 
@@ -237,7 +244,32 @@ impl Explorer {
             Some(m) => h.array(m.view()),
             None => h.word(u64::MAX),
         }
-        h.bytes(format!("{:?}", w.layout).as_bytes());
+        let layout = &w.layout;
+        for n in [layout.head_dim, layout.kv_heads] {
+            h.word(n.map_or(u64::MAX, |n| n as u64));
+        }
+        h.word(layout.pairing as u64);
+        match &layout.rope {
+            None => h.word(u64::MAX),
+            Some(rope) => {
+                h.word(rope.layout as u64);
+                match &rope.frequencies {
+                    Frequencies::Theta(theta) => h.word(theta.to_bits()),
+                    Frequencies::Explicit(f) => {
+                        h.word(f.len() as u64);
+                        for v in f {
+                            h.word(v.to_bits());
+                        }
+                    }
+                }
+                h.word(rope.rotary_dim.map_or(u64::MAX, |n| n as u64));
+                h.word(rope.positions.len() as u64);
+                for &p in &rope.positions {
+                    h.word(p);
+                }
+                h.word(rope.attention_scaling.to_bits());
+            }
+        }
         let h = h.finish();
         self.input_key.set(Some(h));
         h
@@ -249,11 +281,55 @@ impl Explorer {
         if self.is_empty() {
             return Ok(None);
         }
-        let mechanism = self.mechanism()?;
+        // The mechanism is `settings.mechanism(learned)`: its inputs are hashed (every setting
+        // but the λ read back from the maps, which only `learned.lambda` carries into it).
+        self.mechanism()?;
+        let (m, s, learned) = (&self.settings.maps, &self.settings.shift, self.learned());
         let mut h = KeyHasher(self.input_hash());
-        h.bytes(format!("{mechanism:?}").as_bytes());
-        h.word(self.settings.maps.heads as u64);
-        h.word(u64::from(self.settings.maps.causal));
+        for w in [
+            m.mechanism as u64,
+            m.heads as u64,
+            u64::from(m.causal),
+            m.window as u64,
+        ] {
+            h.word(w);
+        }
+        h.word(m.segment as u64);
+        h.f32(m.tau);
+        h.word(s.shift as u64);
+        for w in [s.difference as u64, s.fill as u64, s.renormalize as u64] {
+            h.word(w);
+        }
+        for v in [s.alpha, s.beta, s.gamma] {
+            h.f32(v);
+        }
+        match &learned.gate {
+            None => h.word(u64::MAX),
+            Some(g) => {
+                for v in [&g.alpha, &g.beta, &g.gamma] {
+                    h.floats(v);
+                }
+            }
+        }
+        match &learned.diff_transformer {
+            None => h.word(u64::MAX),
+            Some(p) => {
+                h.word(u64::from(p.depth));
+                for v in [
+                    &p.lambda_q1,
+                    &p.lambda_k1,
+                    &p.lambda_q2,
+                    &p.lambda_k2,
+                    &p.subln,
+                ] {
+                    h.floats(v);
+                }
+                h.opt_f32(p.lambda_init);
+                h.f32(p.subln_eps);
+                h.opt_f32(p.lambda);
+            }
+        }
+        h.opt_f32(learned.lambda);
         Ok(Some(HeadKey(h.finish())))
     }
 
@@ -371,16 +447,15 @@ impl Explorer {
 
     /// Takes `parts` as head `parts.head`'s caches, as if computed here: only when they were
     /// computed under this explorer's current [`head_key`](Self::head_key), for its mechanism,
-    /// with its projections in place (the shown head computed first, as a render does), and
-    /// the head is not up to date already. Returns whether it was adopted; a refused head
+    /// and the head is not up to date already (the projections are made first if a new
+    /// sentence cleared them, as computing the head would). Returns whether it was adopted; a refused head
     /// changes nothing. Adopting counts as no recomputation ([`Recomputations::adopted`]).
     ///
     /// [`Recomputations::adopted`]: super::Recomputations::adopted
     pub fn adopt_head(&mut self, parts: HeadParts) -> Result<bool, EngineError> {
         let heads = self.settings.maps.heads;
         let kind = self.kind();
-        let serves = self.projection.as_ref().is_some_and(|p| p.serves(kind));
-        if self.head_key()? != Some(parts.key) || parts.kind != kind || !serves {
+        if self.head_key()? != Some(parts.key) || parts.kind != kind {
             return Ok(false);
         }
         if parts.head >= heads || self.heads.get(parts.head).is_some_and(|c| c.fresh) {
@@ -460,11 +535,33 @@ impl Explorer {
                 fused: next(),
             }),
         };
+        // What every head shares, as computing a head here would make it: the projections
+        // (a new sentence clears them; cheap beside a head's maps) and V2's λ table.
+        let mechanism = self.mechanism()?;
+        if !self.projection.as_ref().is_some_and(|p| p.serves(kind)) {
+            self.recomputations.projections += 1;
+            for cache in &mut self.heads {
+                cache.clear_maps();
+            }
+            self.projection = Some(Projection::new(kind, self.x.view(), self.weights()));
+        }
+        if self.lambda_table.is_none() {
+            if let Some(projection) = &self.projection {
+                if let Some(table) = lambda_table_of(&mechanism, projection, heads) {
+                    self.lambda_table = Some(table?.insert_axis(Axis(0)));
+                }
+            }
+        }
         if self.heads.len() != heads {
             self.heads.resize_with(heads, HeadCache::default);
         }
         self.heads[parts.head] = HeadCache::adopted(base, shift, kept_stats);
         self.recomputations.adopted += 1;
+        if !self.lambda_override {
+            if let Some(l) = self.learned_lambda() {
+                self.settings.shift.lambda = l;
+            }
+        }
         Ok(true)
     }
 }

@@ -588,15 +588,17 @@ impl Explorer {
         Ok(panel_svg(&panels, 520, 520))
     }
 
-    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
+    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda,
+    /// adopted }` (`adopted`: heads computed by the Web Worker and adopted, not computed here).
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages, lambda }`
+        /// `{ projections, maps, shift_stages, lambda, adopted }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
             lambda: u64,
+            adopted: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
@@ -604,6 +606,7 @@ impl Explorer {
             maps: r.maps,
             shift_stages: r.shift_stages,
             lambda: r.lambda,
+            adopted: r.adopted,
         })
     }
 
@@ -735,15 +738,23 @@ impl Explorer {
         Ok(out.into())
     }
 
-    /// Starts adopting a head computed elsewhere (`meta` from `export_head`): false when it was
-    /// computed under another key than this handle's now (a person moved something since), for
-    /// another mechanism, or is up to date here already; then nothing changes and the reply is
-    /// dropped. Its maps follow with `adopt_map`, one call each (so that no call copies more
-    /// than one map into wasm memory).
-    pub fn adopt_start(&mut self, meta: JsValue) -> Result<bool, JsError> {
-        let meta: HeadMetaJs = serde_wasm_bindgen::from_value(meta)
-            .map_err(|e| JsError::new(&format!("head: {e}")))?;
-        let parts = meta.parts()?;
+    /// Starts adopting a head computed elsewhere (the fields of `export_head`'s `meta`, its
+    /// `stats` flat): false when it was computed under another key than this handle's now (a
+    /// person moved something since), for another mechanism, or is up to date here already;
+    /// then nothing changes and the reply is dropped. Its maps follow with `adopt_map`, one call
+    /// each (so that no call copies more than one map into wasm memory).
+    #[allow(clippy::too_many_arguments)]
+    pub fn adopt_start(
+        &mut self,
+        key: &str,
+        head: usize,
+        mechanism: &str,
+        base: &str,
+        shift: &str,
+        scalars: Vec<f32>,
+        stats: Vec<f32>,
+    ) -> Result<bool, JsError> {
+        let parts = HeadMetaJs::parts(key, head, mechanism, base, shift, scalars, &stats)?;
         self.adopting = None;
         let fresh = self.state.missing_heads().iter().all(|&h| h != parts.head);
         if self.state.head_key().map_err(js_error)? != Some(parts.key)
@@ -752,8 +763,6 @@ impl Explorer {
         {
             return Ok(false);
         }
-        let mut parts = parts;
-        parts.maps.reserve(meta.shapes.len());
         self.adopting = Some(parts);
         Ok(true)
     }

@@ -535,13 +535,13 @@ pub(super) fn window_js(
 }
 
 /// One head's caches as they cross between the page's handle and its Web Worker's (what
-/// `export_head` returns beside the maps, and `adopt_start` takes): `{ key, head, mechanism,
+/// `export_head` returns beside the maps; `adopt_start` takes its fields): `{ key, head, mechanism,
 /// base, shift, scalars, shapes, stats }`: `key` the head's key (16 hex digits, `head_key()`),
 /// `head` from 0, `base` and `shift` which maps (`"attention" | "diff_transformer" |
 /// "diff_transformer_v2" | "hierarchical"`, `"none" | "forward" | "symmetric"`), `scalars` the
 /// Differential Transformer's λ and λ_init, `shapes` each map's `[rows, columns]`, `stats`
 /// each map's `[min, max]`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct HeadMetaJs {
     pub key: String,
     pub head: usize,
@@ -573,33 +573,42 @@ impl HeadMetaJs {
         }
     }
 
-    /// The metadata read back, or an error naming the field at fault.
-    pub(super) fn parts(&self) -> Result<explorer::HeadParts, JsError> {
+    /// The metadata read back from its fields (`stats` flat: `min, max` of each map), or an
+    /// error naming the field at fault.
+    pub(super) fn parts(
+        key: &str,
+        head: usize,
+        mechanism: &str,
+        base: &str,
+        shift: &str,
+        scalars: Vec<f32>,
+        stats: &[f32],
+    ) -> Result<explorer::HeadParts, JsError> {
         let bad = |field: &str| JsError::new(&format!("head: bad {field} in a head's metadata"));
-        let shift = match self.shift.as_str() {
+        let shift = match shift {
             "none" => explorer::ShiftKind::None,
             "forward" => explorer::ShiftKind::Forward,
             "symmetric" => explorer::ShiftKind::Symmetric,
             _ => return Err(bad("shift")),
         };
-        let base = explorer::BaseKind::from_name(&self.base).ok_or_else(|| bad("base"))?;
-        if self.shapes.len() != explorer::HeadParts::map_count(base, shift)
-            || self.stats.len() != self.shapes.len()
-        {
-            return Err(bad("shapes"));
+        let base = explorer::BaseKind::from_name(base).ok_or_else(|| bad("base"))?;
+        if stats.len() != 2 * explorer::HeadParts::map_count(base, shift) {
+            return Err(bad("stats"));
         }
         Ok(explorer::HeadParts {
-            key: explorer::HeadKey::from_hex(&self.key).ok_or_else(|| bad("key"))?,
-            head: self.head,
-            kind: choice::<MechanismKind>("mechanism", &self.mechanism)?,
+            key: explorer::HeadKey::from_hex(key).ok_or_else(|| bad("key"))?,
+            head,
+            kind: choice::<MechanismKind>("mechanism", mechanism)?,
             base,
             shift,
-            scalars: self.scalars.clone(),
+            scalars,
             maps: Vec::new(),
-            stats: self
-                .stats
-                .iter()
-                .map(|&[min, max]| crate::render::MapStats { min, max })
+            stats: stats
+                .chunks_exact(2)
+                .map(|p| crate::render::MapStats {
+                    min: p[0],
+                    max: p[1],
+                })
                 .collect(),
         })
     }

@@ -8,16 +8,21 @@
 /**
  * Loads the runtime. `glue` is the wasm-bindgen module, or its URL (imported here); `wasm` the
  * `.wasm` file's URL (or its bytes); `build` which of the two builds that is (`"simd128"` or
- * `"baseline"`, wasm-features.js), only reported back. Resolves to `{ glue, exports, build,
- * names, defaults, mechanisms, maxTokens, version }`.
+ * `"baseline"`, wasm-features.js), only reported back; `worker` the URL of the heads' Web
+ * Worker bundle (heads-worker.js), or null where there is none (the single file). Resolves to
+ * `{ glue, exports, build, worker, names, defaults, mechanisms, maxTokens, version }`, `worker`
+ * being `{ url, module }` (the compiled module the handles run, which the worker runs too:
+ * heads-offload.js) or null.
  */
-export async function loadRuntime({ glue, wasm, build = null }) {
+export async function loadRuntime({ glue, wasm, build = null, worker = null }) {
   const module = typeof glue === 'string' || glue instanceof URL ? await import(String(glue)) : glue;
-  const exports = await module.default({ module_or_path: wasm });
+  const compiled = worker ? await compileWasm(wasm) : wasm;
+  const exports = await module.default({ module_or_path: compiled });
   return {
     glue: module,
     exports,
     build,
+    worker: worker && compiled instanceof WebAssembly.Module ? { url: worker, module: compiled } : null,
     names: module.names(),
     defaults: module.defaults(),
     mechanisms: module.mechanisms(),
@@ -26,4 +31,14 @@ export async function loadRuntime({ glue, wasm, build = null }) {
     /** The canonical name of a stage written any accepted way (`"A"` → `"a"`), or undefined. */
     stageName: (name) => module.stage_name(name),
   };
+}
+
+/** The compiled module of `wasm` (a URL, bytes or a module), streamed where the server allows. */
+async function compileWasm(wasm) {
+  if (wasm instanceof WebAssembly.Module) return wasm;
+  if (typeof wasm !== 'string' && !(wasm instanceof URL)) return WebAssembly.compile(wasm);
+  const response = await fetch(wasm);
+  if (!response.ok) throw new Error(`${wasm}: HTTP ${response.status}`);
+  if (typeof WebAssembly.compileStreaming === 'function' && response.headers.get('Content-Type') === 'application/wasm') return WebAssembly.compileStreaming(response);
+  return WebAssembly.compile(await response.arrayBuffer());
 }

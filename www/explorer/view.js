@@ -147,6 +147,7 @@ export class ExplorerView {
     this.heads = new HeadSteps(this, {
       onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
       wait: () => this.#scheduler.pending || this.#busy.typing(),
+      worker: this.runtime.worker,
     });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
       hold: () => this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
@@ -300,6 +301,7 @@ export class ExplorerView {
     this.#lambdaChosen = this.view?.lambda_learned === false;
     this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
     this.specs.drop();
+    this.heads.offload.reset();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
@@ -366,7 +368,7 @@ export class ExplorerView {
       }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
-        this.#sent.text = this.state.text;
+        this.heads.offload.text((this.#sent.text = this.state.text));
         this.#layoutKey = '';
       }
     });
@@ -589,6 +591,7 @@ export class ExplorerView {
     this.#compare.clear();
     this.#table.destroy();
     this.specs.destroy();
+    this.heads.stop();
     this.engine.stop();
   }
 }
