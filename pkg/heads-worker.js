@@ -1,12 +1,13 @@
 // The Web Worker that computes heads for the page (www/explorer/heads-offload.js is the page's
-// side; this is an entry, as written, like element.js beside it, not shipped): its own
-// wasm `Explorer` handle, over the same compiled module the page's handle runs (the page sends
-// it), mirrors the page's handle (the same model or spec, text, settings), computes the heads
-// it is asked for, one job at a time, and sends each head's maps back as transferable
-// Float32Arrays (`export_head`). Nothing here draws. A head sent is no longer kept here
-// (`export_head` takes it out of the handle), so the worker never holds a second copy of
-// every head. Bundled on its own (scripts/bundle.mjs: www/dist/heads-worker.js for the page,
-// pkg/diffattn-heads-worker.js for the element), with the glue inside; the single file has none.
+// side; this is an entry, as written, like element.js beside it, not shipped): its own wasm
+// `Explorer` handle, over the same compiled module the page's handle runs (the page sends it),
+// mirrors the page's handle (the same model or spec, text, settings), computes the heads it is
+// asked for, one job at a time, and sends each head's maps back as transferable Float32Arrays
+// (`export_head`: every map of the head, shift stages included). Nothing here draws.
+// A head sent is no longer kept here (`export_head` takes it out of the handle), so the worker
+// never holds a second copy of every head. Bundled on its own (scripts/bundle.mjs:
+// www/dist/heads-worker.js for the page, pkg/diffattn-heads-worker.js for the element), with
+// the glue inside; the single file has none.
 //
 // Messages in: `{ type: 'start', module }` (a compiled WebAssembly.Module); `{ type: 'job',
 // head, key, settings, overrides, source? }` (`source`, sent when it changed: `{ model, text,

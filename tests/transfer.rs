@@ -64,14 +64,11 @@ fn adopt_every_head(name: &str, page: &mut Explorer, worker: &mut Explorer, loca
     );
     let before = page.recomputations();
     let missing = page.missing_heads();
-    // A loaded spec keeps its first head's maps (loading checks them): it lacks its shift stages only.
-    assert!(
-        page.heads_without_maps()
-            .iter()
-            .all(|h| missing.contains(h)),
-        "{name}"
-    );
-    for &h in &missing {
+    // What goes to a worker: heads without maps (a loaded spec keeps its first head's maps,
+    // which loading checks: it lacks its shift stages only).
+    let sent = page.heads_without_maps();
+    assert!(sent.iter().all(|h| missing.contains(h)), "{name}");
+    for &h in &sent {
         let parts = worker.export_head(h).unwrap();
         assert_eq!(Some(parts.key), key, "{name}");
         assert!(
@@ -79,16 +76,13 @@ fn adopt_every_head(name: &str, page: &mut Explorer, worker: &mut Explorer, loca
             "{name}: the worker keeps no copy of head {h}"
         );
         assert!(page.adopt_head(parts.clone()).unwrap(), "{name}: head {h}");
-        // The same head again is up to date already: refused.
+        // It has its maps now: the worker is not asked for it again, and the same reply
+        // again is refused.
+        assert!(!page.heads_without_maps().contains(&h), "{name}: head {h}");
         assert!(!page.adopt_head(parts).unwrap(), "{name}: head {h} twice");
     }
-    assert!(page.missing_heads().is_empty(), "{name}");
     let after = page.recomputations();
-    assert_eq!(
-        after.adopted - before.adopted,
-        missing.len() as u64,
-        "{name}"
-    );
+    assert_eq!(after.adopted - before.adopted, sent.len() as u64, "{name}");
     assert_eq!(
         (
             after.projections,
@@ -103,6 +97,20 @@ fn adopt_every_head(name: &str, page: &mut Explorer, worker: &mut Explorer, loca
             before.lambda
         ),
         "{name}: adopting computes nothing"
+    );
+    // The adopted heads' shift stages (the worker sends maps only) are computed here, and
+    // nothing else: no maps, no λ.
+    while page.compute_next_with_maps().unwrap() {}
+    assert!(page.missing_heads().is_empty(), "{name}");
+    let done = page.recomputations();
+    assert_eq!(
+        (done.projections, done.maps, done.lambda),
+        (before.projections, before.maps, before.lambda),
+        "{name}: only shift stages"
+    );
+    assert!(
+        done.shift_stages - before.shift_stages <= missing.len() as u64,
+        "{name}"
     );
     let heads = page.settings().maps.heads;
     for stage in stages(page) {

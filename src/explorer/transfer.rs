@@ -374,7 +374,10 @@ impl Explorer {
 
     /// Computes head `head` (if it is not up to date) and takes its caches out of this
     /// explorer as [`HeadParts`]: the head is no longer kept here (a Web Worker sends it away
-    /// and keeps no second copy). Errors for an empty sentence or a head past the count.
+    /// and keeps no second copy). Its shift stages go with its maps: computed on the page,
+    /// into new buffers, they cost about as much as the maps (45–55 ms a head at 2,048 tokens,
+    /// docs/PERFORMANCE.md), one long task each; adopted, they are four copies of a few ms.
+    /// Errors for an empty sentence or a head past the count.
     pub fn export_head(&mut self, head: usize) -> Result<HeadParts, EngineError> {
         let heads = self.settings.maps.heads;
         if head >= heads {
@@ -447,8 +450,8 @@ impl Explorer {
 
     /// Takes `parts` as head `parts.head`'s caches, as if computed here: only when they were
     /// computed under this explorer's current [`head_key`](Self::head_key), for its mechanism,
-    /// and the head is not up to date already (the projections are made first if a new
-    /// sentence cleared them, as computing the head would). Returns whether it was adopted; a refused head
+    /// and the head has no maps here yet (the projections are made first if a new sentence
+    /// cleared them, as computing the head would). Returns whether it was adopted; a refused head
     /// changes nothing. Adopting counts as no recomputation ([`Recomputations::adopted`]).
     ///
     /// [`Recomputations::adopted`]: super::Recomputations::adopted
@@ -458,7 +461,8 @@ impl Explorer {
         if self.head_key()? != Some(parts.key) || parts.kind != kind {
             return Ok(false);
         }
-        if parts.head >= heads || self.heads.get(parts.head).is_some_and(|c| c.fresh) {
+        // A head with its maps needs at most its shift stages, computed here.
+        if parts.head >= heads || self.heads.get(parts.head).is_some_and(|c| c.has_maps()) {
             return Ok(false);
         }
         let count = HeadParts::map_count(parts.base, parts.shift);

@@ -740,7 +740,7 @@ impl Explorer {
 
     /// Starts adopting a head computed elsewhere (the fields of `export_head`'s `meta`, its
     /// `stats` flat): false when it was computed under another key than this handle's now (a
-    /// person moved something since), for another mechanism, or is up to date here already;
+    /// person moved something since), for another mechanism, or has its maps here already;
     /// then nothing changes and the reply is dropped. Its maps follow with `adopt_map`, one call
     /// each (so that no call copies more than one map into wasm memory).
     #[allow(clippy::too_many_arguments)]
@@ -756,7 +756,7 @@ impl Explorer {
     ) -> Result<bool, JsError> {
         let parts = HeadMetaJs::parts(key, head, mechanism, base, shift, scalars, &stats)?;
         self.adopting = None;
-        let fresh = self.state.missing_heads().iter().all(|&h| h != parts.head);
+        let fresh = !self.state.heads_without_maps().contains(&parts.head);
         if self.state.head_key().map_err(js_error)? != Some(parts.key)
             || parts.kind != self.state.kind()
             || fresh

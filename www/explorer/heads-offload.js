@@ -1,8 +1,9 @@
-// The page's side of the heads' Web Worker (heads-worker.js): heads whose maps would take longer
-// than a step between frames (every head but the shown one, at 2,048 tokens) are computed in
-// the worker, off the main thread, and adopted by the page's handle map by map between frames
-// (`adopt_start`, `adopt_map`: each copies one map into wasm memory), so no task of the page
-// runs for longer than one map's copy.
+// The page's side of the heads' Web Worker (pkg/heads-worker.js): heads whose maps would take
+// longer than a step between frames (at 2,048 tokens about 50 ms a head) are computed in the
+// worker, off the main thread, and adopted by the page's handle between frames (`adopt_start`,
+// `adopt_map`: one task each, one map, 10–15 ms at 2,048 tokens, copied into wasm memory),
+// shift stages included (computed here, into new buffers, they would be one task of 45–65 ms
+// a head).
 //
 // The worker mirrors the page's handle: this keeps what it was made from (`source`: the model's
 // bytes or null, the text, a spec's bytes) and sends it with the next job when it changed; each
