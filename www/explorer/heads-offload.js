@@ -21,6 +21,10 @@
 /** How many crashed workers are replaced before the page computes every head itself. */
 export const MAX_RESTARTS = 3;
 
+/** A job unanswered for this long (ms) counts as a crash (a worker that hangs or was killed):
+ * one head takes the worker well under a second at 2,048 tokens. */
+export const JOB_TIMEOUT_MS = 30_000;
+
 export class HeadOffload {
   #view;
   #url;
@@ -40,6 +44,7 @@ export class HeadOffload {
    * the worker computes the next head while the page adopts the last). */
   #replies = [];
   #timer = null;
+  #watchdog = null;
   /** For docs/PERFORMANCE.md and the tests: heads adopted, the last head's time in the worker,
    * the worker's largest wasm memory, the longest adoption task, replies dropped, crashes. */
   stats = { heads: 0, worker_ms: 0, worker_memory: 0, adopt_task_ms: 0, dropped: 0, crashes: 0 };
@@ -119,6 +124,8 @@ export class HeadOffload {
     }
     this.#job = { head, key };
     this.#worker.postMessage(message);
+    clearTimeout(this.#watchdog);
+    this.#watchdog = setTimeout(() => this.#job && this.#crashed(), JOB_TIMEOUT_MS);
     return true;
   }
 
@@ -167,6 +174,7 @@ export class HeadOffload {
     }
     const job = this.#job;
     this.#job = null;
+    clearTimeout(this.#watchdog);
     if (message.type === 'head') {
       this.stats.worker_ms = message.ms;
       this.stats.worker_memory = Math.max(this.stats.worker_memory, message.memory ?? 0);
@@ -230,6 +238,7 @@ export class HeadOffload {
   }
 
   #crashed() {
+    clearTimeout(this.#watchdog);
     this.stats.crashes += 1;
     this.#worker?.terminate();
     this.#worker = null;
@@ -241,6 +250,7 @@ export class HeadOffload {
   }
 
   #fail() {
+    clearTimeout(this.#watchdog);
     this.#worker?.terminate();
     this.#worker = null;
     this.#job = null;
