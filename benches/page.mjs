@@ -14,13 +14,19 @@
 //    frames when they take long);
 //    median and 95th percentile, split into compute, drawing calls and rasterisation;
 // 4. the engine alone in wasm (`bench_engine`), for the native/wasm ratio of scripts/bench-peer;
-// 5. a cross-check on the real page (www/index.html): its own frame time for shift ticks.
+// 5. a cross-check on the real page (www/index.html): its own frame time for shift ticks;
+// 6. the real page's all-heads view at 2,048 tokens × 8 heads after a typed word (every head's
+//    maps new): the time until every head is drawn and the longest main-thread task
+//    (PerformanceObserver 'longtask') and gap between frames meanwhile, with the heads' Web
+//    Worker and without it (`Worker` removed: every head in steps on the main thread, as before
+//    the worker), alternating, in one session.
 //
-// Usage: node benches/page.mjs [--quick] [--engine-only] [--reps N] [--out DIR] [--tokens L,L,…]
+// Usage: node benches/page.mjs [--quick] [--engine-only] [--all-heads-only] [--reps N] [--out DIR] [--tokens L,L,…]
 //   --quick        one small size, few repetitions: the CI smoke run (asserts no timings, only
 //                  that everything runs and that a shift tick recomputes only the shift stages
 //                  and a head change nothing)
 //   --engine-only  step 4 alone, written to DIR/engine-wasm.json (scripts/bench-peer)
+//   --all-heads-only  step 6 alone (N repetitions of each), written to DIR/all-heads.json and .md
 // Writes DIR/page.json and DIR/page.md (default test-results/bench) and prints the tables.
 
 import { execFileSync } from 'node:child_process';
@@ -39,6 +45,7 @@ const option = (name, fallback) => {
 };
 const QUICK = flag('--quick');
 const ENGINE_ONLY = flag('--engine-only');
+const ALL_HEADS_ONLY = flag('--all-heads-only');
 const REPS = Number(option('--reps', QUICK ? 3 : 40));
 const OUT = path.resolve(ROOT, option('--out', 'test-results/bench'));
 
@@ -282,6 +289,99 @@ async function realPage(h, tokens, text, reps) {
 }
 
 // ---------------------------------------------------------------------------------------
+// 6. The all-heads view at 2,048 × 8 on the real page, with and without the heads' worker
+
+const ALL_HEADS_WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
+const allHeadsText = (n, first) => [first, ...Array.from({ length: n - 1 }, (_, i) => ALL_HEADS_WORDS[i % ALL_HEADS_WORDS.length])].join(' ');
+
+async function allHeadsPage(h, reps, tokens = 2048, heads = 8) {
+  const modes = { worker: [], main: [] };
+  const pages = {};
+  try {
+    for (const mode of Object.keys(modes)) {
+      const { page, context, errors } = await h.newPage({ width_px: 1280, height_px: 800 });
+      if (mode === 'main') await page.addInitScript(() => delete window.Worker);
+      const query = new URLSearchParams({ text: allHeadsText(tokens, 'the'), heads: String(heads), all: '1', weights: 'untrained' });
+      await page.goto(h.url(`/www/?${query}`));
+      await waitForReady(page);
+      await page.evaluate(() => window.diffattn.settled());
+      pages[mode] = { page, context, errors };
+    }
+    for (let i = 0; i < reps + 1; i++) {
+      for (const mode of Object.keys(modes)) {
+        const { page } = pages[mode];
+        const sample = await page.evaluate(async ([text]) => {
+          const d = window.diffattn;
+          // Long tasks of the heads: after the first render (which computes and draws the shown
+          // head, the same with or without a worker).
+          const renders = d.timings.renders;
+          let firstRender = Infinity;
+          const waitRender = () => {
+            if (d.timings.renders !== renders) firstRender = performance.now();
+            else requestAnimationFrame(waitRender);
+          };
+          requestAnimationFrame(waitRender);
+          const entries = [];
+          const observer = new PerformanceObserver((list) => entries.push(...list.getEntries()));
+          observer.observe({ type: 'longtask' });
+          let gap = 0;
+          let last = performance.now();
+          let running = true;
+          const frame = (now) => {
+            gap = Math.max(gap, now - last);
+            last = now;
+            if (running) requestAnimationFrame(frame);
+          };
+          requestAnimationFrame(frame);
+          const before = d.call((ex) => ex.recomputations());
+          const box = d.root.getElementById('sentence');
+          const started = performance.now();
+          box.value = text;
+          box.dispatchEvent(new Event('input', { bubbles: true }));
+          await d.settled();
+          const done_ms = performance.now() - started;
+          // Long tasks are reported after they end: one more frame.
+          await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+          running = false;
+          observer.disconnect();
+          let longest = 0;
+          let blocking = 0;
+          let heads = 0;
+          for (const e of entries) {
+            longest = Math.max(longest, e.duration);
+            blocking += e.duration - 50;
+            if (e.startTime > firstRender) heads = Math.max(heads, e.duration);
+          }
+          const after = d.call((ex) => ex.recomputations());
+          return { done_ms, longest_task_ms: longest, heads_task_ms: heads, blocking_ms: blocking, longest_gap_ms: gap, maps: after.maps - before.maps, adopted: after.adopted - before.adopted, pending: d.call((ex) => ex.pending_heads()) };
+        }, [allHeadsText(tokens, ALL_HEADS_WORDS[i % ALL_HEADS_WORDS.length] === 'the' ? 'a' : ALL_HEADS_WORDS[i % ALL_HEADS_WORDS.length])]);
+        if (i > 0) modes[mode].push(sample);
+      }
+    }
+    for (const mode of Object.keys(modes)) if (pages[mode].errors.length) throw new Error(`${mode}: ${pages[mode].errors.join('; ')}`);
+  } finally {
+    for (const p of Object.values(pages)) await p.context.close();
+  }
+  const out = { tokens, heads, reps };
+  for (const [mode, samples] of Object.entries(modes)) {
+    out[mode] = { samples, stats: summary(samples, ['done_ms', 'longest_task_ms', 'heads_task_ms', 'blocking_ms', 'longest_gap_ms']), maps: samples.map((s) => s.maps), adopted: samples.map((s) => s.adopted) };
+  }
+  return out;
+}
+
+function allHeadsReport(a) {
+  const lines = [`### The all-heads view at ${a.tokens} tokens × ${a.heads} heads, a typed word (www/index.html, ${a.reps} each, alternating), ms: median (p95)`, ''];
+  lines.push('| heads computed | every head drawn after | longest main-thread task | longest after the first render | blocking time (Σ task − 50 ms) | longest gap between frames | per word: maps here / adopted |');
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
+  for (const [mode, name] of [['main', 'on the main thread (no Worker)'], ['worker', 'in the Web Worker']]) {
+    const s = a[mode].stats;
+    const cell = (k) => `${ms(s[k].median)} (${ms(s[k].p95)})`;
+    lines.push(`| ${name} | ${cell('done_ms')} | ${cell('longest_task_ms')} | ${cell('heads_task_ms')} | ${cell('blocking_ms')} | ${cell('longest_gap_ms')} | ${[...new Set(a[mode].maps)].join(',')} / ${[...new Set(a[mode].adopted)].join(',')} |`);
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------
 // Report
 
 function machine() {
@@ -334,6 +434,10 @@ function report(r) {
     say('Real page cross-check: skipped (the page lacks #sentence, #shift or window.diffattn.settled/timings).');
   }
   say();
+  if (r.all_heads) {
+    say(allHeadsReport(r.all_heads));
+    say();
+  }
   const f = r.first_heatmap.stats;
   say(`### First heatmap (www/index.html, ${r.first_heatmap.samples.length} fresh loads), ms after navigation start`);
   say();
@@ -369,6 +473,20 @@ async function engineOnly() {
 async function main() {
   await mkdir(OUT, { recursive: true });
   if (ENGINE_ONLY) return engineOnly();
+  if (ALL_HEADS_ONLY) {
+    const h = await startHarness();
+    try {
+      const load_before = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+      const a = { ...(await allHeadsPage(h, REPS)), load_before, load_after: os.loadavg().map((x) => x.toFixed(2)).join(' '), date: new Date().toISOString() };
+      const text = `${allHeadsReport(a)}\n\nLoad average before: ${a.load_before}; after: ${a.load_after}.`;
+      await writeFile(path.join(OUT, 'all-heads.json'), JSON.stringify(a, null, 2));
+      await writeFile(path.join(OUT, 'all-heads.md'), `${text}\n`);
+      console.log(text);
+    } finally {
+      await h.close();
+    }
+    return;
+  }
   const result = { quick: QUICK, machine: machine() };
   const h = await startHarness();
   try {
@@ -378,6 +496,7 @@ async function main() {
       console.error(`bench-page: real page cross-check failed: ${err.message}`);
       return null;
     });
+    result.all_heads = QUICK ? null : await allHeadsPage(h, Math.min(REPS, 5));
   } finally {
     await h.close();
   }

@@ -38,7 +38,7 @@ function assets({ spec = false } = {}) {
     const build = wasmBuild();
     const full = { glue: () => import('./full/diffattn.js'), wasm: wasmUrl(new URL('./full/', import.meta.url), build) };
     const promise = Promise.all([
-      spec ? loadRuntime({ ...full, build }) : loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, full }),
+      spec ? loadRuntime({ ...full, build }) : loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, full, worker: new URL('./diffattn-heads-worker.js', import.meta.url) }),
       loadStyles(new URL('./explorer/explorer.css', import.meta.url)),
     ]).then(([runtime, styles]) => ({
       runtime,

@@ -109,12 +109,15 @@ fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
 /// The element's entry modules, the package's committed sources (pkg/ is otherwise built).
 const ELEMENT_ENTRIES: [&str; 2] = ["pkg/element.js", "pkg/inline.js"];
 
+/// The heads' Web Worker's entry (bundled for the page and the element; no memo: one handle).
+const WORKER_ENTRIES: [&str; 1] = ["pkg/heads-worker.js"];
+
 /// The one top-level mutable binding an element entry may hold: the page-wide memo of the wasm
 /// runtime, the stylesheet and the weights store, shared by every element of a page.
 const PAGE_WIDE_MEMO: &str = "let shared = null;";
 
 /// Every page module (www/, www/explorer/, www/examples/, the benchmark harness too, and the
-/// element's entries in pkg/) as `(path, text)`.
+/// element's and the worker's entries in pkg/) as `(path, text)`.
 fn page_modules() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
@@ -127,7 +130,7 @@ fn page_modules() -> Vec<(String, String)> {
             }
         }
     }
-    for file in ELEMENT_ENTRIES {
+    for file in ELEMENT_ENTRIES.iter().chain(&WORKER_ENTRIES) {
         let path = root.join(file);
         let text = std::fs::read_to_string(&path).expect("element entry");
         out.push((path.display().to_string(), text));

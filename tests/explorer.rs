@@ -122,7 +122,8 @@ fn changing_heads_recomputes_maps_not_projections() {
             projections: r0.projections,
             maps: r0.maps + 1,
             shift_stages: r0.shift_stages + 1,
-            lambda: r0.lambda
+            lambda: r0.lambda,
+            adopted: 0,
         }
     );
     assert_ne!(e.map(StageId::A).unwrap(), a4);

@@ -112,9 +112,9 @@ fn a_render_computes_the_shown_head_and_compute_step_the_others() {
     let maps = |ex: &Explorer| num(&ex.recomputations().map_err(error_message).unwrap(), "maps");
     assert_eq!(maps(&ex), 1.0);
     // A step of no time still computes one head; a long one the rest.
-    let step = ex.compute_step(0.0).map_err(error_message).unwrap();
+    let step = ex.compute_step(0.0, None).map_err(error_message).unwrap();
     assert_eq!((num(&step, "done"), num(&step, "total")), (2.0, 8.0));
-    let step = ex.compute_step(1e9).map_err(error_message).unwrap();
+    let step = ex.compute_step(1e9, None).map_err(error_message).unwrap();
     assert_eq!(num(&step, "done"), 8.0);
     assert_eq!(ex.pending_heads(), 0);
     assert_eq!(maps(&ex), 8.0, "each head once");

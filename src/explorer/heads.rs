@@ -24,15 +24,15 @@ use crate::render::MapStats;
 #[derive(Debug, Clone, Default)]
 pub(super) struct HeadCache {
     /// Its maps before any shift, one map per stack ([`base_maps_of`]).
-    base: Option<BaseMaps>,
+    pub(super) base: Option<BaseMaps>,
     /// Its shift stages, for the mechanisms that have them.
-    shift: Option<ShiftDiffMaps>,
+    pub(super) shift: Option<ShiftDiffMaps>,
     /// The buffers of its last shift stages once cleared, refilled by the next compute rather
     /// than allocated again (a dragged shift slider recomputes them every frame).
     spare: Option<ShiftDiffMaps>,
     /// Whether everything it keeps is up to date (a λ or a shift setting moved since clears
     /// it, keeping the maps: λ is put back in, the shift stages recomputed).
-    fresh: bool,
+    pub(super) fresh: bool,
     /// The extremes of each map drawn so far ([`MapStats`]), found once per map and kept with
     /// it: a redraw (a zoom, a hover's highlight, another head and back) scans no map again.
     stats: RefCell<Vec<(StageId, MapStats)>>,
@@ -45,6 +45,27 @@ impl HeadCache {
             base: Some(base),
             ..HeadCache::default()
         }
+    }
+
+    /// A head computed elsewhere (`transfer.rs`): its maps, its shift stages and their
+    /// extremes, up to date.
+    pub(super) fn adopted(
+        base: BaseMaps,
+        shift: Option<ShiftDiffMaps>,
+        stats: Vec<(StageId, MapStats)>,
+    ) -> HeadCache {
+        HeadCache {
+            base: Some(base),
+            shift,
+            spare: None,
+            fresh: true,
+            stats: RefCell::new(stats),
+        }
+    }
+
+    /// Whether its maps are computed (its shift stages may not be).
+    pub(super) fn has_maps(&self) -> bool {
+        self.base.is_some()
     }
 
     /// Forgets the maps and what follows them.
@@ -141,7 +162,7 @@ impl Explorer {
     }
 
     /// Brings head `head`'s caches up to date.
-    fn compute_head(&mut self, head: usize) -> Result<(), EngineError> {
+    pub(super) fn compute_head(&mut self, head: usize) -> Result<(), EngineError> {
         if self.is_empty() {
             return Ok(());
         }

@@ -15,11 +15,13 @@
 mod describe;
 mod heads;
 mod settings;
+mod transfer;
 
 use ndarray::{Array2, Array3};
 
 pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
+pub use transfer::{BaseKind, HeadKey, HeadParts, ShiftKind};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::Gate;
@@ -46,6 +48,9 @@ pub struct Recomputations {
     pub shift_stages: u64,
     /// `A1 − λ·A2` again from the kept `A1` and `A2` (a λ slider moved).
     pub lambda: u64,
+    /// Heads computed elsewhere (the page's Web Worker) and adopted (`adopt_head`): counted
+    /// here, not as maps or shift stages, since nothing was computed.
+    pub adopted: u64,
 }
 
 /// Where the vectors and weights come from.
@@ -99,6 +104,9 @@ pub struct Explorer {
     /// can move it clears them), so a render that changed nothing does not classify again.
     prediction: Option<Option<Prediction>>,
     recomputations: Recomputations,
+    /// The hash of `x` and the weights for [`HeadKey`], found when first asked for and
+    /// cleared with the projections (`transfer.rs`).
+    input_key: transfer::InputKey,
 }
 
 impl Explorer {
@@ -121,6 +129,7 @@ impl Explorer {
             lambda_table: None,
             prediction: None,
             recomputations: Recomputations::default(),
+            input_key: Default::default(),
         }
     }
 
@@ -197,6 +206,7 @@ impl Explorer {
 
     fn invalidate_sentence(&mut self) {
         self.projection = None;
+        self.input_key.set(None);
         self.invalidate_base();
     }
 

@@ -55,10 +55,12 @@ test('2,048 tokens: the shown head first, the other heads between frames with pr
   assert.match(await page.textContent('#token-count'), /^2048 tokens$/);
   assert.match(await page.textContent('#truncated-notice'), /The text has 2100 tokens; only the first 2048 are drawn/);
   assert.equal((await drawnTokens(page)).length, 2048);
-  // The trained model's prediction needs every head: each was computed once.
+  // The trained model's prediction needs every head: each was computed once, the shown one
+  // here and the others in the heads' Web Worker (tests/e2e/worker.test.mjs), adopted.
   const heads = await page.evaluate(() => window.diffattn.state.heads);
   let r = await recomputations(page);
-  assert.equal(r.maps, heads, JSON.stringify(r));
+  assert.equal(r.maps + r.adopted, heads, JSON.stringify(r));
+  assert.ok(r.maps >= 1, JSON.stringify(r));
   assert.match(await page.textContent('#prediction-value'), /Positive|Negative/);
   await screenshot(page, 'long-2048-1024x768');
 

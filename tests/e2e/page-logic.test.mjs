@@ -572,3 +572,88 @@ test('spec files: UTF-8 text and the binary form are read as bytes; binary garba
   const broken = { size: 10, arrayBuffer: () => Promise.reject(new Error('gone')) };
   assert.equal(await reason(broken), 'unreadable');
 });
+
+test('the heads offload: no worker where none can be made; a mirror mismatch is the page\'s; crashes replace the worker until MAX_RESTARTS', async () => {
+  const { HeadOffload, MAX_RESTARTS } = await import('../../www/explorer/heads-offload.js');
+  const handle = { settings: () => ({ shift: 1, gate_learned: true, lambda_learned: true }), overrides: () => new Uint8Array([0, 0]) };
+  const view = { engine: { state: 'ready', call: (fn) => fn(handle) }, heads: { waiting: () => false }, report: (err) => assert.fail(err) };
+  const changes = [];
+  const onChange = () => changes.push('change');
+  // No URL (the single file), or no module: never usable.
+  assert.equal(new HeadOffload(view, { url: null, module: {}, onChange }).usable, false);
+  assert.equal(new HeadOffload(view, { url: 'w.js', module: null, onChange }).usable, false);
+  // A fake module worker: records what it is sent, answers as the test says.
+  const made = [];
+  class FakeWorker extends EventTarget {
+    constructor(url, options) {
+      super();
+      this.url = url;
+      this.type = options.type;
+      this.sent = [];
+      this.ended = false;
+      made.push(this);
+    }
+    postMessage(message) {
+      this.sent.push(message);
+    }
+    terminate() {
+      this.ended = true;
+    }
+    reply(data) {
+      this.dispatchEvent(Object.assign(new Event('message'), { data }));
+    }
+  }
+  globalThis.Worker = FakeWorker;
+  try {
+    const offload = new HeadOffload(view, { url: 'w.js', module: { compiled: true }, onChange });
+    assert.equal(offload.usable, true);
+    offload.model(new Uint8Array([1, 2, 3]));
+    offload.text('the cat');
+    assert.equal(offload.request([2, 3], 'k1'), true);
+    const w = made[0];
+    assert.equal(w.type, 'module');
+    assert.deepEqual(w.sent[0], { type: 'start', module: { compiled: true } });
+    const job = w.sent[1];
+    assert.equal(job.type, 'job');
+    assert.equal(job.head, 2);
+    assert.equal(job.key, 'k1');
+    assert.deepEqual(job.settings, { shift: 1 }, 'settings without the learned flags');
+    assert.deepEqual(job.source.text, 'the cat');
+    assert.deepEqual([...job.source.model], [1, 2, 3]);
+    // One job at a time; the source is sent again only when it changed.
+    assert.equal(offload.request([3], 'k1'), true);
+    assert.equal(w.sent.length, 2);
+    w.reply({ type: 'ready' });
+    w.reply({ type: 'mismatch', head: 2, key: 'k1', found: 'k0' });
+    assert.equal(offload.refused('k1'), true, 'a key the mirror cannot reproduce is computed on the page');
+    assert.equal(offload.request([2], 'k1'), false);
+    assert.equal(offload.request([2], 'k2'), true);
+    assert.equal(w.sent[2].source, undefined);
+    // A crash ends the worker; the next job starts a fresh one, with the source again.
+    for (let i = 1; i <= MAX_RESTARTS; i++) {
+      made.at(-1).reply({ type: 'crashed', message: 'unreachable' });
+      assert.equal(made.at(-1).ended, true);
+      assert.equal(offload.usable, true, `after ${i} crashes`);
+      assert.equal(offload.request([2], 'k2'), true);
+      assert.equal(made.length, i + 1);
+      assert.equal(made.at(-1).sent[1].source.text, 'the cat');
+    }
+    made.at(-1).reply({ type: 'crashed', message: 'unreachable' });
+    assert.equal(offload.usable, false, 'too many crashes: the page computes every head');
+    assert.equal(offload.request([2], 'k2'), false);
+    assert.equal(offload.stats.crashes, MAX_RESTARTS + 1);
+    assert.ok(changes.length >= MAX_RESTARTS + 2);
+    // A browser without module workers never reads `type`: no worker.
+    class ClassicWorker extends FakeWorker {
+      constructor(url) {
+        super(url, {});
+      }
+    }
+    globalThis.Worker = ClassicWorker;
+    const classic = new HeadOffload(view, { url: 'w.js', module: {}, onChange });
+    assert.equal(classic.request([1], 'k'), false);
+    assert.equal(classic.usable, false);
+  } finally {
+    delete globalThis.Worker;
+  }
+});

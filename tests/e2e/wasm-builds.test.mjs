@@ -77,6 +77,19 @@ async function recordInstances(page, { simd }) {
       window.wasmInstances.push(hash(await response.clone().arrayBuffer()));
       return streaming(response, imports);
     };
+    // A runtime with the heads' worker compiles the module itself (runtime.js: the worker runs
+    // the same module) and instantiates the compiled module: the bytes are seen here.
+    const compile = WebAssembly.compile.bind(WebAssembly);
+    const compileStreaming = WebAssembly.compileStreaming?.bind(WebAssembly);
+    WebAssembly.compile = (bytes) => {
+      window.wasmInstances.push(hash(ArrayBuffer.isView(bytes) ? bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) : bytes));
+      return compile(bytes);
+    };
+    WebAssembly.compileStreaming = async (source) => {
+      const response = await source;
+      window.wasmInstances.push(hash(await response.clone().arrayBuffer()));
+      return compileStreaming(response);
+    };
     if (!simdOn) WebAssembly.validate = () => false;
   }, simd);
 }

@@ -47,6 +47,7 @@ export class ModelLoader {
     this.#loadId += 1; // a load in flight is dropped
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
+      view.heads.offload.model(null);
       view.adoptEngineSettings();
     } catch (err) {
       view.report(err);
@@ -74,6 +75,7 @@ export class ModelLoader {
       if (id !== this.#loadId || view.state.weights !== 'trained' || view.engine.state !== 'ready') return;
       try {
         this.info = view.engine.call((ex) => ex.load_model(new Uint8Array(buffer)));
+        view.heads.offload.model(buffer);
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
         else this.#fallBack(mechanism, err);
@@ -101,6 +103,7 @@ export class ModelLoader {
     view.state.weights = 'untrained';
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
+      view.heads.offload.model(null);
     } catch (again) {
       view.report(again);
     }

@@ -25,15 +25,19 @@ async function moduleOf(glue) {
  * that imports it; `wasm` the `.wasm` file's URL (or its bytes); `build` which of the two
  * builds that is (`"simd128"` or `"baseline"`, wasm-features.js), only reported back. `full`:
  * where the full build is, `{ glue, wasm }` the same way, for a runtime of the first view's
- * build; null (the default) when this build is the full one. Resolves to `{ glue, exports,
- * build, files, source, full(), names, defaults, mechanisms, maxTokens, version }`: `source` is
+ * build; null (the default) when this build is the full one. `worker`: the URL of the heads'
+ * Web Worker bundle (heads-worker.js, which carries the first view's glue), or null where there
+ * is none (the single file, the full build). Resolves to `{ glue, exports, build, files,
+ * source, full(), worker, names, defaults, mechanisms, maxTokens, version }`: `source` is
  * `{ glue, wasm }` as given (what another instance of the same build would load), `full()` a
  * promise of the full build's runtime (this one when it is the full build; a failed load is
- * tried again on the next call).
+ * tried again on the next call), `worker` `{ url, module }` (the compiled module the handles
+ * run, which the worker runs too: heads-offload.js) or null.
  */
-export async function loadRuntime({ glue, wasm, build = null, full = null }) {
+export async function loadRuntime({ glue, wasm, build = null, full = null, worker = null }) {
   const module = await moduleOf(glue);
-  const exports = await module.default({ module_or_path: wasm });
+  const compiled = worker ? await compileWasm(wasm) : wasm;
+  const exports = await module.default({ module_or_path: compiled });
   let fullRuntime = null;
   const runtime = {
     glue: module,
@@ -44,6 +48,7 @@ export async function loadRuntime({ glue, wasm, build = null, full = null }) {
     full() {
       if (full === null) return Promise.resolve(runtime);
       if (!fullRuntime) {
+        // The full build has no heads' worker: its glue is not the one the worker carries.
         const promise = loadRuntime({ glue: full.glue, wasm: full.wasm, build });
         promise.catch(() => {
           if (fullRuntime === promise) fullRuntime = null;
@@ -52,6 +57,7 @@ export async function loadRuntime({ glue, wasm, build = null, full = null }) {
       }
       return fullRuntime;
     },
+    worker: worker && compiled instanceof WebAssembly.Module ? { url: worker, module: compiled } : null,
     names: module.names(),
     defaults: module.defaults(),
     mechanisms: module.mechanisms(),
@@ -61,4 +67,14 @@ export async function loadRuntime({ glue, wasm, build = null, full = null }) {
     stageName: (name) => module.stage_name(name),
   };
   return runtime;
+}
+
+/** The compiled module of `wasm` (a URL, bytes or a module), streamed where the server allows. */
+async function compileWasm(wasm) {
+  if (wasm instanceof WebAssembly.Module) return wasm;
+  if (typeof wasm !== 'string' && !(wasm instanceof URL)) return WebAssembly.compile(wasm);
+  const response = await fetch(wasm);
+  if (!response.ok) throw new Error(`${wasm}: HTTP ${response.status}`);
+  if (typeof WebAssembly.compileStreaming === 'function' && response.headers.get('Content-Type') === 'application/wasm') return WebAssembly.compileStreaming(response);
+  return WebAssembly.compile(await response.arrayBuffer());
 }

@@ -57,6 +57,9 @@ export class SpecFiles {
         replay: (handle, bytes) => bytes && handle.load_model(new Uint8Array(bytes)),
       });
       view.resend({ now: true });
+      // The full build has no heads' worker (runtime.js): from now on its heads are computed
+      // here, in steps between frames.
+      view.heads.offload.stop();
       return true;
     } catch (err) {
       if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
@@ -127,7 +130,9 @@ export class SpecFiles {
     this.lastOpen = null;
     try {
       const t0 = performance.now();
-      info = view.engine.call((ex) => (typeof spec === 'string' ? ex.load_spec(spec) : ex.load_spec_bytes(spec instanceof Uint8Array ? spec : new Uint8Array(spec))));
+      const bytes = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
+      info = view.engine.call((ex) => (typeof bytes === 'string' ? ex.load_spec(bytes) : ex.load_spec_bytes(bytes)));
+      view.heads.offload.spec(bytes);
       const t1 = performance.now();
       layer = view.engine.call((ex) => ex.view()).layer ?? null;
       this.lastOpen = { name, load_ms: t1 - t0, view_ms: performance.now() - t1 };
@@ -159,6 +164,7 @@ export class SpecFiles {
     view.el.specBanner.hidden = true;
     try {
       view.engine.call((ex) => ex.clear_spec());
+      view.heads.offload.spec(null);
     } catch (err) {
       view.report(err);
     }

@@ -140,6 +140,7 @@ export class ExplorerView {
     this.heads = new HeadSteps(this, {
       onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
       wait: () => this.#scheduler.pending || this.#busy.typing(),
+      worker: this.runtime.worker,
     });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
       hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
@@ -296,6 +297,7 @@ export class ExplorerView {
   #restarted() {
     this.resend();
     this.specs.drop();
+    this.heads.offload.reset();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
@@ -370,7 +372,7 @@ export class ExplorerView {
       }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
-        this.#sent.text = this.state.text;
+        this.heads.offload.text((this.#sent.text = this.state.text));
         this.#layoutKey = '';
       }
     });
@@ -593,6 +595,7 @@ export class ExplorerView {
     this.#compare.clear();
     this.#table.destroy();
     this.specs.destroy();
+    this.heads.stop();
     this.engine.stop();
   }
 }
