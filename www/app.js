@@ -18,8 +18,7 @@ import { messageOf } from './explorer/messages.js';
 import { WeightsStore } from './explorer/weights.js';
 import { EMBED_CONTROLS } from './explorer/controls.js';
 import { controlName, nameSet } from './explorer/attributes.js';
-import { ENGINE_KEYS } from './explorer/state.js';
-import { PAGE_DEFAULTS } from './explorer/view.js';
+import { ENGINE_KEYS, PAGE_DEFAULTS } from './explorer/state.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;

@@ -40,6 +40,21 @@ export const STATE_KEYS = Object.freeze({
   theme: 'theme',
 });
 
+/** What the explorer shows until told otherwise, beyond the engine's own defaults. */
+export const PAGE_DEFAULTS = Object.freeze({
+  all_heads: false,
+  all_heads_stage: '',
+  shared_scale: false,
+  row: 0,
+  view: 'explore',
+  step: '',
+  present: false,
+  viewport: '',
+  weights: 'trained',
+  lang: 'en',
+  theme: 'auto',
+});
+
 /** The keys the engine holds (`Explorer.settings()` returns them all). */
 export const ENGINE_KEYS = Object.freeze([
   'mechanism',

@@ -19,7 +19,7 @@ import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
 import { ScreenReaderTable } from './table.js';
 import { Language, STRINGS, PRESETS, translate } from './i18n.js';
-import { ENGINE_KEYS, patchOf, PAGE_CHOICES } from './state.js';
+import { ENGINE_KEYS, PAGE_CHOICES, PAGE_DEFAULTS, patchOf } from './state.js';
 import { ModelLoader } from './loader.js';
 import { SpecFiles } from './spec-files.js';
 import { Walk } from './walk.js';
@@ -32,21 +32,6 @@ import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
-
-/** What the explorer shows until told otherwise, beyond the engine's own defaults. */
-export const PAGE_DEFAULTS = Object.freeze({
-  all_heads: false,
-  all_heads_stage: '',
-  shared_scale: false,
-  row: 0,
-  view: 'explore',
-  step: '',
-  present: false,
-  viewport: '',
-  weights: 'trained',
-  lang: 'en',
-  theme: 'auto',
-});
 
 /** The time the all-heads view's render may spend computing heads before leaving the rest to
  * the head steps (ms). */
