@@ -65,17 +65,25 @@ test('2,048 tokens: the shown head first, the other heads between frames with pr
   await screenshot(page, 'long-2048-1024x768');
 
   // A shift tick: the render recomputes the shown head's shift stages; the other heads follow
-  // in steps for the prediction, with progress, and no frame waits for all of them.
+  // in steps for the prediction, with progress, and no frame waits for all of them. The CPU is
+  // slowed 4× so the steps surely last longer than BUSY_MS and a frame (unslowed on a quiet
+  // machine they can finish in just over 100 ms, before a frame shows the busy line).
   await watch(page);
   const before = await recomputations(page);
-  await page.$eval('#shift', (input) => {
-    input.value = '3';
-    input.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-  // Meanwhile the last prediction stays, marked as being recomputed (nothing above the maps
-  // changes size, which would redraw every map).
-  await page.waitForFunction(() => window.diffattn.root.querySelector('#prediction')?.hasAttribute('data-computing'));
-  await settled(page);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  try {
+    await page.$eval('#shift', (input) => {
+      input.value = '3';
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    // Meanwhile the last prediction stays, marked as being recomputed (nothing above the maps
+    // changes size, which would redraw every map).
+    await page.waitForFunction(() => window.diffattn.root.querySelector('#prediction')?.hasAttribute('data-computing'));
+    await settled(page);
+  } finally {
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+  }
   r = await recomputations(page);
   assert.deepEqual([r.projections - before.projections, r.maps - before.maps, r.shift_stages - before.shift_stages], [0, 0, heads]);
   const seen = await page.evaluate(() => window.__busySeen);
