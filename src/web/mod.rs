@@ -23,6 +23,7 @@
 mod bench;
 mod draw;
 mod handle;
+mod heads;
 mod js;
 #[cfg(feature = "lesson")]
 mod lesson;
