@@ -1,10 +1,11 @@
 //! The wasm boundary: the only module with `#[wasm_bindgen]`, split by concern.
 //!
 //! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
-//!   render, hit-testing, cells, windows, specs, models, exports; the spec reader and the JSON
+//!   models); its methods are split by concern over `render` (drawing on canvases), `hover`
+//!   (hit-testing, cells, windows), `files` (specs and exports: the spec reader and the JSON
 //!   and SVG exports only with the cargo feature `files`, a default: the page's and the
 //!   element's first-view builds leave it out and refuse those calls, and the full build,
-//!   pkg/full/, has it);
+//!   pkg/full/, has it) and `heads` (what needs every head, the heads' Web Worker's side);
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
 //!   the answer and the facts marked (cargo feature `lesson`, a default: the first-view builds
@@ -22,11 +23,14 @@
 #[cfg(feature = "bench")]
 mod bench;
 mod draw;
+mod files;
 mod handle;
 mod heads;
+mod hover;
 mod js;
 #[cfg(feature = "lesson")]
 mod lesson;
+mod render;
 
 use wasm_bindgen::prelude::*;
 

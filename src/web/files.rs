@@ -1,0 +1,162 @@
+//! Specs and exports: a user's spec drawn (`load_spec`, `load_spec_bytes`) and left
+//! (`clear_spec`), what is drawn exported as a spec file (`export_json`) or as SVG
+//! (`export_svg`, `export_panel_svg`). The spec reader and the exports come with the cargo
+//! feature `files`; without it these methods refuse.
+
+use wasm_bindgen::prelude::*;
+
+use super::handle::Explorer;
+#[cfg(feature = "files")]
+use super::js::{js_error, to_js, TokensJs};
+#[cfg(feature = "files")]
+use crate::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
+
+/// The error of a file call (a spec read, the JSON or an SVG export) on a build without the
+/// cargo feature `files` (the page's first-view builds, docs/PERFORMANCE.md "Size of each
+/// build"): the methods stay, so both builds have the same glue, but refuse, never silently.
+/// The page's engine wrapper moves its handle to the full build before it makes such a call
+/// (www/explorer/engine.js, `Engine#useFull`).
+#[cfg(not(feature = "files"))]
+fn without_files(method: &str) -> JsError {
+    JsError::new(&format!(
+        "{method}: this build of diffattn has no spec reader and no exports (built without the cargo feature `files`); the full build (pkg/full/) reads specs and exports JSON and SVG"
+    ))
+}
+
+#[wasm_bindgen]
+impl Explorer {
+    /// Draws a user's spec (the CLI's JSON). Returns `{ tokens, total, truncated }`; throws an
+    /// `Error` whose message names the field at fault.
+    pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = json;
+            Err(without_files("load_spec"))
+        }
+        #[cfg(feature = "files")]
+        {
+            self.state.load_spec(json).map_err(js_error)?;
+            self.spec_tokens()
+        }
+    }
+
+    /// Draws a spec file's bytes: JSON, or the binary form (a `.safetensors` file, DESIGN.md
+    /// §7.8), as `diffattn stages` reads them. Returns `{ tokens, total, truncated }`; throws
+    /// an `Error` whose message names the field at fault, or says why the page cannot draw it
+    /// (too many tokens or cells); then the page stays as it was.
+    pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = bytes;
+            Err(without_files("load_spec_bytes"))
+        }
+        #[cfg(feature = "files")]
+        {
+            self.state.load_spec_bytes(bytes).map_err(js_error)?;
+            self.spec_tokens()
+        }
+    }
+
+    /// Leaves a loaded spec and draws the last typed sentence again.
+    pub fn clear_spec(&mut self) -> Result<JsValue, JsError> {
+        let text = std::mem::take(&mut self.text);
+        self.set_text(&text)
+    }
+
+    /// What is drawn as a spec file (DESIGN.md §6: the vectors, the weights, the settings and
+    /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
+    /// `load_spec` opens it again and draws the same maps.
+    pub fn export_json(&self) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            Err(without_files("export_json"))
+        }
+        #[cfg(feature = "files")]
+        {
+            let spec = self.state.export_spec().map_err(js_error)?;
+            serde_json::to_string_pretty(&spec).map_err(js_error)
+        }
+    }
+
+    /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document: the
+    /// part the viewport shows, as on the page.
+    pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            let _ = stage;
+            Err(without_files("export_svg"))
+        }
+        #[cfg(feature = "files")]
+        self.stage_svg(stage)
+    }
+
+    /// Every stage of the shown head side by side as one SVG document (the viewport's part).
+    pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
+        #[cfg(not(feature = "files"))]
+        {
+            Err(without_files("export_panel_svg"))
+        }
+        #[cfg(feature = "files")]
+        self.panels_svg()
+    }
+}
+
+/// The SVG exports, in the builds with the cargo feature `files`.
+#[cfg(feature = "files")]
+impl Explorer {
+    fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
+        let stage = self.stage_shown(stage)?;
+        self.state.compute().map_err(js_error)?;
+        let map = self
+            .state
+            .map(stage)
+            .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
+        let scale = Scale::for_values(stage.scale_kind(), map);
+        let shown = self.stage_viewport(stage, map.dim());
+        let labels = self.shared_labels(&[stage]);
+        let theme = Theme::light();
+        let mut frame = self.frame(stage, stage.label(), &labels, shown, &scale, &theme, 14.0);
+        frame.constant = constant_value(map);
+        Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
+    }
+
+    fn panels_svg(&mut self) -> Result<String, JsError> {
+        self.state.compute().map_err(js_error)?;
+        let stages = self.state.stages();
+        let labels = self.shared_labels(&stages);
+        let theme = Theme::light();
+        let maps = stages
+            .into_iter()
+            .map(|s| {
+                let map = self.state.map(s)?;
+                let shown = self.stage_viewport(s, map.dim());
+                Some((s, map, Scale::for_values(s.scale_kind(), map), shown))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
+        let panels: Vec<Panel> = maps
+            .iter()
+            .map(|(s, map, scale, shown)| Panel {
+                map: shown.slice(*map),
+                frame: Frame {
+                    constant: constant_value(*map),
+                    ..self.frame(*s, s.label(), &labels, *shown, scale, &theme, 14.0)
+                },
+            })
+            .collect();
+        Ok(panel_svg(&panels, 520, 520))
+    }
+}
+
+impl Explorer {
+    /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
+    #[cfg(feature = "files")]
+    fn spec_tokens(&self) -> Result<JsValue, JsError> {
+        let tokens = self.state.labels();
+        to_js(&TokensJs {
+            tokens,
+            total: tokens.len(),
+            truncated: false,
+        })
+    }
+}

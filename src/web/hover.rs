@@ -1,0 +1,116 @@
+//! What the page asks about the maps drawn: the cell or row label under the pointer, a cell's
+//! rectangle, the numbers behind a cell, a window of a map (the screen-reader table), a map's
+//! extremes and column labels.
+
+use wasm_bindgen::prelude::*;
+
+use super::handle::Explorer;
+use super::js::{js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, RectJs};
+
+#[wasm_bindgen]
+impl Explorer {
+    /// The cell under a device-pixel position of the `index`-th canvas of the last render:
+    /// `[row, key]` of the whole map (also when a viewport is drawn), or `undefined` outside
+    /// the map. A map whose columns are not keys answers with the key its column stands for
+    /// (a segment's first token; for V2's λ per head, the first key), so every map highlights
+    /// the same query and key.
+    pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
+        let (stage, layout, drawn) = self.layouts.get(index)?;
+        let (row, col) = layout.cell_at(x_px, y_px)?;
+        let key = self.state.key_of_column(*stage, col + drawn.col);
+        Some(vec![(row + drawn.row) as u32, key as u32])
+    }
+
+    /// The row (of the whole map) whose label is under a device-pixel position of the
+    /// `index`-th canvas of the last render (left of the plot), or `undefined`.
+    pub fn row_label_hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<usize> {
+        let (_, layout, drawn) = self.layouts.get(index)?;
+        Some(layout.row_label_at(x_px, y_px)? + drawn.row)
+    }
+
+    /// The key under a device-pixel position of the last row view, or `undefined`.
+    pub fn row_hit(&self, x_px: f64, y_px: f64) -> Option<usize> {
+        self.row_layout?.key_at(x_px, y_px)
+    }
+
+    /// The device-pixel rectangle of the cell of query `row` and key `key` (of the whole map)
+    /// in the `index`-th canvas of the last render (in a map whose columns are not keys, the
+    /// column the key falls in): `{ x, y, width, height }`, or `undefined` when the viewport
+    /// drawn does not show it.
+    pub fn cell_rect(&self, index: usize, row: usize, key: usize) -> Result<JsValue, JsError> {
+        let Some((stage, layout, drawn)) = self.layouts.get(index) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let col = self.state.column_of_key(*stage, key);
+        match (layout, drawn) {
+            (layout, drawn) if drawn.contains(row, col) => {
+                let r = layout.cell_rect(row - drawn.row, col - drawn.col);
+                to_js(&RectJs {
+                    x: r.x,
+                    y: r.y,
+                    width: r.width,
+                    height: r.height,
+                })
+            }
+            _ => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The numbers behind one cell of the shown head (see `CellJs`), or `undefined`.
+    pub fn cell(&mut self, row: usize, col: usize) -> Result<JsValue, JsError> {
+        self.state.compute().map_err(js_error)?;
+        match self.state.cell(row, col) {
+            Some(info) => to_js(&CellJs::from(info)),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// A window of the shown head's map of `stage`: at most `rows × cols` cells from `(row,
+    /// col)`, as `{ rows, cols, row, col, data: Float32Array }` (row-major), or `undefined`
+    /// when the mechanism has no such stage. What the screen-reader table shows, without
+    /// copying the whole map.
+    pub fn window(
+        &mut self,
+        stage: &str,
+        row: usize,
+        col: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<JsValue, JsError> {
+        let stage = self.stage_shown(stage)?;
+        self.state.compute().map_err(js_error)?;
+        match self.state.map_window(stage, row, col, rows, cols) {
+            Some(w) => window_js(&w, row, col),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The largest and smallest allowed cells of the shown head's map of `stage`:
+    /// `{ max: { row, col, value, query, key }, min: { … } }`, or `undefined`.
+    pub fn extremes(&mut self, stage: &str) -> Result<JsValue, JsError> {
+        let stage = self.stage_shown(stage)?;
+        self.state.compute().map_err(js_error)?;
+        let Some(e) = self.state.extremes(stage) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let keys = self.state.column_labels(stage);
+        let cell = |(row, col, value): (usize, usize, f32)| ExtremeJs {
+            row,
+            col,
+            value,
+            query: self.state.labels().get(row).cloned().unwrap_or_default(),
+            key: keys.get(col).cloned().unwrap_or_default(),
+        };
+        to_js(&ExtremesJs {
+            max: cell(e.max),
+            min: cell(e.min),
+        })
+    }
+
+    /// The column labels of `stage`'s map: the key labels, or for a map whose columns are not
+    /// keys its own (a segment's tokens `1–4`, the heads `1`, `2`, …).
+    pub fn column_labels(&self, stage: &str) -> Result<Vec<String>, JsError> {
+        let stage = self.stage_shown(stage)?;
+        Ok(self.state.column_labels(stage))
+    }
+}

@@ -1,0 +1,429 @@
+//! Drawing on the page's canvases: the shown head's stages (`render`), one stage of every head
+//! (`render_all_heads`), the overview of a zoomed map, the row view, the layer output; the
+//! viewport they draw, the labels they share and their colour scales.
+
+use plotters::style::RGBColor;
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlCanvasElement;
+
+use super::handle::{now_ms, Explorer};
+use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
+use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
+#[cfg(feature = "files")]
+use crate::render::Theme;
+use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
+use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
+
+/// What the maps of one render share: the row labels of the viewport and, per kind of column
+/// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
+pub(super) struct SharedLabels {
+    rows: Vec<String>,
+    by_columns: Vec<(Columns, Vec<String>, LabelWidths)>,
+}
+
+impl SharedLabels {
+    /// The column labels and label widths of `stage`'s map.
+    fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
+        let (_, labels, widths) = self
+            .by_columns
+            .iter()
+            .find(|(c, _, _)| *c == stage.columns())
+            .unwrap_or(&self.by_columns[0]);
+        (labels, widths)
+    }
+}
+
+#[wasm_bindgen]
+impl Explorer {
+    /// Draws stages of the shown head, one per canvas: `stages` by name (`["a", "d"]`), or
+    /// every stage of the mechanism in `view().stages` order when empty. Fills each canvas's
+    /// width and height attributes (device pixels). Returns `{ compute_ms, draw_ms }`.
+    pub fn render(
+        &mut self,
+        canvases: Vec<HtmlCanvasElement>,
+        font_px: f32,
+        stages: Vec<String>,
+    ) -> Result<JsValue, JsError> {
+        let shown = if stages.is_empty() {
+            self.state.stages()
+        } else {
+            stages
+                .iter()
+                .map(|s| self.stage_shown(s))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let t0 = now_ms();
+        self.state.compute().map_err(js_error)?;
+        let t1 = now_ms();
+        let head = self.state.head();
+        let labels = self.shared_labels(&shown);
+        let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
+        let scales = self.scales(&drawn);
+        self.layouts.clear();
+        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
+            let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels, scale)?;
+            self.layouts.push(layout);
+        }
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
+    }
+
+    /// Draws one stage (its name, e.g. `"fused"`; the final stage when empty) of every head,
+    /// one per canvas, computing every head still missing (the page computes them first with
+    /// `compute_step`, across frames, when they would take long). Returns
+    /// `{ compute_ms, draw_ms }`.
+    pub fn render_all_heads(
+        &mut self,
+        canvases: Vec<HtmlCanvasElement>,
+        font_px: f32,
+        stage: &str,
+    ) -> Result<JsValue, JsError> {
+        let t0 = now_ms();
+        self.state.compute_all().map_err(js_error)?;
+        let t1 = now_ms();
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        let heads = self.state.settings().maps.heads;
+        let labels = self.shared_labels(&[stage]);
+        let drawn: Vec<(StageId, usize)> =
+            (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
+        let scales = self.scales(&drawn);
+        self.layouts.clear();
+        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
+            let title = format!("{} · {}", stage.label(), head + 1);
+            let layout = self.draw(canvas, stage, head, &title, font_px, &labels, scale)?;
+            self.layouts.push(layout);
+        }
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
+    }
+
+    /// Draws only rows `row..row + rows` and columns `col..col + cols` of every map from the
+    /// next render on (zooming into a long map); `rows` or `cols` 0 draws that extent whole,
+    /// so `set_viewport(0, 0, 0, 0)` draws whole maps. The window is fitted to each map as it
+    /// is drawn (inside it, the same size where it fits); labels, mask and hit-testing follow
+    /// it, and each map keeps the colour scale of its whole.
+    pub fn set_viewport(&mut self, row: usize, col: usize, rows: usize, cols: usize) {
+        self.viewport = Viewport {
+            row,
+            col,
+            rows,
+            cols,
+        };
+    }
+
+    /// The part of the maps the next render draws, fitted to the maps of the current input:
+    /// `{ row, col, rows, cols, total_rows, total_cols }`.
+    pub fn viewport(&self) -> Result<JsValue, JsError> {
+        let (total_rows, total_cols) = self.shape();
+        let v = self.shown_viewport();
+        to_js(&ViewportJs {
+            row: v.row,
+            col: v.col,
+            rows: v.rows,
+            cols: v.cols,
+            total_rows,
+            total_cols,
+        })
+    }
+
+    /// Draws the whole of the shown head's map of `stage` (its name; the final stage when
+    /// empty) on `canvas` as plain cells filling its width and height attributes: no frame,
+    /// no labels, the same colours as the map's own (the overview of a zoomed map).
+    pub fn render_overview(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        stage: &str,
+    ) -> Result<(), JsError> {
+        self.state.compute().map_err(js_error)?;
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        let head = self.state.head();
+        let scale = self
+            .scales(&[(stage, head)])
+            .pop()
+            .unwrap_or_else(Scale::unit);
+        let map = self
+            .state
+            .head_map(stage, head)
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let mask = self.cell_mask(stage);
+        self.painter.draw_cells(&canvas, map, &scale, mask.as_ref())
+    }
+
+    /// Draws the row view of query `row` (from 0) on `canvas`: every stage but the gate as a
+    /// line over the keys, with `G ⊙ D`, and key `hovered` (from 0) highlighted. Returns
+    /// `{ x, y, width, height }`, the plot in device pixels, or throws for a row past the map.
+    pub fn render_row(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        row: usize,
+        font_px: f32,
+        hovered: Option<usize>,
+    ) -> Result<JsValue, JsError> {
+        self.state.compute().map_err(js_error)?;
+        let lines = self
+            .state
+            .row_lines(row)
+            .ok_or_else(|| JsError::new(&format!("row: {row} is past the map")))?;
+        // Okabe–Ito colours, told apart with any colour vision; copies of A are dashed.
+        const COLORS: [RGBColor; 6] = [
+            RGBColor(0x00, 0x72, 0xb2),
+            RGBColor(0x56, 0xb4, 0xe9),
+            RGBColor(0xe6, 0x9f, 0x00),
+            RGBColor(0x00, 0x9e, 0x73),
+            RGBColor(0xcc, 0x79, 0xa7),
+            RGBColor(0xd5, 0x5e, 0x00),
+        ];
+        let series: Vec<RowSeries> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| RowSeries {
+                label: line.label,
+                values: line.values.clone(),
+                color: COLORS[i % COLORS.len()],
+                dashed: matches!(line.stage, Some(StageId::Shifted | StageId::ShiftedBack)),
+            })
+            .collect();
+        let keys = self.state.key_labels();
+        let query = self.state.labels().get(row).cloned().unwrap_or_default();
+        let title = format!("{} {} · {query}", self.row_word, row + 1);
+        let (mask, offset) = self.state.mask();
+        let chart = RowChart {
+            title: &title,
+            keys: &keys,
+            series: &series,
+            hovered,
+            allowed: mask.allowed_keys(row, offset, keys.len()),
+            theme: &self.theme,
+            font_px,
+        };
+        let layout = self.painter.draw_row(&canvas, &chart)?;
+        self.row_layout = Some(layout);
+        to_js(&RectJs {
+            x: layout.plot.x,
+            y: layout.plot.y,
+            width: layout.plot.width,
+            height: layout.plot.height,
+        })
+    }
+
+    /// Draws the layer output (`tokens × d`, what the final map mixes the values into) on
+    /// `canvas` as a diverging heatmap. Returns `{ compute_ms, draw_ms }`.
+    pub fn render_output(
+        &mut self,
+        canvas: HtmlCanvasElement,
+        font_px: f32,
+    ) -> Result<JsValue, JsError> {
+        let t0 = now_ms();
+        let output = self
+            .state
+            .layer_output()
+            .map_err(js_error)?
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let t1 = now_ms();
+        let cols: Vec<String> = (1..=output.ncols()).map(|c| c.to_string()).collect();
+        let widths = LabelWidths::measure(self.state.labels(), &cols);
+        let scale = Scale::for_values(ScaleKind::Diverging, output.view());
+        let frame = Frame {
+            title: "O = A′·V·W_oᵀ",
+            row_labels: self.state.labels(),
+            col_labels: &cols,
+            scale: &scale,
+            theme: &self.theme,
+            font_px,
+            mask: None,
+            masked_label: &self.masked_label,
+            constant: constant_value(output.view()),
+            constant_label: &self.constant_label,
+        };
+        self.painter.draw(&canvas, output.view(), &frame, &widths)?;
+        to_js(&TimingsJs {
+            compute_ms: t1 - t0,
+            draw_ms: now_ms() - t1,
+        })
+    }
+}
+
+impl Explorer {
+    /// The cells the mask forbids in `stage`'s map, drawn hatched (none in a map whose
+    /// columns are not keys).
+    fn cell_mask(&self, stage: StageId) -> Option<CellMask> {
+        let (mask, key_offset) = self.state.stage_mask(stage)?;
+        Some(CellMask::new(mask, key_offset))
+    }
+
+    /// The rows and columns of the maps of the current input: one per token and one per key.
+    fn shape(&self) -> (usize, usize) {
+        (self.state.labels().len(), self.state.key_labels().len())
+    }
+
+    /// The viewport fitted to the maps of the current input.
+    fn shown_viewport(&self) -> Viewport {
+        self.viewport.within(self.shape())
+    }
+
+    /// The part of `stage`'s map (of `dim`) the viewport shows: its rows, and the viewport's
+    /// keys, or for a map over segments the segments those keys fall in, or for V2's λ table
+    /// every head.
+    pub(super) fn stage_viewport(&self, stage: StageId, dim: (usize, usize)) -> Viewport {
+        let keys = self.shown_viewport();
+        let rows = self.viewport.within(dim);
+        match stage.columns() {
+            Columns::Keys => rows,
+            Columns::Segments if keys.cols > 0 => {
+                let first = self.state.column_of_key(stage, keys.col).min(dim.1);
+                let last = self
+                    .state
+                    .column_of_key(stage, keys.col + keys.cols - 1)
+                    .min(dim.1.saturating_sub(1));
+                Viewport {
+                    col: first,
+                    cols: (last + 1).saturating_sub(first),
+                    ..rows
+                }
+            }
+            Columns::Segments | Columns::Heads => Viewport {
+                col: 0,
+                cols: dim.1,
+                ..rows
+            },
+        }
+    }
+
+    /// The labels the viewport shows, measured once for every map of a render: the rows', and
+    /// the columns' of each kind of column among `stages` (keys, segments, heads).
+    pub(super) fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
+        let shown = self.shown_viewport();
+        let rows = Viewport::labels(shown.row_range(), self.state.labels()).to_vec();
+        let mut by_columns = Vec::new();
+        let mut kinds: Vec<StageId> = Vec::new();
+        for &stage in stages {
+            if !kinds.iter().any(|k| k.columns() == stage.columns()) {
+                kinds.push(stage);
+            }
+        }
+        if kinds.is_empty() {
+            kinds.push(StageId::A);
+        }
+        for stage in kinds {
+            let all = self.state.column_labels(stage);
+            let cols = self.stage_viewport(stage, (self.state.len(), all.len()));
+            let labels = Viewport::labels(cols.col_range(), &all).to_vec();
+            let widths = LabelWidths::measure(&rows, &labels);
+            by_columns.push((stage.columns(), labels, widths));
+        }
+        SharedLabels { rows, by_columns }
+    }
+
+    /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the
+    /// mask (for the SVG exports).
+    #[cfg(feature = "files")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn frame<'a>(
+        &'a self,
+        stage: StageId,
+        title: &'a str,
+        labels: &'a SharedLabels,
+        shown: Viewport,
+        scale: &'a Scale,
+        theme: &'a Theme,
+        font_px: f32,
+    ) -> Frame<'a> {
+        Frame {
+            title,
+            row_labels: &labels.rows,
+            col_labels: labels.of(stage).0,
+            scale,
+            theme,
+            font_px,
+            mask: self.cell_mask(stage).map(|m| CellMask {
+                origin: (shown.row, shown.col),
+                ..m
+            }),
+            masked_label: &self.masked_label,
+            constant: None,
+            constant_label: &self.constant_label,
+        }
+    }
+
+    /// The colour scale of each map to draw (`(stage, head)`): its own, or shared by the maps of
+    /// one `ScaleGroup` when `shared_scale` is on.
+    fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
+        // The maps' extremes, kept by the explorer with each map: no map is scanned twice.
+        let stats = |&(stage, head): &(StageId, usize)| self.state.head_stats(stage, head);
+        if !self.shared_scale {
+            return drawn
+                .iter()
+                .map(|d| stats(d).map_or(Scale::unit(), |s| Scale::from_stats(d.0.scale_kind(), s)))
+                .collect();
+        }
+        drawn
+            .iter()
+            .map(|&(stage, _)| {
+                let group = drawn
+                    .iter()
+                    .filter(|(s, _)| s.scale_group() == stage.scale_group())
+                    .filter_map(stats)
+                    .fold(MapStats::NONE, MapStats::merge);
+                let kind = match stage.scale_group() {
+                    ScaleGroup::Attention | ScaleGroup::Lambda => ScaleKind::Sequential,
+                    ScaleGroup::Difference => ScaleKind::Diverging,
+                    ScaleGroup::Gate => ScaleKind::Unit,
+                };
+                Scale::from_stats(kind, group)
+            })
+            .collect()
+    }
+
+    /// Draws the viewport of one head's map of one stage on a canvas with `scale` (the whole
+    /// map's); returns the stage, the layout and the part of the map drawn.
+    #[allow(clippy::too_many_arguments)]
+    fn draw(
+        &mut self,
+        canvas: &HtmlCanvasElement,
+        stage: StageId,
+        head: usize,
+        title: &str,
+        font_px: f32,
+        labels: &SharedLabels,
+        scale: Scale,
+    ) -> Result<(StageId, HeatmapLayout, Viewport), JsError> {
+        let map = self
+            .state
+            .head_map(stage, head)
+            .ok_or_else(|| JsError::new("nothing to draw: the sentence is empty"))?;
+        let constant = self.state.head_stats(stage, head).and_then(constant_of);
+        let drawn = self.stage_viewport(stage, map.dim());
+        let (col_labels, widths) = labels.of(stage);
+        let frame = Frame {
+            title,
+            row_labels: &labels.rows,
+            col_labels,
+            scale: &scale,
+            theme: &self.theme,
+            font_px,
+            mask: self.cell_mask(stage).map(|m| CellMask {
+                origin: (drawn.row, drawn.col),
+                ..m
+            }),
+            masked_label: &self.masked_label,
+            constant,
+            constant_label: &self.constant_label,
+        };
+        let layout = self
+            .painter
+            .draw(canvas, drawn.slice(map), &frame, widths)?;
+        Ok((stage, layout, drawn))
+    }
+}
