@@ -9,7 +9,12 @@
 // www/dist/heads-worker.js for the page, pkg/diffattn-heads-worker.js for the element), with
 // the glue inside; the single file has none.
 //
-// Messages in: `{ type: 'start', module }` (a compiled WebAssembly.Module); `{ type: 'job',
+// It runs either build (runtime.js): the first view's glue is inside the bundle, the full
+// build's (the spec reader: a handle moved there draws specs) too, inlined from `import()` (the
+// bundle has no chunks), picked by the start message's `files`.
+//
+// Messages in: `{ type: 'start', module, files }` (a compiled WebAssembly.Module, and whether it
+// is the full build's); `{ type: 'job',
 // head, key, settings, overrides, source? }` (`source`, sent when it changed: `{ model, text,
 // spec }`, `model` a trained weights file's bytes or null for the untrained model, `spec` a
 // spec's bytes or JSON text, or null for the sentence); `{ type: 'trap' }` (tests: a panic in
@@ -18,7 +23,7 @@
 // not have the page's inputs: the page computes that head itself), `{ type: 'error', head,
 // message }`, `{ type: 'crashed', message }` (a Rust panic: the page ends this worker).
 
-import { Explorer, initSync } from './diffattn.js';
+import * as firstView from './diffattn.js';
 
 /** What a job's `source` was last applied as (model and spec by identity, text by value). */
 class Mirror {
@@ -27,8 +32,9 @@ class Mirror {
   #spec = null;
   #text = null;
 
-  constructor() {
-    this.handle = new Explorer();
+  /** `glue` is the wasm-bindgen module of the build the worker runs, initialised. */
+  constructor(glue) {
+    this.handle = new glue.Explorer();
   }
 
   /** Brings the handle's model, spec or sentence to `source`'s. */
@@ -62,6 +68,7 @@ export class HeadsWorker {
   #scope;
   #mirror = null;
   #memory = null;
+  #started = null;
 
   /** `scope` is the worker's global scope. */
   constructor(scope) {
@@ -73,13 +80,17 @@ export class HeadsWorker {
     this.#scope.postMessage(message, transfer);
   }
 
-  #receive(message) {
+  async #receive(message) {
     try {
       if (message.type === 'start') {
-        this.#memory = initSync({ module: message.module }).memory;
-        this.#mirror = new Mirror();
+        // Messages wait for the start: a job posted meanwhile is run after it.
+        this.#started = this.#start(message);
+        await this.#started;
         this.#post({ type: 'ready' });
-      } else if (message.type === 'job') {
+        return;
+      }
+      await this.#started;
+      if (message.type === 'job') {
         this.#job(message);
       } else if (message.type === 'trap') {
         const ex = this.#mirror.handle;
@@ -94,6 +105,12 @@ export class HeadsWorker {
       }
       this.#post({ type: 'error', head: message.head, message: String(err?.message ?? err) });
     }
+  }
+
+  async #start({ module, files }) {
+    const glue = files ? await import('./full/diffattn.js') : firstView;
+    this.#memory = glue.initSync({ module }).memory;
+    this.#mirror = new Mirror(glue);
   }
 
   #job({ head, key, settings, overrides, source }) {

@@ -573,15 +573,16 @@ test('spec files: UTF-8 text and the binary form are read as bytes; binary garba
   assert.equal(await reason(broken), 'unreadable');
 });
 
-test('the heads offload: no worker where none can be made; a mirror mismatch is the page\'s; crashes replace the worker until MAX_RESTARTS', async () => {
+test('the heads offload: no worker where none can be made; a mirror mismatch is the page\'s; crashes replace the worker until MAX_RESTARTS; it follows the handle to the full build', async () => {
   const { HeadOffload, MAX_RESTARTS } = await import('../../www/explorer/heads-offload.js');
   const handle = { settings: () => ({ shift: 1, gate_learned: true, lambda_learned: true }), overrides: () => new Uint8Array([0, 0]) };
   const view = { engine: { state: 'ready', call: (fn) => fn(handle) }, heads: { waiting: () => false }, report: (err) => assert.fail(err) };
   const changes = [];
   const onChange = () => changes.push('change');
   // No URL (the single file), or no module: never usable.
-  assert.equal(new HeadOffload(view, { url: null, module: {}, onChange }).usable, false);
-  assert.equal(new HeadOffload(view, { url: 'w.js', module: null, onChange }).usable, false);
+  assert.equal(new HeadOffload(view, { worker: null, onChange }).usable, false);
+  assert.equal(new HeadOffload(view, { worker: { url: null, module: {} }, onChange }).usable, false);
+  assert.equal(new HeadOffload(view, { worker: { url: 'w.js', module: null }, onChange }).usable, false);
   // A fake module worker: records what it is sent, answers as the test says.
   const made = [];
   class FakeWorker extends EventTarget {
@@ -605,14 +606,14 @@ test('the heads offload: no worker where none can be made; a mirror mismatch is 
   }
   globalThis.Worker = FakeWorker;
   try {
-    const offload = new HeadOffload(view, { url: 'w.js', module: { compiled: true }, onChange });
+    const offload = new HeadOffload(view, { worker: { url: 'w.js', module: { compiled: true }, files: false }, onChange });
     assert.equal(offload.usable, true);
     offload.model(new Uint8Array([1, 2, 3]));
     offload.text('the cat');
     assert.equal(offload.request([2, 3], 'k1'), true);
     const w = made[0];
     assert.equal(w.type, 'module');
-    assert.deepEqual(w.sent[0], { type: 'start', module: { compiled: true } });
+    assert.deepEqual(w.sent[0], { type: 'start', module: { compiled: true }, files: false });
     const job = w.sent[1];
     assert.equal(job.type, 'job');
     assert.equal(job.head, 2);
@@ -643,6 +644,22 @@ test('the heads offload: no worker where none can be made; a mirror mismatch is 
     assert.equal(offload.request([2], 'k2'), false);
     assert.equal(offload.stats.crashes, MAX_RESTARTS + 1);
     assert.ok(changes.length >= MAX_RESTARTS + 2);
+    // The handle moved to the full build (a spec): a worker of that build, with the same source,
+    // restarts counted afresh and the refused keys forgotten (they were the other build's).
+    const before = made.length;
+    offload.moveTo({ url: 'w.js', module: { full: true }, files: true });
+    assert.equal(offload.usable, true);
+    assert.equal(offload.request([2], 'k1'), true);
+    assert.equal(made.length, before + 1);
+    const full = made.at(-1);
+    assert.deepEqual(full.sent[0], { type: 'start', module: { full: true }, files: true });
+    assert.equal(full.sent[1].source.text, 'the cat');
+    assert.deepEqual([...full.sent[1].source.model], [1, 2, 3]);
+    // Moving again ends the worker of the build left.
+    offload.moveTo({ url: 'w.js', module: { again: true }, files: true });
+    assert.equal(full.ended, true);
+    offload.moveTo(null);
+    assert.equal(offload.usable, false, 'a runtime without a worker: every head on the page');
     // A browser without module workers never reads `type`: no worker.
     class ClassicWorker extends FakeWorker {
       constructor(url) {
@@ -650,7 +667,7 @@ test('the heads offload: no worker where none can be made; a mirror mismatch is 
       }
     }
     globalThis.Worker = ClassicWorker;
-    const classic = new HeadOffload(view, { url: 'w.js', module: {}, onChange });
+    const classic = new HeadOffload(view, { worker: { url: 'w.js', module: {} }, onChange });
     assert.equal(classic.request([1], 'k'), false);
     assert.equal(classic.usable, false);
   } finally {

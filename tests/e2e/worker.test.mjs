@@ -10,8 +10,10 @@
 // docs/PERFORMANCE.md has the figures).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startHarness, waitForReady } from './harness.mjs';
+import { ROOT, startHarness, waitForReady } from './harness.mjs';
 import { canvasInfo, openExplorer, settled } from './www-helpers.mjs';
 
 const WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
@@ -178,6 +180,52 @@ test('a worker that crashes is replaced; after too many crashes the page compute
   assert.deepEqual([r.maps - before.maps, r.adopted - before.adopted], [8, 0]);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+/** The captured DiffLlama layer of the fixtures (4 heads), its 12 tokens made `n`: each row of
+ * `x` repeated, moved a little so no two rows are equal, at positions 0 to n − 1. */
+function longSpec(n) {
+  const spec = JSON.parse(readFileSync(path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'), 'utf8'));
+  const rows = spec.x.length;
+  spec.tokens = Array.from({ length: n }, (_, i) => `${spec.tokens[i % rows]}${i}`);
+  spec.x = Array.from({ length: n }, (_, i) => spec.x[i % rows].map((v, j) => v + 0.01 * ((i * 7 + j) % 13)));
+  spec.rope.positions = Array.from({ length: n }, (_, i) => i);
+  return Buffer.from(JSON.stringify(spec));
+}
+
+test('a spec of 1,024 tokens: the handle moves to the full build, and its other heads come from a worker of that build, with the bits the page computes itself', async () => {
+  const file = { name: 'long-diffllama.json', mimeType: 'application/json', buffer: longSpec(1024) };
+  const open = async (options) => {
+    const opened = await openExplorer(h, { text: 'the cat', weights: 'untrained' }, options);
+    await opened.page.setInputFiles('#spec-file', file);
+    await opened.page.waitForFunction(() => window.diffattn.view.specs.active !== null);
+    await settled(opened.page);
+    // Every head side by side: the view that needs every head's maps.
+    await opened.page.check('#all-heads');
+    await settled(opened.page);
+    return opened;
+  };
+  const withWorker = await open();
+  const page = withWorker.page;
+  assert.deepEqual(await page.evaluate(() => ({ files: window.diffattn.view.runtime.files, worker: window.diffattn.view.runtime.worker?.files })), { files: true, worker: true });
+  assert.equal(await page.evaluate(() => window.diffattn.view.view.tokens), 1024);
+  assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.pending_heads())), 0);
+  const r = await recomputations(page);
+  // The shown head computed here, the three others adopted from the full build's worker.
+  assert.equal(r.adopted, 3, JSON.stringify(r));
+  assert.ok(page.workers().some((w) => w.url().endsWith('/www/dist/heads-worker.js')), page.workers().map((w) => w.url()).join(', '));
+  assert.equal(await page.evaluate(() => window.diffattn.root.querySelectorAll('canvas.map-canvas').length), 4);
+
+  const fallback = await open({ beforeLoad: noWorker });
+  const f = await recomputations(fallback.page);
+  assert.equal(f.adopted, 0, JSON.stringify(f));
+  const stage = await page.evaluate(() => window.diffattn.call((ex) => ex.view()).final_stage);
+  assert.deepEqual(await headHashes(page, stage), await headHashes(fallback.page, stage));
+  assert.deepEqual(await canvasInfo(page), await canvasInfo(fallback.page));
+  assert.deepEqual(withWorker.errors, []);
+  assert.deepEqual(fallback.errors, []);
+  await withWorker.context.close();
+  await fallback.context.close();
 });
 
 test('the element runs its own worker bundle (pkg/diffattn-heads-worker.js)', async () => {

@@ -27,8 +27,9 @@ export const JOB_TIMEOUT_MS = 30_000;
 
 export class HeadOffload {
   #view;
-  #url;
-  #module;
+  #url = null;
+  #module = null;
+  #files = false;
   #onChange;
   #worker = null;
   #state = 'idle'; // idle | starting | ready | failed
@@ -50,16 +51,35 @@ export class HeadOffload {
   stats = { heads: 0, worker_ms: 0, worker_memory: 0, adopt_task_ms: 0, dropped: 0, crashes: 0 };
 
   /**
-   * `url` is the worker's bundle (null where there is none), `module` the compiled wasm the
-   * page's handle runs (the runtime's), `onChange()` runs when a head was adopted or the worker
-   * failed (the head steps look again).
+   * `worker` is the runtime's `{ url, module, files }` (runtime.js): the worker's bundle, the
+   * compiled wasm the page's handle runs and whether it is the full build's; null where there
+   * is none. `onChange()` runs when a head was adopted or the worker failed (the head steps
+   * look again).
    */
-  constructor(view, { url, module, onChange }) {
+  constructor(view, { worker = null, onChange }) {
     this.#view = view;
-    this.#url = url ?? null;
-    this.#module = module ?? null;
     this.#onChange = onChange;
-    if (!this.#url || !this.#module || typeof Worker !== 'function') this.#state = 'failed';
+    this.#use(worker);
+  }
+
+  #use(worker) {
+    this.#url = worker?.url ?? null;
+    this.#module = worker?.module ?? null;
+    this.#files = !!worker?.files;
+    this.#state = this.#url && this.#module && typeof Worker === 'function' ? 'idle' : 'failed';
+  }
+
+  /**
+   * The page's handle moved to another build (engine.js `useFull`): the worker running the old
+   * one is ended, and the next job starts one on `worker` (the new runtime's), with the same
+   * source (what the handle was made from moves with it) and a fresh count of restarts.
+   */
+  moveTo(worker) {
+    this.stop();
+    this.#restarts = 0;
+    this.#refused.clear();
+    this.#use(worker);
+    this.#onChange();
   }
 
   /** Whether heads can be sent to a worker (else every head is computed on the page). */
@@ -159,7 +179,7 @@ export class HeadOffload {
       if (this.#state === 'starting') this.#fail();
       else this.#crashed();
     });
-    this.#worker.postMessage({ type: 'start', module: this.#module });
+    this.#worker.postMessage({ type: 'start', module: this.#module, files: this.#files });
     this.#sentRev = -1;
   }
 

@@ -5,7 +5,8 @@
 // between frames (`compute_step`), and, from OFFLOAD_TOKENS tokens on, where one head's maps
 // take longer than a step (100–250 ms at 2,048 tokens), in a Web Worker (heads-offload.js),
 // whose heads the page's handle adopts map by map; a head that keeps its maps and needs only
-// its shift stages is computed here either way. Without a worker (the single file, an old
+// its shift stages is computed here either way. The worker runs the build the page's handle
+// runs, the first view's or the full one (a spec). Without a worker (the single file, an old
 // browser, a worker that crashed too often) every head is computed here in steps. Over BUSY_MS
 // the busy line says how far it is ("head 3 of 8"); when every head is in, `onDone` draws what
 // waited for them.
@@ -46,14 +47,14 @@ export class HeadSteps {
    * `view` is the ExplorerView (its engine, elements, `t`, `report`); `onDone()` runs once
    * every head is computed after steps; while `wait()` is true (a render is asked for, a person
    * is typing) no step runs, so a key or a slider never waits for a head it does not show.
-   * `worker` is the runtime's `{ url, module }` for the heads' Web Worker (runtime.js), or
+   * `worker` is the runtime's `{ url, module, files }` for the heads' Web Worker (runtime.js), or
    * null: then every head is computed here.
    */
   constructor(view, { onDone, wait, worker = null }) {
     this.#view = view;
     this.#onDone = onDone;
     this.#wait = wait;
-    this.offload = new HeadOffload(view, { url: worker?.url, module: worker?.module, onChange: () => this.kick() });
+    this.offload = new HeadOffload(view, { worker, onChange: () => this.kick() });
   }
 
   /** Ends the worker (the explorer is destroyed). */

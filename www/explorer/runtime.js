@@ -26,13 +26,14 @@ async function moduleOf(glue) {
  * builds that is (`"simd128"` or `"baseline"`, wasm-features.js), only reported back. `full`:
  * where the full build is, `{ glue, wasm }` the same way, for a runtime of the first view's
  * build; null (the default) when this build is the full one. `worker`: the URL of the heads'
- * Web Worker bundle (heads-worker.js, which carries the first view's glue), or null where there
- * is none (the single file, the full build). Resolves to `{ glue, exports, build, files,
+ * Web Worker bundle (heads-worker.js, which carries the glue of both builds), or null where
+ * there is none (the single file). Resolves to `{ glue, exports, build, files,
  * source, full(), worker, names, defaults, mechanisms, maxTokens, version }`: `source` is
  * `{ glue, wasm }` as given (what another instance of the same build would load), `full()` a
  * promise of the full build's runtime (this one when it is the full build; a failed load is
- * tried again on the next call), `worker` `{ url, module }` (the compiled module the handles
- * run, which the worker runs too: heads-offload.js) or null.
+ * tried again on the next call), `worker` `{ url, module, files }` (the compiled module the
+ * handles run, which the worker runs too, and whether it is the full build's: heads-offload.js)
+ * or null.
  */
 export async function loadRuntime({ glue, wasm, build = null, full = null, worker = null }) {
   const module = await moduleOf(glue);
@@ -48,8 +49,8 @@ export async function loadRuntime({ glue, wasm, build = null, full = null, worke
     full() {
       if (full === null) return Promise.resolve(runtime);
       if (!fullRuntime) {
-        // The full build has no heads' worker: its glue is not the one the worker carries.
-        const promise = loadRuntime({ glue: full.glue, wasm: full.wasm, build });
+        // The heads' worker carries both builds' glue: it runs the full build as well.
+        const promise = loadRuntime({ glue: full.glue, wasm: full.wasm, build, worker });
         promise.catch(() => {
           if (fullRuntime === promise) fullRuntime = null;
         });
@@ -57,7 +58,7 @@ export async function loadRuntime({ glue, wasm, build = null, full = null, worke
       }
       return fullRuntime;
     },
-    worker: worker && compiled instanceof WebAssembly.Module ? { url: worker, module: compiled } : null,
+    worker: worker && compiled instanceof WebAssembly.Module ? { url: worker, module: compiled, files: full === null } : null,
     names: module.names(),
     defaults: module.defaults(),
     mechanisms: module.mechanisms(),

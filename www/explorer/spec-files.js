@@ -57,9 +57,9 @@ export class SpecFiles {
         replay: (handle, bytes) => bytes && handle.load_model(new Uint8Array(bytes)),
       });
       view.resend({ now: true });
-      // The full build has no heads' worker (runtime.js): from now on its heads are computed
-      // here, in steps between frames.
-      view.heads.offload.stop();
+      // The heads' worker follows the handle to the full build (a worker of the first view's
+      // build could not read the spec).
+      view.heads.offload.moveTo(view.engine.runtime.worker);
       return true;
     } catch (err) {
       if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
