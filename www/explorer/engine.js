@@ -13,8 +13,9 @@
 // wasm it was loaded from); `useFull()` moves the handle to the full build, once, before a
 // spec is opened or a file exported.
 //
-// The handle's methods and the shapes they return are documented in src/web/handle.rs and
-// src/web/js.rs; the names match (`update({ shift: 2 })`, `view().stages`, ...).
+// The handle's methods are documented in src/web/ (handle.rs, render.rs, hover.rs, files.rs,
+// heads.rs) and the shapes they return in src/web/js.rs and src/web/js/; the names match
+// (`update({ shift: 2 })`, `view().stages`, ...).
 
 /** Thrown by `call` when the engine is stopped (it could not be started or restarted). */
 export class EngineStopped extends Error {
