@@ -7,7 +7,7 @@
 //! same output.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::path::PathBuf;
+mod common;
 
 use diffattn::engine::shift_diff::ShiftDiffMaps;
 use diffattn::engine::{
@@ -16,30 +16,7 @@ use diffattn::engine::{
 };
 use diffattn::explorer::Explorer;
 use diffattn::model::Model;
-use diffattn::spec::{parse_spec, Spec};
 use ndarray::{array, Array2, ArrayView2, ArrayView3, Axis};
-
-fn fixtures() -> Vec<(String, Spec)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut specs = Vec::new();
-    for dir in ["stages", "real"] {
-        let mut names: Vec<_> = std::fs::read_dir(root.join(dir))
-            .expect("fixtures")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.to_string_lossy().ends_with(".spec.json"))
-            .collect();
-        names.sort();
-        for path in names {
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let spec = parse_spec(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            specs.push((
-                path.file_name().unwrap().to_string_lossy().into_owned(),
-                spec,
-            ));
-        }
-    }
-    specs
-}
 
 fn same_bits(a: ArrayView2<f32>, b: ArrayView2<f32>) -> bool {
     a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
@@ -97,7 +74,7 @@ fn with_fixed_lambda(m: &Mechanism, lambda: f32) -> Mechanism {
 
 #[test]
 fn each_head_alone_has_the_bits_of_every_head_together() {
-    let specs = fixtures();
+    let specs = common::fixture_specs();
     assert!(specs.len() >= 100, "{} fixtures", specs.len());
     for (name, spec) in &specs {
         let whole = run(
@@ -170,7 +147,7 @@ fn each_head_alone_has_the_bits_of_every_head_together() {
 
 #[test]
 fn a_new_lambda_put_into_one_head_has_the_bits_of_every_head_computed_with_it() {
-    for (name, spec) in fixtures() {
+    for (name, spec) in common::fixture_specs() {
         if !matches!(
             spec.mechanism,
             Mechanism::DiffTransformer(_) | Mechanism::DiffTransformerV2 { .. }
@@ -203,7 +180,7 @@ fn a_new_lambda_put_into_one_head_has_the_bits_of_every_head_computed_with_it() 
 
 #[test]
 fn a_head_range_past_the_heads_is_an_error_naming_the_head() {
-    let (_, spec) = fixtures().remove(0);
+    let (_, spec) = common::fixture_specs().remove(0);
     let projection = Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights);
     let heads = spec.heads;
     let err = base_maps_of(
@@ -238,7 +215,7 @@ fn by_hand_the_second_head_alone_is_the_second_map() {
 
 #[test]
 fn the_explorer_computes_the_shown_head_first_and_every_head_with_the_same_bits() {
-    for (name, spec) in fixtures() {
+    for (name, spec) in common::fixture_specs() {
         if spec.page_support().is_err() {
             continue;
         }

@@ -5,37 +5,17 @@
 //! adopted under the key it was computed for, and adopting counts as no recomputation.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::path::PathBuf;
 
 use diffattn::engine::shift_diff::Difference;
 use diffattn::engine::{MechanismKind, StageId};
 use diffattn::explorer::{Explorer, HeadKey};
 use diffattn::model::Model;
-use diffattn::spec::{parse_spec, Spec};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixtures() -> Vec<(String, Spec)> {
-    let mut specs = Vec::new();
-    for dir in ["stages", "real"] {
-        let mut names: Vec<_> = std::fs::read_dir(root().join("tests/fixtures").join(dir))
-            .expect("fixtures")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.to_string_lossy().ends_with(".spec.json"))
-            .collect();
-        names.sort();
-        for path in names {
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let spec = parse_spec(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            specs.push((
-                path.file_name().unwrap().to_string_lossy().into_owned(),
-                spec,
-            ));
-        }
-    }
-    specs
 }
 
 fn trained(mechanism: &str) -> Model {
@@ -149,7 +129,7 @@ fn adopt_every_head(name: &str, page: &mut Explorer, worker: &mut Explorer, loca
 #[test]
 fn every_fixture_adopted_head_by_head_has_the_bits_computed_here() {
     let mut tried = 0;
-    for (name, spec) in fixtures() {
+    for (name, spec) in common::fixture_specs() {
         if spec.page_support().is_err() {
             continue;
         }

@@ -1,4 +1,4 @@
-//! Helpers shared by the command-line tests.
+//! Helpers shared by the tests: the command line's, and the fixtures every head test runs over.
 #![allow(dead_code)] // Each test file uses some of them.
 
 use std::ffi::OsStr;
@@ -48,4 +48,29 @@ pub fn scratch_dir(test: &str) -> PathBuf {
 /// Standard error as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every spec of the reference fixtures (`tests/fixtures/stages/`, `tests/fixtures/real/`), with
+/// its file name, in name order.
+pub fn fixture_specs() -> Vec<(String, diffattn::spec::Spec)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut specs = Vec::new();
+    for dir in ["stages", "real"] {
+        let mut names: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("fixtures")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.to_string_lossy().ends_with(".spec.json"))
+            .collect();
+        names.sort();
+        for path in names {
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let spec = diffattn::spec::parse_spec(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            specs.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                spec,
+            ));
+        }
+    }
+    specs
 }
