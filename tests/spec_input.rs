@@ -305,3 +305,25 @@ fn bytes_that_are_not_utf8_are_refused_even_where_the_parser_skips() {
     let e = parse_spec_reader(&bytes[..]).unwrap_err();
     assert!(e.message.contains("not UTF-8 at byte"), "{e}");
 }
+
+#[test]
+fn a_w_lambda_narrower_than_d_model_is_refused_not_a_panic() {
+    // Found by the `spec` fuzzer (fuzz/regressions/spec/w_lambda_narrower_than_d_model.json):
+    // V2's `w_lambda` with one row per head but 3 columns where d_model is 4. Only its rows were
+    // counted, so the product λ = σ(x·w_lambdaᵀ) panicked on its inner dimensions.
+    let v2 = |w_lambda: &str| {
+        format!(
+            r#"{{"mechanism": "diff_transformer_v2", "heads": 1, "head_dim": 2, "causal": true,
+               "x": [[0, 0, 0.5, -1], [0, 3, 2, 0]],
+               "w_q": [[0.5, -1, 0, 1], [0, 1, 0.5, 0], [1, 0, -1, 0.25], [0.1, 0.2, 0.3, 0.4]],
+               "w_k": [[0.5, -0.25, 1, 1], [0, 1, 0.5, 0]],
+               "w_v": [[0.5, -0.25, 0, 1], [0, 1, 0.5, 0]],
+               "w_o": [[1, 0], [0, 1], [0.5, 0.5], [-1, 0]],
+               "w_lambda": {w_lambda}}}"#
+        )
+    };
+    assert!(parse_spec(&v2("[[0.1, -0.2, 0, 0.3]]")).is_ok());
+    let e = parse_spec(&v2("[[0.1, -0.2, 0]]")).unwrap_err();
+    assert!(e.to_string().contains("w_lambda"), "{e}");
+    assert!(e.to_string().contains("width 4"), "{e}");
+}

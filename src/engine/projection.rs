@@ -104,7 +104,14 @@ impl Weights {
         if d == 0 {
             return Err(EngineError::ZeroWidth);
         }
-        for (field, w) in [("w_q", &w_q), ("w_k", &w_k), ("w_v", &w_v)] {
+        // V2's `w_lambda` reads `x` too (one row per head): its rows are as wide as the others'.
+        let widths = [
+            ("w_q", Some(&w_q)),
+            ("w_k", Some(&w_k)),
+            ("w_v", Some(&w_v)),
+            ("w_lambda", w_lambda.as_ref()),
+        ];
+        for (field, w) in widths.into_iter().filter_map(|(f, w)| w.map(|w| (f, w))) {
             if w.ncols() != d {
                 return Err(EngineError::Shape {
                     field,
