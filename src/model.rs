@@ -18,9 +18,11 @@
 mod adapt;
 mod classify;
 mod format;
+mod json;
 pub mod retrieval;
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use ndarray::{Array1, Array2};
 
@@ -42,11 +44,35 @@ pub const UNTRAINED_SEED: u64 = 20_251_129;
 /// The token every word outside the vocabulary reads as; row 0 of every trained table.
 pub const UNKNOWN_TOKEN: &str = "<unk>";
 
+/// The token table's hash of a token text: FNV-1a 64 over the bytes `Hash` writes, instead of
+/// std's SipHash with random keys, which the first view's wasm then does not carry (the
+/// vocabulary comes from the shipped files, so there is no flooding to resist).
+#[derive(Clone, Copy)]
+struct TokenHasher(u64);
+
+impl Default for TokenHasher {
+    fn default() -> Self {
+        TokenHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
 /// A trained token table: one row per vocabulary entry, row 0 is [`UNKNOWN_TOKEN`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct TokenTable {
     tokens: Vec<String>,
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, BuildHasherDefault<TokenHasher>>,
     /// The vectors, `(vocabulary, d)`.
     pub vectors: Array2<f32>,
 }
@@ -67,7 +93,7 @@ impl TokenTable {
                 tokens.len()
             )));
         }
-        let mut index = HashMap::with_capacity(tokens.len());
+        let mut index = HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
         for (i, t) in tokens.iter().enumerate() {
             if index.insert(t.clone(), i).is_some() {
                 return Err(ModelError::Invalid(format!("vocab: {t:?} appears twice")));
@@ -111,6 +137,9 @@ pub struct Trained {
     /// How the token table was stored (int8 rows in the shipped files).
     pub quantization: Quantization,
     /// Free-form facts about training (seed, data, accuracy), JSON; shown, never interpreted.
+    /// Native only: nothing in the wasm builds reads it, so they skip it when reading a file
+    /// (and carry no JSON value type for it).
+    #[cfg(not(target_arch = "wasm32"))]
     pub info: serde_json::Value,
 }
 

@@ -92,13 +92,17 @@ pub fn parse<T: Named>(field: &str, text: &str) -> Result<T, NameError> {
     if let Some((_, v)) = T::ALIASES.iter().find(|(alias, _)| *alias == text) {
         return Ok(*v);
     }
-    let expected = names::<T>();
-    Err(NameError {
+    Err(unknown(field, text, names::<T>()))
+}
+
+/// The error of [`parse`], built once for every `T` (not once per instance of `parse`).
+fn unknown(field: &str, text: &str, expected: Vec<&'static str>) -> NameError {
+    NameError {
         field: field.to_string(),
         found: text.to_string(),
         suggestion: closest(text, &expected),
         expected,
-    })
+    }
 }
 
 /// The candidate closest to `word` by edit distance (ignoring case, `-` against `_`), if it is

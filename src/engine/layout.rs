@@ -9,7 +9,6 @@ use ndarray::{Array2, ArrayView2};
 
 use super::error::EngineError;
 use super::mechanism::MechanismKind;
-use super::numeric::saturate;
 use super::projection::{head_width, Weights};
 
 /// Which query heads of the Differential Transformer form a diff head, and how `V` splits.
@@ -57,7 +56,13 @@ pub struct Rope {
 
 impl Rope {
     /// Every head of `m` (`(tokens, heads · head_dim)`) rotated by its token's position.
+    ///
+    /// Only a loaded spec has rotary positions, so the first view's wasm build, which reads no
+    /// spec (cargo feature `files` off), leaves the rotation and its f64 `sin`, `cos` and `powf`
+    /// out and refuses a `Rope` instead (below); native builds always have it.
+    #[cfg(any(not(target_arch = "wasm32"), feature = "files"))]
     pub fn rotate(&self, m: ArrayView2<f32>, head_dim: usize) -> Result<Array2<f32>, EngineError> {
+        use super::numeric::saturate;
         let r = self.rotary_dim.unwrap_or(head_dim);
         if r < 2 || r % 2 != 0 || r > head_dim {
             return Err(EngineError::Shape {
@@ -112,6 +117,16 @@ impl Rope {
             }
         }
         Ok(out)
+    }
+
+    /// The first view's wasm build has no rotation (above): an error saying so.
+    #[cfg(all(target_arch = "wasm32", not(feature = "files")))]
+    pub fn rotate(&self, _: ArrayView2<f32>, _: usize) -> Result<Array2<f32>, EngineError> {
+        Err(EngineError::Shape {
+            field: "rope",
+            expected: "no rope in the first view's build (the full build rotates)".to_string(),
+            found: "rope".to_string(),
+        })
     }
 }
 

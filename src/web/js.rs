@@ -106,9 +106,9 @@ pub(super) struct RectJs {
 pub(super) struct CellJs {
     query: String,
     key: String,
-    values: serde_json::Map<String, serde_json::Value>,
+    values: StageValues,
     gate: Option<GateJs>,
-    row_sum: serde_json::Map<String, serde_json::Value>,
+    row_sum: StageValues,
     lambda: Option<f32>,
     masked: bool,
 }
@@ -121,16 +121,35 @@ struct GateJs {
     gamma: f32,
 }
 
-fn stage_values(values: &[(StageId, f32)]) -> serde_json::Map<String, serde_json::Value> {
-    values
-        .iter()
-        .map(|(s, v)| {
-            (
-                name_of(*s).to_string(),
-                serde_json::Value::from(f64::from(*v)),
-            )
-        })
-        .collect()
+/// `{ [stage]: number | null }`: each stage's value under its name, the names in sorted order,
+/// a value that is not finite as `null` (what a `serde_json::Map` of `Value`s gave, which this
+/// replaces: serde_json's `Value` is then in no method of the first view's wasm).
+struct StageValues(Vec<(&'static str, f32)>);
+
+impl Serialize for StageValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, v) in &self.0 {
+            let v = f64::from(*v);
+            map.serialize_entry(name, &v.is_finite().then_some(v))?;
+        }
+        map.end()
+    }
+}
+
+fn stage_values(values: &[(StageId, f32)]) -> StageValues {
+    // Sorted by name, a later value of a name replacing the earlier, as a map's inserts do
+    // (a handful of stages: inserted in place, no sort compiled in for them).
+    let mut named: Vec<(&'static str, f32)> = Vec::with_capacity(values.len());
+    for &(stage, v) in values {
+        let name = name_of(stage);
+        match named.binary_search_by(|&(n, _)| n.cmp(name)) {
+            Ok(i) => named[i].1 = v,
+            Err(i) => named.insert(i, (name, v)),
+        }
+    }
+    StageValues(named)
 }
 
 impl From<CellInfo> for CellJs {

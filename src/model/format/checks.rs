@@ -101,8 +101,11 @@ pub(super) fn finite<'a>(
 ) -> Result<(), ModelError> {
     match values.into_iter().enumerate().find(|(_, v)| !v.is_finite()) {
         None => Ok(()),
-        Some((i, v)) => Err(ModelError::Invalid(format!(
-            "{name}[{i}]: {v} (every parameter must be finite)"
-        ))),
+        Some((i, v)) => Err(not_finite(name, i, *v)),
     }
+}
+
+/// The error of [`finite`], one copy for all its instances.
+fn not_finite(name: &str, i: usize, v: f32) -> ModelError {
+    ModelError::Invalid(format!("{name}[{i}]: {v} (every parameter must be finite)"))
 }

@@ -2,7 +2,9 @@
 //! blob's hash), and the whole file written (`encode`) and read back into its parts (`decode`).
 
 use ndarray::Array1;
-use serde::{Deserialize, Serialize};
+#[cfg(test)]
+use serde::Deserialize;
+use serde::Serialize;
 
 use super::blob::{check_blob, quantize_rows, BlobReader, BlobWriter, TensorEntry};
 use super::{container, open, ModelError, Quantization};
@@ -10,14 +12,17 @@ use crate::engine::bilstm::{BiLstm, LstmWeights};
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams};
 use crate::engine::{Mechanism, MechanismKind, Weights};
+use crate::model::json::{self, Fields, Json};
 use crate::model::{Pooling, TokenTable, Trained};
 use crate::names::{name_of, parse, Named};
 use crate::text::fnv1a_64;
 use crate::text::limits::MAX_D_MODEL;
 
-/// The JSON header.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The JSON header, written with serde and read with [`json`] (so the first view's wasm has
+/// no JSON deserializer: [`Header::read`]). The tests read it with serde's derive too, the
+/// reader it had before, and check that the two agree.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(Deserialize), serde(deny_unknown_fields))]
 struct Header {
     mechanism: String,
     d_model: usize,
@@ -28,27 +33,90 @@ struct Header {
     labels: Vec<String>,
     /// `"f32"` or `"int8_rows"`: how `embedding` is stored.
     quantization: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     shift: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     difference: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     fill: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     renormalize: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     depth: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     window: Option<usize>,
     /// Hierarchical attention's segment size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
     segment: Option<usize>,
     vocab: Vec<String>,
     tensors: Vec<TensorEntry>,
     /// FNV-1a 64 of the blob, 16 lower-case hex digits.
     blob_fnv1a64: String,
-    #[serde(default)]
+    /// Anything (`null` when absent); native only ([`Trained::info`]).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg_attr(test, serde(default))]
     info: serde_json::Value,
+}
+
+impl Header {
+    /// Reads a parsed header with the rules serde's derive had: every field of the right type,
+    /// the optional ones absent or `null`, no field twice, no other field. `info` is any JSON
+    /// value; natively it is kept (serde_json), in wasm skipped, since nothing there reads it
+    /// and serde_json's reader would be in the first view's wasm for it alone.
+    fn read(value: &Json) -> Result<Header, String> {
+        fn text(f: &mut Fields, key: &str) -> Result<String, String> {
+            Ok(f.required(key)?.str(key)?.to_string())
+        }
+        fn maybe_text(f: &mut Fields, key: &str) -> Result<Option<String>, String> {
+            f.optional(key)
+                .map(|v| v.str(key).map(str::to_string))
+                .transpose()
+        }
+        let mut f = Fields::of(value, "the header")?;
+        let header = Header {
+            mechanism: text(&mut f, "mechanism")?,
+            d_model: f.required("d_model")?.int("d_model")?,
+            heads: f.required("heads")?.int("heads")?,
+            positions: text(&mut f, "positions")?,
+            pooling: text(&mut f, "pooling")?,
+            labels: f.required("labels")?.strings("labels")?,
+            quantization: text(&mut f, "quantization")?,
+            shift: f.optional("shift").map(|v| v.int("shift")).transpose()?,
+            difference: maybe_text(&mut f, "difference")?,
+            fill: maybe_text(&mut f, "fill")?,
+            renormalize: maybe_text(&mut f, "renormalize")?,
+            depth: f.optional("depth").map(|v| v.int("depth")).transpose()?,
+            window: f.optional("window").map(|v| v.int("window")).transpose()?,
+            segment: f
+                .optional("segment")
+                .map(|v| v.int("segment"))
+                .transpose()?,
+            vocab: f.required("vocab")?.strings("vocab")?,
+            tensors: f
+                .required("tensors")?
+                .array("tensors")?
+                .iter()
+                .map(TensorEntry::read)
+                .collect::<Result<_, _>>()?,
+            blob_fnv1a64: text(&mut f, "blob_fnv1a64")?,
+            #[cfg(not(target_arch = "wasm32"))]
+            info: match f.take("info") {
+                Some(m) => serde_json::from_str(m.text).map_err(|e| format!("info: {e}"))?,
+                None => serde_json::Value::Null,
+            },
+        };
+        #[cfg(target_arch = "wasm32")]
+        f.take("info");
+        f.finish()?;
+        Ok(header)
+    }
 }
 
 fn names(m: &Mechanism) -> (&'static str, &'static str, &'static str) {
@@ -149,6 +217,7 @@ pub(in crate::model) fn encode(
         vocab: t.table.tokens().to_vec(),
         tensors: w.entries,
         blob_fnv1a64: format!("{:016x}", fnv1a_64(&w.blob)),
+        #[cfg(not(target_arch = "wasm32"))]
         info: t.info.clone(),
     };
     let json = serde_json::to_vec(&header).expect("a header of strings and numbers serialises");
@@ -164,16 +233,20 @@ fn header_name<T: Named>(field: &str, value: Option<&str>) -> Result<T, ModelErr
 /// Reads a weights file into its parts (unchecked: [`check`](super::check) follows).
 pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
     let (header_bytes, blob) = open(bytes)?;
-    let probe: serde_json::Value =
-        serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
-    if probe.get("task").and_then(|t| t.as_str()) == Some("retrieval") {
-        return Err(ModelError::Header(
-            "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
-                .to_string(),
-        ));
+    let text = std::str::from_utf8(header_bytes)
+        .map_err(|e| ModelError::Header(format!("not UTF-8: {e}")))?;
+    let parsed = json::parse(text).map_err(ModelError::Header)?;
+    if let Json::Object(members) = &parsed {
+        // The last `task`, as a JSON object of serde_json keeps it.
+        let task = members.iter().rev().find(|m| m.key == "task");
+        if task.is_some_and(|m| m.value == Json::String("retrieval".to_string())) {
+            return Err(ModelError::Header(
+                "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
+                    .to_string(),
+            ));
+        }
     }
-    let header: Header =
-        serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
+    let header = Header::read(&parsed).map_err(ModelError::Header)?;
     if header.d_model > MAX_D_MODEL {
         return Err(ModelError::Invalid(format!(
             "d_model {} is over the limit of {MAX_D_MODEL} (diffattn::text::limits::MAX_D_MODEL)",
@@ -301,16 +374,100 @@ pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), Model
     let trained = Trained {
         mechanism,
         heads: header.heads,
-        table: TokenTable::new(header.vocab.clone(), vectors)?,
+        table: TokenTable::new(header.vocab, vectors)?,
         encoder,
         pooling,
         classifier: r.matrix("classifier.weight")?,
         classifier_bias: Array1::from(r.vector("classifier.bias")?),
         quantization,
-        info: header.info.clone(),
+        #[cfg(not(target_arch = "wasm32"))]
+        info: header.info,
     };
     Ok((weights, trained))
 }
 
 // RMSNorm's epsilon is part of the format: a file trained with another would not match.
 const _: () = assert!(RMS_NORM_EPS == 1e-5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    /// `Header::read` accepts what serde's derive accepted, refuses what it refused, and reads
+    /// the same header: the shipped files' headers, and each changed field by field.
+    #[test]
+    fn the_header_reader_agrees_with_serde() {
+        let agree = |text: &str| {
+            let ours = json::parse(text).and_then(|v| Header::read(&v));
+            let serde = serde_json::from_str::<Header>(text);
+            match (&ours, &serde) {
+                (Ok(a), Ok(b)) => assert_eq!(
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap(),
+                    "{text}"
+                ),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{text}: ours {ours:?}, serde's {serde:?}"),
+            }
+        };
+        let odd = [
+            Value::Null,
+            json!(1),
+            json!(-1),
+            json!(1.5),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!("x"),
+            json!("sinusoidal"),
+            json!([]),
+            json!([1, 2]),
+            json!(["a"]),
+            json!({}),
+            json!(true),
+        ];
+        for name in [
+            "shift_diff",
+            "diff_transformer",
+            "local",
+            "hierarchical",
+            "input_diff",
+        ] {
+            let path = format!("{}/weights/{name}.bin", env!("CARGO_MANIFEST_DIR"));
+            let bytes = std::fs::read(path).unwrap();
+            let (header, _) = open(&bytes).unwrap();
+            let text = std::str::from_utf8(header).unwrap();
+            agree(text);
+            let mut value: Value = serde_json::from_str(text).unwrap();
+            value["info"] = json!({ "nested": [1, 2.5, { "a": null }], "s": "\u{e9}" });
+            agree(&value.to_string());
+            let keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+            for key in keys.iter().chain(["unknown".to_string()].iter()) {
+                let mut v = value.clone();
+                v.as_object_mut().unwrap().remove(key);
+                agree(&v.to_string());
+                for o in &odd {
+                    let mut v = value.clone();
+                    v[key.as_str()] = o.clone();
+                    agree(&v.to_string());
+                }
+                // The key twice.
+                let text = value.to_string();
+                agree(&format!("{{\"{key}\": 1, {}", &text[1..]));
+            }
+            for key in ["name", "dtype", "shape", "offset", "other"] {
+                let mut v = value.clone();
+                v["tensors"][0].as_object_mut().unwrap().remove(key);
+                agree(&v.to_string());
+                for o in &odd {
+                    let mut v = value.clone();
+                    v["tensors"][0][key] = o.clone();
+                    agree(&v.to_string());
+                }
+            }
+            for o in &odd {
+                agree(&o.to_string());
+            }
+        }
+    }
+}
