@@ -378,3 +378,30 @@ test('a spec the page cannot draw says why and leaves the page as it was: too ma
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the spec files are a chunk the first view does not load; when it cannot load, a message, and the next pick draws', async () => {
+  const { page, errors, context } = await openExplorer(h, { text: 'the cat sat' });
+  const requested = [];
+  page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  await page.reload();
+  await page.waitForFunction(() => window.diffattn?.view?.engine?.state === 'ready');
+  await settled(page);
+  assert.ok(!requested.some((p) => /\/spec-files-[^/]*\.js$/.test(p)), `the first view loaded the spec files: ${requested.join(', ')}`);
+  // The chunk's first request fails (a dropped connection); the second is served.
+  let refused = 0;
+  await page.route(/\/spec-files-[^/]*\.js$/, (route) => (refused++ === 0 ? route.abort() : route.continue()));
+  await pick(page, 'tests/e2e/fixtures/captured-diffllama.json');
+  assert.equal(await page.evaluate(() => window.diffattn.view.specs.active), null);
+  assert.match(await text(page, 'messages'), /Could not load the full engine/);
+  // The message stays up, so wait for the spec itself.
+  const input = await page.evaluateHandle(() => window.diffattn.root.getElementById('spec-file'));
+  await input.asElement().setInputFiles(path.join(ROOT, 'tests/e2e/fixtures/captured-diffllama.json'));
+  await page.waitForFunction(() => window.diffattn.view.specs.active !== null, null, { timeout: 30_000 });
+  await settled(page);
+  assert.equal(refused, 2);
+  assert.equal((await engineView(page)).tokens, 12);
+  assert.equal(await page.evaluate(() => window.diffattn.view.specs.active.name), 'captured-diffllama.json');
+  // The dropped connection is the only error the console saw.
+  assert.ok(errors.every((e) => /spec-files|Failed to fetch|dynamically imported|ERR_FAILED/i.test(e)), errors.join('\n'));
+  await context.close();
+});

@@ -4,9 +4,10 @@
 // can be tens of megabytes); the spec's settings become the controls' (the engine says what
 // they are); a broken file, or one the page cannot draw (too many tokens), is a message naming
 // the field at fault. A captured layer's name, index and head layout come from the engine's
-// `view().layer`.
+// `view().layer`. A chunk the first view does not load: specs.js, what the view holds, imports
+// it the first time a spec comes.
 
-import { acceptDrops, MAX_BINARY_SPEC_BYTES, readSpecFile, specByteLimit } from './files.js';
+import { MAX_BINARY_SPEC_BYTES, readSpecFile, specByteLimit } from './files.js';
 import { messageOf } from './messages.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
 import { fmt } from './format.js';
@@ -19,7 +20,6 @@ const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTi
 
 export class SpecFiles {
   #view;
-  #undrop;
   #reading = 0;
   /** The spec drawn now: `{ name, tokens, savedState, layer }`, or null. */
   active = null;
@@ -33,10 +33,9 @@ export class SpecFiles {
    */
   lastOpen = null;
 
-  /** `dropTarget` is where files may be dropped (the explorer, or the whole page). */
-  constructor(view, dropTarget) {
+  /** A chunk of its own: specs.js imports it on the first spec (and takes the drops). */
+  constructor(view) {
     this.#view = view;
-    this.#undrop = acceptDrops(dropTarget, view.el.dropOverlay, (file) => this.open(file));
   }
 
   /**
@@ -218,8 +217,4 @@ export class SpecFiles {
     el.specLayout.textContent = d.layout;
   }
 
-  /** Stops accepting drops. */
-  destroy() {
-    this.#undrop();
-  }
 }

@@ -21,7 +21,7 @@ import { ScreenReaderTable } from './table.js';
 import { Language, STRINGS, PRESETS, translate } from './i18n.js';
 import { ENGINE_KEYS, PAGE_CHOICES, PAGE_DEFAULTS, patchOf } from './state.js';
 import { ModelLoader } from './loader.js';
-import { SpecFiles } from './spec-files.js';
+import { Specs } from './specs.js';
 import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
@@ -59,7 +59,7 @@ export class ExplorerView {
   messages;
   /** Which model draws (loader.js). */
   loader;
-  /** The spec file drawn, if any (spec-files.js). */
+  /** The spec file drawn, if any (specs.js; spec-files.js once one comes). */
   specs;
   /** The guided walk (walk.js). */
   walk;
@@ -142,7 +142,7 @@ export class ExplorerView {
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#readouts.tableContent());
     this.loader = new ModelLoader(this, options.weights);
     this.#exporter = lazyExporter(this);
-    this.specs = new SpecFiles(this, options.dropTarget ?? this.el.explorer);
+    this.specs = new Specs(this, options.dropTarget ?? this.el.explorer);
     this.walk = new Walk(this);
     this.#rowView = new RowView(this);
     this.#compare = new CompareView(this, this.el.compare);
