@@ -11,10 +11,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { screenshot, startHarness } from './harness.mjs';
-import { drawnTokens, openExplorer, setRange, settled } from './www-helpers.mjs';
+import { drawnTokens, LONG_WORDS as WORDS, longText as text, openExplorer, setRange, settled } from './www-helpers.mjs';
 
-const WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
-const text = (n, first = 'the') => [first, ...Array.from({ length: n - 1 }, (_, i) => WORDS[i % WORDS.length])].join(' ');
 
 let h;
 before(async () => {

@@ -14,10 +14,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, startHarness, waitForReady } from './harness.mjs';
-import { canvasInfo, openExplorer, settled } from './www-helpers.mjs';
+import { canvasInfo, LONG_WORDS as WORDS, longText as text, openExplorer, settled } from './www-helpers.mjs';
 
-const WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
-const text = (n, first = 'the') => [first, ...Array.from({ length: n - 1 }, (_, i) => WORDS[i % WORDS.length])].join(' ');
 
 let h;
 before(async () => {

@@ -106,3 +106,9 @@ export async function openDetails(page, id) {
   const open = await page.evaluate((i) => window.diffattn.root.getElementById(i).open, id);
   if (!open) await page.click(`#${id} > summary`);
 }
+
+/** The words the long-input tests repeat to make a sentence of any length. */
+export const LONG_WORDS = Object.freeze('the film was not good but the actors were wonderful and the music stayed with me long after'.split(' '));
+
+/** A sentence of `n` tokens: `first`, then LONG_WORDS over and over. */
+export const longText = (n, first = 'the') => [first, ...Array.from({ length: n - 1 }, (_, i) => LONG_WORDS[i % LONG_WORDS.length])].join(' ');

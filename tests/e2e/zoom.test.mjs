@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { screenshot, startHarness } from './harness.mjs';
-import { openExplorer, settled } from './www-helpers.mjs';
+import { LONG_WORDS as WORDS, openExplorer, settled } from './www-helpers.mjs';
 
-const WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
 const LONG = Array.from({ length: 120 }, (_, i) => WORDS[i % WORDS.length]).join(' ');
 
 let h;
