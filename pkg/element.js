@@ -37,9 +37,8 @@ function assets({ spec = false } = {}) {
   if (!shared) {
     const build = wasmBuild();
     const full = { glue: () => import('./full/diffattn.js'), wasm: wasmUrl(new URL('./full/', import.meta.url), build) };
-    const worker = new URL('./diffattn-heads-worker.js', import.meta.url);
     const promise = Promise.all([
-      spec ? loadRuntime({ ...full, build, worker }) : loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, full, worker }),
+      spec ? loadRuntime({ ...full, build }) : loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, full }),
       loadStyles(new URL('./explorer/explorer.css', import.meta.url)),
     ]).then(([runtime, styles]) => ({
       runtime,

@@ -102,7 +102,7 @@ fn set_text_reports_tokens_and_truncation() {
 }
 
 #[wasm_bindgen_test]
-fn a_render_computes_the_shown_head_and_compute_step_the_others() {
+fn a_render_computes_the_shown_head_and_work_the_others() {
     let mut ex = sentence("the film was not bad at all");
     update(&mut ex, r#"{"heads": 8, "head": 3}"#).unwrap();
     ex.render(canvases(5, 300, 300), 12.0, vec![])
@@ -111,11 +111,14 @@ fn a_render_computes_the_shown_head_and_compute_step_the_others() {
     assert_eq!(ex.pending_heads(), 7, "only the shown head is computed");
     let maps = |ex: &Explorer| num(&ex.recomputations().map_err(error_message).unwrap(), "maps");
     assert_eq!(maps(&ex), 1.0);
-    // A step of no time still computes one head; a long one the rest.
-    let step = ex.compute_step(0.0, None).map_err(error_message).unwrap();
-    assert_eq!((num(&step, "done"), num(&step, "total")), (2.0, 8.0));
-    let step = ex.compute_step(1e9, None).map_err(error_message).unwrap();
-    assert_eq!(num(&step, "done"), 8.0);
+    // Work of no time still does one piece (here: the next head's maps, 7 tokens being one
+    // piece), and heads done count only whole heads; a long call does the rest and the output.
+    let step = ex.work(0.0, true).map_err(error_message).unwrap();
+    assert_eq!((num(&step, "done"), num(&step, "total")), (1.0, 9.0));
+    assert_eq!(maps(&ex), 2.0);
+    let step = ex.work(1e9, true).map_err(error_message).unwrap();
+    assert_eq!(num(&step, "done"), 9.0);
+    assert_eq!(get(&step, "finished").as_bool(), Some(true));
     assert_eq!(ex.pending_heads(), 0);
     assert_eq!(maps(&ex), 8.0, "each head once");
     // Every head cached: the all-heads view and another head recompute nothing.

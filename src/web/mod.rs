@@ -25,12 +25,12 @@ mod bench;
 mod draw;
 mod files;
 mod handle;
-mod heads;
 mod hover;
 mod js;
 #[cfg(feature = "lesson")]
 mod lesson;
 mod render;
+mod work;
 
 use wasm_bindgen::prelude::*;
 

@@ -293,10 +293,6 @@ test('a spec picked first moves the page to the full build; the spec draws as on
   await page.waitForFunction(() => window.diffattn.view.specs.active !== null);
   assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true);
   assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf('simd128'), fullHashOf('simd128')]);
-  // The heads' Web Worker follows the handle: its next start runs the full build too
-  // (worker.test.mjs draws a long spec's heads with it).
-  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.worker.files), true);
-  assert.equal(await page.evaluate(() => window.diffattn.view.heads.offload.usable), true);
   const drawn = await page.evaluate(async () => {
     const view = window.diffattn.view;
     await view.settled();

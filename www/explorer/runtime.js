@@ -25,20 +25,15 @@ async function moduleOf(glue) {
  * that imports it; `wasm` the `.wasm` file's URL (or its bytes); `build` which of the two
  * builds that is (`"simd128"` or `"baseline"`, wasm-features.js), only reported back. `full`:
  * where the full build is, `{ glue, wasm }` the same way, for a runtime of the first view's
- * build; null (the default) when this build is the full one. `worker`: the URL of the heads'
- * Web Worker bundle (heads-worker.js, which carries the glue of both builds), or null where
- * there is none (the single file). Resolves to `{ glue, exports, build, files,
- * source, full(), worker, names, defaults, mechanisms, maxTokens, version }`: `source` is
+ * build; null (the default) when this build is the full one. Resolves to `{ glue, exports,
+ * build, files, source, full(), names, defaults, mechanisms, maxTokens, version }`: `source` is
  * `{ glue, wasm }` as given (what another instance of the same build would load), `full()` a
  * promise of the full build's runtime (this one when it is the full build; a failed load is
- * tried again on the next call), `worker` `{ url, module, files }` (the compiled module the
- * handles run, which the worker runs too, and whether it is the full build's: heads-offload.js)
- * or null.
+ * tried again on the next call).
  */
-export async function loadRuntime({ glue, wasm, build = null, full = null, worker = null }) {
+export async function loadRuntime({ glue, wasm, build = null, full = null }) {
   const module = await moduleOf(glue);
-  const compiled = worker ? await compileWasm(wasm) : wasm;
-  const exports = await module.default({ module_or_path: compiled });
+  const exports = await module.default({ module_or_path: wasm });
   let fullRuntime = null;
   const runtime = {
     glue: module,
@@ -49,8 +44,7 @@ export async function loadRuntime({ glue, wasm, build = null, full = null, worke
     full() {
       if (full === null) return Promise.resolve(runtime);
       if (!fullRuntime) {
-        // The heads' worker carries both builds' glue: it runs the full build as well.
-        const promise = loadRuntime({ glue: full.glue, wasm: full.wasm, build, worker });
+        const promise = loadRuntime({ glue: full.glue, wasm: full.wasm, build });
         promise.catch(() => {
           if (fullRuntime === promise) fullRuntime = null;
         });
@@ -58,7 +52,6 @@ export async function loadRuntime({ glue, wasm, build = null, full = null, worke
       }
       return fullRuntime;
     },
-    worker: worker && compiled instanceof WebAssembly.Module ? { url: worker, module: compiled, files: full === null } : null,
     names: module.names(),
     defaults: module.defaults(),
     mechanisms: module.mechanisms(),
@@ -68,14 +61,4 @@ export async function loadRuntime({ glue, wasm, build = null, full = null, worke
     stageName: (name) => module.stage_name(name),
   };
   return runtime;
-}
-
-/** The compiled module of `wasm` (a URL, bytes or a module), streamed where the server allows. */
-async function compileWasm(wasm) {
-  if (wasm instanceof WebAssembly.Module) return wasm;
-  if (typeof wasm !== 'string' && !(wasm instanceof URL)) return WebAssembly.compile(wasm);
-  const response = await fetch(wasm);
-  if (!response.ok) throw new Error(`${wasm}: HTTP ${response.status}`);
-  if (typeof WebAssembly.compileStreaming === 'function' && response.headers.get('Content-Type') === 'application/wasm') return WebAssembly.compileStreaming(response);
-  return WebAssembly.compile(await response.arrayBuffer());
 }

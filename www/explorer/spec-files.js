@@ -56,9 +56,6 @@ export class SpecFiles {
         replay: (handle, bytes) => bytes && handle.load_model(new Uint8Array(bytes)),
       });
       view.resend({ now: true });
-      // The heads' worker follows the handle to the full build (a worker of the first view's
-      // build could not read the spec).
-      view.heads.offload.moveTo(view.engine.runtime.worker);
       return true;
     } catch (err) {
       if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
@@ -131,7 +128,6 @@ export class SpecFiles {
       const t0 = performance.now();
       const bytes = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
       info = view.engine.call((ex) => (typeof bytes === 'string' ? ex.load_spec(bytes) : ex.load_spec_bytes(bytes)));
-      view.heads.offload.spec(bytes);
       const t1 = performance.now();
       layer = view.engine.call((ex) => ex.view()).layer ?? null;
       this.lastOpen = { name, load_ms: t1 - t0, view_ms: performance.now() - t1 };
@@ -163,7 +159,6 @@ export class SpecFiles {
     view.el.specBanner.hidden = true;
     try {
       view.engine.call((ex) => ex.clear_spec());
-      view.heads.offload.spec(null);
     } catch (err) {
       view.report(err);
     }

@@ -26,16 +26,12 @@ import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
-import { Busy, workOf } from './busy.js';
-import { HeadSteps } from './heads.js';
+import { INLINE_MS, RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
-/** The time the all-heads view's render may spend computing heads before leaving the rest to
- * the head steps (ms). */
-const ALL_HEADS_INLINE_MS = 30;
 /** The controls shown while presenting, unless the `controls` option names others. */
 const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'segment', 'lambda', 'views', 'present', 'text']);
 
@@ -67,8 +63,7 @@ export class ExplorerView {
   language = new Language();
   weightsStore;
   #controls;
-  #maps; #table; #scheduler; #busy; #exporter; #rowView; #compare; #zoom; // prettier-ignore
-  #renderSlot = null;
+  #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; // prettier-ignore
   /** The engine values the handle holds now; only what differs is sent. */
   #applied = {};
   /**
@@ -121,14 +116,13 @@ export class ExplorerView {
       onRestart: () => this.#restarted(),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
-    this.#busy = new Busy(this);
-    this.heads = new HeadSteps(this, {
-      onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
-      wait: () => this.#scheduler.pending || this.#busy.typing(),
-      worker: this.runtime.worker,
+    this.work = new Work(this, {
+      onShown: () => this.#scheduler.schedule('render'),
+      onEvery: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
+      held: () => this.#scheduler.pending,
     });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
-      hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
+      hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? null,
     });
     this.#controls = new Controls(this.el, runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
@@ -199,8 +193,8 @@ export class ExplorerView {
       await this.loader.pending?.catch(() => {});
       await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
-      await this.heads.idle();
-      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
+      await this.work.idle();
+      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.work.pending) return;
     }
   }
 
@@ -217,7 +211,7 @@ export class ExplorerView {
 
   /** Changes keys of the state as a person did (a control, the walk, the row view). */
   setFromPerson(partial) {
-    if (partial.text !== undefined && partial.text !== this.state.text) this.#busy.typed();
+    if (partial.text !== undefined && partial.text !== this.state.text) this.work.typed();
     this.#change(partial);
     this.changed();
   }
@@ -282,7 +276,6 @@ export class ExplorerView {
   #restarted() {
     this.resend();
     this.specs.drop();
-    this.heads.offload.reset();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
@@ -331,13 +324,6 @@ export class ExplorerView {
     }
   }
 
-  /** What the next render will recompute, for Busy's prediction (busy.js `workOf`). */
-  #pendingWork() {
-    const ready = this.engine.state === 'ready' && !this.isEmpty();
-    const text = !this.specs.active && this.state.text !== this.#sent.text;
-    return workOf({ ready, state: this.state, text, patch: patchOf(this.state, this.#applied), tokens: this.view?.tokens ?? 0 });
-  }
-
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
   #applyEngine() {
     const theme = this.resolvedTheme();
@@ -357,7 +343,7 @@ export class ExplorerView {
       }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
-        this.heads.offload.text((this.#sent.text = this.state.text));
+        this.#sent.text = this.state.text;
         this.#layoutKey = '';
       }
     });
@@ -395,7 +381,6 @@ export class ExplorerView {
 
   #renderNow() {
     const started = performance.now();
-    this.#renderSlot = this.#pendingWork().slot ?? null;
     this.#applyEngine();
     const empty = this.isEmpty();
     this.view = this.engine.call((ex) => ex.view());
@@ -427,6 +412,12 @@ export class ExplorerView {
     const output = mode === 'walk' && this.walk.atOutput();
     const allStage = this.state.all_heads_stage || this.view.final_stage;
     const count = allHeads ? this.state.heads : stages.length + (output ? 1 : 0);
+    // The maps' work first (work.js): what is not in after RENDER_MS follows in tasks, and this
+    // renders again when it is; meanwhile the maps drawn before stay as they were.
+    if (!this.work.now(RENDER_MS, allHeads || output)) {
+      this.#afterRender(started);
+      return;
+    }
     const layoutKey = `${mode}:${allHeads ? `all:${count}:${allStage}` : stages.map((s) => s.id).join(',')}:${output}`;
     if (layoutKey !== this.#layoutKey) {
       this.#maps.build(count);
@@ -443,11 +434,8 @@ export class ExplorerView {
     // The font follows the maps' size, so it is measured after sizing them.
     const font = this.#maps.fontPx();
     const canvases = this.#maps.canvases();
-    // The all-heads view waits for every head (the head steps, across frames, when long).
     const result = this.engine.call((ex) =>
-      allHeads
-        ? this.heads.now(ALL_HEADS_INLINE_MS) && ex.render_all_heads(canvases, font, allStage)
-        : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
+      allHeads ? ex.render_all_heads(canvases, font, allStage) : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
     // Computing may fill in what only the maps know (the learned λ the λ slider shows, the
@@ -455,7 +443,6 @@ export class ExplorerView {
     this.#readEngineSettings();
     this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
-    this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
     const final = this.view.stages.find((s) => s.id === allStage);
@@ -580,7 +567,7 @@ export class ExplorerView {
     this.#compare.clear();
     this.#table.destroy();
     this.specs.destroy();
-    this.heads.stop();
+    this.work.stop();
     this.engine.stop();
   }
 }
