@@ -760,3 +760,31 @@ fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
     let cli = diffattn::spec::parse_spec(&spec).unwrap_err();
     assert!(cli.message.contains("MAX_TOKENS"), "{}", cli.message);
 }
+
+#[test]
+fn the_extremes_found_piece_by_piece_are_those_of_the_whole_map() {
+    use diffattn::engine::shift_diff::Difference;
+    use diffattn::render::MapStats;
+    // 600 tokens: each map is computed in several pieces of rows (diffattn::explorer::piece_rows).
+    let words: Vec<&str> = "the film was not good but the actors were wonderful"
+        .split(' ')
+        .collect();
+    let text: Vec<&str> = (0..600).map(|i| words[i % words.len()]).collect();
+    let mut e = explorer(&text.join(" "));
+    assert!(
+        diffattn::explorer::piece_rows(600) < 600,
+        "more than one piece"
+    );
+    for difference in [Difference::Single, Difference::Symmetric] {
+        e.update_shift(|s| s.difference = difference).unwrap();
+        e.compute().unwrap();
+        for stage in e.stages() {
+            let map = e.map(stage).unwrap().to_owned();
+            assert_eq!(
+                e.head_stats(stage, e.head()),
+                Some(MapStats::of(map.view())),
+                "{stage:?}"
+            );
+        }
+    }
+}

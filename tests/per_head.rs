@@ -322,7 +322,7 @@ fn the_explorer_computes_the_shown_head_first_and_every_head_with_the_same_bits(
         }
         while e.work(Need::Every).unwrap() {}
         assert!(e.missing_heads().is_empty(), "{name}");
-        assert!(e.progress(Need::Every).finished(), "{name}");
+        assert!(e.progress(Need::Every).finished, "{name}");
         assert_eq!(
             e.recomputations().maps,
             heads as u64,

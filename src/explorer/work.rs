@@ -42,21 +42,16 @@ pub enum Need {
     Every,
 }
 
-/// How far the work toward a [`Need`] is: heads done of the heads it needs (the layer output
-/// counts as one more for [`Need::Every`]).
+/// How far the work toward a [`Need`] is: heads done of the heads it needs, and whether
+/// everything is (for [`Need::Every`] the layer output too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
-    /// Heads (and the output) up to date.
+    /// Heads up to date.
     pub done: usize,
-    /// Heads (and the output) needed.
+    /// Heads needed.
     pub total: usize,
-}
-
-impl Progress {
     /// Whether everything needed is up to date.
-    pub fn finished(&self) -> bool {
-        self.done >= self.total
-    }
+    pub finished: bool,
 }
 
 /// What is kept of one head: its maps, λ in them, and its shift stages, each with the rows
@@ -80,6 +75,9 @@ pub(super) struct HeadCache {
     /// The extremes of each map drawn so far ([`MapStats`]), found once per map and kept with
     /// it: a redraw (a zoom, a hover's highlight, another head and back) scans no map again.
     stats: RefCell<Vec<(StageId, MapStats)>>,
+    /// The extremes of the rows computed so far of the maps being computed, found by each piece
+    /// while its rows are still in cache; they join `stats` when their map is complete.
+    partial: Vec<(StageId, MapStats)>,
 }
 
 impl Default for HeadCache {
@@ -93,6 +91,7 @@ impl Default for HeadCache {
             shift_rows: Some(0),
             fresh: false,
             stats: RefCell::default(),
+            partial: Vec::new(),
         }
     }
 }
@@ -102,6 +101,7 @@ impl HeadCache {
     pub(super) fn clear_maps(&mut self) {
         self.base_rows = 0;
         self.stats.get_mut().clear();
+        self.partial.clear();
         self.clear_shift();
     }
 
@@ -111,12 +111,48 @@ impl HeadCache {
         self.lambda_done = false;
         self.shift_rows = Some(0);
         // What neither a shift setting nor λ changes keeps its extremes.
-        self.stats.get_mut().retain(|(stage, _)| {
-            matches!(
-                stage,
-                StageId::A | StageId::A1 | StageId::A2 | StageId::Local | StageId::Segments
-            )
-        });
+        self.stats
+            .get_mut()
+            .retain(|(stage, _)| before_lambda(*stage));
+        self.partial.retain(|(stage, _)| before_lambda(*stage));
+    }
+
+    /// Merges the extremes of rows `rows` of each map of `stages` (those this head has) into
+    /// `partial`, and moves them to `stats` when `complete`.
+    fn note_extremes(&mut self, stages: &[StageId], rows: std::ops::Range<usize>, complete: bool) {
+        for &stage in stages {
+            let Some(map) = self.stack_map(stage) else {
+                continue;
+            };
+            let block = MapStats::of(map.slice_move(ndarray::s![rows.clone(), ..]));
+            match self.partial.iter_mut().find(|(s, _)| *s == stage) {
+                Some((_, seen)) => *seen = seen.merge(block),
+                None => self.partial.push((stage, block)),
+            }
+        }
+        if complete {
+            let done: Vec<_> = self
+                .partial
+                .iter()
+                .filter(|(s, _)| stages.contains(s))
+                .copied()
+                .collect();
+            self.partial.retain(|(s, _)| !stages.contains(s));
+            let stats = self.stats.get_mut();
+            for (stage, found) in done {
+                stats.retain(|(s, _)| *s != stage);
+                stats.push((stage, found));
+            }
+        }
+    }
+
+    /// The one map of `stage` this head's buffers hold, up to date or not.
+    fn stack_map(&self, stage: StageId) -> Option<ArrayView2<'_, f32>> {
+        let stack = self
+            .base
+            .stage(stage)
+            .or_else(|| self.shift.stage(stage).map(|m| m.view()))?;
+        (stack.len_of(Axis(0)) > 0).then(|| stack.index_axis_move(Axis(0), 0))
     }
 
     /// One map of `stage`, if the head is up to date and has it.
@@ -131,6 +167,31 @@ impl HeadCache {
         (stack.len_of(Axis(0)) > 0).then(|| stack.index_axis_move(Axis(0), 0))
     }
 }
+
+/// Whether a map of `stage` is made before λ and the shift stages, so that neither changes it.
+fn before_lambda(stage: StageId) -> bool {
+    matches!(
+        stage,
+        StageId::A | StageId::A1 | StageId::A2 | StageId::Local | StageId::Segments
+    )
+}
+
+/// The maps whose extremes the pieces find as they go: those made before λ, and the shift
+/// stages (`A1 − λ·A2` is found when drawn: λ changes it after its maps are made).
+const BASE_STAGES: [StageId; 5] = [
+    StageId::A,
+    StageId::A1,
+    StageId::A2,
+    StageId::Local,
+    StageId::Segments,
+];
+const SHIFT_STAGES: [StageId; 5] = [
+    StageId::Shifted,
+    StageId::ShiftedBack,
+    StageId::D,
+    StageId::G,
+    StageId::Fused,
+];
 
 /// The layer output, head by head: each head's values mixed with its final map into its
 /// columns of the heads' concatenation, then projected back.
@@ -193,19 +254,27 @@ impl Explorer {
     pub fn progress(&self, need: Need) -> Progress {
         let heads = self.settings.maps.heads;
         if self.is_empty() {
-            return Progress { done: 0, total: 0 };
+            return Progress {
+                done: 0,
+                total: 0,
+                finished: true,
+            };
         }
         let fresh = |h: usize| self.heads.get(h).is_some_and(|c| c.fresh);
         match need {
             Need::Shown => Progress {
                 done: usize::from(fresh(self.head)),
                 total: 1,
+                finished: fresh(self.head),
             },
-            Need::Every => Progress {
-                done: (0..heads).filter(|&h| fresh(h)).count()
-                    + usize::from(self.mixed.output.is_some()),
-                total: heads + 1,
-            },
+            Need::Every => {
+                let done = (0..heads).filter(|&h| fresh(h)).count();
+                Progress {
+                    done,
+                    total: heads,
+                    finished: done == heads && self.mixed.output.is_some(),
+                }
+            }
         }
     }
 
@@ -295,7 +364,9 @@ impl Explorer {
                 &mut cache.base,
             )?;
             cache.base_rows = block.queries.end;
-            if cache.base_rows >= tokens {
+            let complete = cache.base_rows >= tokens;
+            cache.note_extremes(&BASE_STAGES, block.queries, complete);
+            if complete {
                 self.recomputations.maps += 1;
             }
             return Ok(true);
@@ -319,7 +390,9 @@ impl Explorer {
             };
             if shift_stages_into(mechanism, &cache.base, causal, &block, &mut cache.shift)? {
                 cache.shift_rows = Some(block.queries.end);
-                if block.queries.end >= tokens {
+                let complete = block.queries.end >= tokens;
+                cache.note_extremes(&SHIFT_STAGES, block.queries, complete);
+                if complete {
                     self.recomputations.shift_stages += 1;
                 }
             } else {

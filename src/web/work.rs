@@ -10,8 +10,8 @@ use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js};
 use crate::explorer::Need;
 
-/// `{ done, total, finished, ms }`: heads (and, for every head, the layer output) up to date,
-/// how many are needed, whether that is all of them, and the time the call took.
+/// `{ done, total, finished, ms }`: heads up to date, heads needed, whether everything is (for
+/// every head, the layer output too), and the time the call took.
 #[derive(serde::Serialize)]
 struct WorkJs {
     done: usize,
@@ -38,7 +38,7 @@ impl Explorer {
         to_js(&WorkJs {
             done: progress.done,
             total: progress.total,
-            finished: progress.finished(),
+            finished: progress.finished,
             ms: now_ms() - t0,
         })
     }

@@ -94,7 +94,7 @@ test('a real Rust panic: the wrapper restarts the handle and frees it, memory st
       engine.call((ex) => {
         ex.set_text(Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '));
         ex.update({ heads: 8 });
-        ex.cell(3, 4);
+        ex.work(1e9, true);
       });
     const sizes = [];
     let restarted = 0;

@@ -189,6 +189,24 @@ test('scheduler: many changes in one frame make one render; overlays never rende
   assert.deepEqual(runs[1], { render: false, overlay: true });
 });
 
+test('scheduler: flush() runs the frame now, and the frame asked for then does nothing', () => {
+  const frames = [];
+  const runs = [];
+  const s = new FrameScheduler((work) => runs.push(work), { requestFrame: (cb) => frames.push(cb) });
+  s.flush();
+  assert.equal(runs.length, 0, 'nothing asked for: nothing run');
+  s.schedule('render');
+  s.flush();
+  assert.deepEqual(runs, [{ render: true, overlay: false }]);
+  assert.equal(s.pending, false);
+  frames.shift()();
+  assert.equal(runs.length, 1, 'the overtaken frame runs nothing');
+  s.schedule('overlay');
+  assert.equal(frames.length, 1, 'a new frame is asked for');
+  frames.shift()();
+  assert.deepEqual(runs[1], { render: false, overlay: true });
+});
+
 test('scheduler: a render waits for what holds it back, then runs', async () => {
   const frames = [];
   const runs = [];

@@ -209,7 +209,7 @@ test('sixty real panics: the old handling leaks every handle, release keeps memo
       for (let i = 0; i < 60; i++) {
         handle.set_text(Array.from({ length: 200 }, (_, j) => `w${j}`).join(' '));
         handle.update({ heads: 8 });
-        handle.cell(3, 4); // computes and caches every stage of the 8 heads
+        handle.work(1e9, true); // computes and caches every stage of the 8 heads
         try {
           handle.trap_for_tests();
         } catch (err) {

@@ -304,6 +304,7 @@ test('a spec picked first moves the page to the full build; the spec draws as on
     await glue.default({ module_or_path: '/pkg/full/diffattn_simd_bg.wasm' });
     const ex = new glue.Explorer();
     ex.load_spec_bytes(new Uint8Array(bytes));
+    ex.work(1e9, false);
     return ex.window(window.diffattn.view.view.final_stage, 0, 0, 32, 32).data.join(',');
   }, [...readFileSync(path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'))]);
   assert.equal(drawn, alone);
@@ -322,6 +323,7 @@ test('both builds load through one glue file and give every map the same bits', 
       await glue.default({ module_or_path: wasm });
       const ex = new glue.Explorer();
       ex.set_text('the cat sat on a mat because it was tired and then she saw that every dog ran');
+      ex.work(1e9, false);
       const out = {};
       // The sentence is 18 tokens: one window (at most 32 × 32) holds each map whole.
       for (const stage of ['a', 'shifted', 'd', 'g', 'fused']) {

@@ -117,7 +117,10 @@ export class ExplorerView {
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
     this.work = new Work(this, {
-      onShown: () => this.#scheduler.schedule('render'),
+      onShown: () => {
+        this.#scheduler.schedule('render');
+        this.#scheduler.flush();
+      },
       onEvery: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
       held: () => this.#scheduler.pending,
     });

@@ -26,8 +26,10 @@ export const BUSY_MS = 100;
 /** While a person types, long work waits for this long a pause (ms). */
 export const TYPING_IDLE_MS = 250;
 
-/** The busy line's words for `done` of `total` heads of `tokens` tokens (pure; tested). */
-export function progressText(t, { done, total, tokens }) {
+/** The busy line's words for `done` of `total` heads of `tokens` tokens (pure; tested): the
+ * shown head alone, or the head being computed of every head. */
+export function progressText(t, { done, total, tokens, every = true }) {
+  if (!every) return t('busy_computing', { n: tokens });
   return t('busy_heads', { done: Math.min(total, done + 1), total, n: tokens });
 }
 
@@ -50,6 +52,9 @@ export class Work {
   #since = 0;
   #shown = false;
   #typedAt = -Infinity;
+  /** Whether the shown head's last work took longer than a render (so is long): then, while a
+   * person types, renders leave it to the tasks, which wait for a pause. */
+  #long = false;
   #waiters = [];
   #stopped = false;
 
@@ -86,7 +91,9 @@ export class Work {
    * it is all in. Otherwise the rest follows in tasks, and `onShown` or `onEvery` when it is.
    */
   now(ms, every) {
-    const done = this.#call(ms, every);
+    const wait = this.#long && this.typing();
+    const done = !wait && this.#call(ms, every);
+    if (!every && !wait) this.#long = !done;
     if (done) return true;
     this.#want[every ? 'every' : 'shown'] = true;
     this.#since ||= performance.now();
@@ -108,8 +115,14 @@ export class Work {
 
   #call(ms, every) {
     const r = this.#view.engine.call((ex) => ex.work(ms, every));
-    if (!r.finished && performance.now() - this.#since > BUSY_MS && this.#since) this.#show(r);
+    if (!r.finished && this.#since && performance.now() - this.#since > BUSY_MS) {
+      this.#show(progressText((k, p) => this.#view.t(k, p), { ...r, every, tokens: this.#tokens() }), r);
+    }
     return r.finished;
+  }
+
+  #tokens() {
+    return this.#view.view?.tokens ?? 0;
   }
 
   #queue() {
@@ -126,6 +139,7 @@ export class Work {
     if (this.#held() || this.typing()) {
       // A render comes first (it says what is needed now), or a person is typing: look again
       // after a frame.
+      if (this.typing() && this.#want.shown) this.#show(this.#view.t('busy_typing', { n: this.#tokens() }), null);
       setTimeout(() => this.#queue(), 16);
       return;
     }
@@ -149,11 +163,14 @@ export class Work {
     else this.#finish();
   }
 
-  #show(r) {
+  /** Shows `text` on the busy line, with the progress of `r` (`{ done, total }`) or none. */
+  #show(text, r) {
     const el = this.#view.el;
-    el.busyText.textContent = progressText((k, p) => this.#view.t(k, p), { ...r, tokens: this.#view.view?.tokens ?? 0 });
-    el.busyProgress.max = r.total;
-    el.busyProgress.value = r.done;
+    el.busyText.textContent = text;
+    if (r) {
+      el.busyProgress.max = r.total;
+      el.busyProgress.value = r.done;
+    } else el.busyProgress.removeAttribute('value');
     el.busy.hidden = false;
     this.#shown = true;
   }
