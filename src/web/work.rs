@@ -43,6 +43,19 @@ impl Explorer {
         })
     }
 
+    /// How far the work toward the shown head (`every` false) or every head is, doing none:
+    /// `{ done, total, finished, ms }` as `work` returns it (`ms` 0).
+    pub fn progress(&self, every: bool) -> Result<JsValue, JsError> {
+        let need = if every { Need::Every } else { Need::Shown };
+        let progress = self.state.progress(need);
+        to_js(&WorkJs {
+            done: progress.done,
+            total: progress.total,
+            finished: progress.finished,
+            ms: 0.0,
+        })
+    }
+
     /// How many heads are not computed yet under the current settings (the shown one is once
     /// anything is drawn): what the all-heads view, the layer output and the prediction still
     /// need.

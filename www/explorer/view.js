@@ -418,7 +418,9 @@ export class ExplorerView {
     // The maps' work first (work.js): what is not in after RENDER_MS follows in tasks, and this
     // renders again when it is; meanwhile the maps drawn before stay as they were.
     if (!this.work.now(RENDER_MS, allHeads || output)) {
-      this.#afterRender(started);
+      // Only the controls follow now (a slider's value); the rest is painted with the maps.
+      this.#controls.sync(this.state, this.view);
+      this.timings.frame_ms = performance.now() - started;
       return;
     }
     const layoutKey = `${mode}:${allHeads ? `all:${count}:${allStage}` : stages.map((s) => s.id).join(',')}:${output}`;

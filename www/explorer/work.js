@@ -10,8 +10,9 @@
 // line says how far it is ("head 3 of 8").
 
 /** The time a render gives the shown head's pieces itself (ms): short inputs finish in it and
- * draw in the same frame. */
-export const RENDER_MS = 12;
+ * draw in the same frame, and so does a shift tick at 2,048 tokens (the shown head's shift
+ * stages, about 15 ms) on most machines; with the drawing the render stays within 50 ms. */
+export const RENDER_MS = 20;
 
 /** The time one task between frames may work (ms): room is left for input and a frame. */
 export const STEP_MS = 8;
@@ -35,7 +36,7 @@ export function progressText(t, { done, total, tokens, every = true }) {
 
 /** Runs `fn` in a task of its own, after any input and frame already waiting. */
 function postTask(fn) {
-  if (globalThis.scheduler?.postTask) return void globalThis.scheduler.postTask(fn, { priority: 'background' }).catch(() => {});
+  if (globalThis.scheduler?.postTask) return void globalThis.scheduler.postTask(fn, { priority: 'user-visible' }).catch(() => {});
   const channel = new MessageChannel();
   channel.port1.onmessage = () => fn();
   channel.port2.postMessage(null);
@@ -52,9 +53,13 @@ export class Work {
   #since = 0;
   #shown = false;
   #typedAt = -Infinity;
-  /** Whether the shown head's last work took longer than a render (so is long): then, while a
-   * person types, renders leave it to the tasks, which wait for a pause. */
-  #long = false;
+  /**
+   * From how many cells (tokens² × heads) on the work is known to take longer than a render
+   * gives it, for the shown head and for every head: from there, while a person types, a render
+   * leaves the shown head's work to the tasks (which wait for a pause), and a render always
+   * leaves the work for every head to the tasks, so its frame does not wait for it.
+   */
+  #longFrom = { shown: Infinity, every: Infinity };
   #waiters = [];
   #stopped = false;
 
@@ -91,9 +96,13 @@ export class Work {
    * it is all in. Otherwise the rest follows in tasks, and `onShown` or `onEvery` when it is.
    */
   now(ms, every) {
-    const wait = this.#long && this.typing();
+    const which = every ? 'every' : 'shown';
+    const cells = (this.#view.view?.tokens ?? 0) ** 2 * (this.#view.state?.heads ?? 1);
+    const long = cells >= this.#longFrom[which];
+    const wait = every ? long : long && this.typing();
+    if (wait && this.#view.engine.call((ex) => ex.progress(every)).finished) return true;
     const done = !wait && this.#call(ms, every);
-    if (!every && !wait) this.#long = !done;
+    if (!wait) this.#longFrom[which] = done ? Math.max(this.#longFrom[which], cells + 1) : Math.min(this.#longFrom[which], cells);
     if (done) return true;
     this.#want[every ? 'every' : 'shown'] = true;
     this.#since ||= performance.now();
