@@ -18,7 +18,6 @@
 mod adapt;
 mod classify;
 mod format;
-mod json;
 pub mod retrieval;
 
 use std::collections::HashMap;
@@ -137,9 +136,6 @@ pub struct Trained {
     /// How the token table was stored (int8 rows in the shipped files).
     pub quantization: Quantization,
     /// Free-form facts about training (seed, data, accuracy), JSON; shown, never interpreted.
-    /// Native only: nothing in the wasm builds reads it, so they skip it when reading a file
-    /// (and carry no JSON value type for it).
-    #[cfg(not(target_arch = "wasm32"))]
     pub info: serde_json::Value,
 }
 

@@ -289,7 +289,7 @@ export class ExplorerView {
     this.#maps.hover = null;
   }
 
-  /** The handle is a fresh one (a restart; a move to the full build, `now`): text, settings, theme, labels and viewport are sent again, at the next render or now. */
+  /** The handle is a fresh one (a restart): text, settings, theme, labels and viewport are sent again, at the next render or now. */
   resend({ now = false } = {}) {
     this.#applied = {};
     this.#lambdaChosen = this.view?.lambda_learned === false;
