@@ -17,12 +17,12 @@ class Panel {
     this.mechanism = mechanism;
     const { runtime } = compare.view;
     // After a panic anywhere on the runtime the handle is a fresh one: the model, the sentence
-    // and the settings go to it again at the next render.
+    // and the settings go to it again at the explorer's next render (which the explorer asks
+    // for when the panic was not its own: view.js `#restarted`).
     this.engine = new Engine(runtime, {
       onRestart: () => {
         this.text = null;
         this.loaded = null;
-        compare.view.changed({ notify: false });
       },
     });
     this.figure = make('div', 'compare-panel');

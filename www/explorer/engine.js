@@ -40,13 +40,17 @@ export class Engine {
   #onRestart;
   #onStop;
   #detach = null;
+  /** Whether the reset under way is this engine's own call's (`onRestart`'s `own`). */
+  #trapped = false;
   /** How often the handle was replaced after a panic (this engine's or another's on the runtime). */
   restarts = 0;
 
   /**
    * `runtime` is runtime.js's (at least `glue`, the wasm-bindgen module with its `Explorer`
-   * class, `attach` and `reset`). `onRestart(cause)` runs after a fresh handle replaced one
-   * lost to a panic (the caller sends its state again); `onStop(cause)` when none could be made.
+   * class, `attach` and `reset`). `onRestart(cause, { own })` runs after a fresh handle
+   * replaced one lost to a panic (the caller sends its state again; `own`: the panic was this
+   * engine's call, else another engine's on the same runtime); `onStop(cause)` when none could
+   * be made.
    */
   constructor(runtime, { onRestart, onStop } = {}) {
     this.#runtime = runtime;
@@ -78,10 +82,13 @@ export class Engine {
       return fn(this.#handle);
     } catch (err) {
       if (!(err instanceof WebAssembly.RuntimeError)) throw err;
+      this.#trapped = true;
       try {
         this.#runtime.reset(err);
       } catch {
         // No fresh instance: every engine on the runtime, this one too, is stopped.
+      } finally {
+        this.#trapped = false;
       }
       throw this.#state === 'ready' ? new EngineRestarted(err) : new EngineStopped(err);
     }
@@ -105,7 +112,7 @@ export class Engine {
       this.#stopped(err);
       return;
     }
-    this.#onRestart?.(cause);
+    this.#onRestart?.(cause, { own: this.#trapped });
   }
 
   #stopped(cause) {

@@ -32,9 +32,14 @@ async function moduleOf(glue) {
  */
 export async function loadRuntime({ glue, wasm, build = null, worker = null }) {
   const module = await moduleOf(glue);
-  const compiled = worker ? await compileWasm(wasm) : wasm;
-  await module.default({ module_or_path: compiled });
-  return runtimeOf(module, { build, worker: worker && compiled instanceof WebAssembly.Module ? { url: worker, module: compiled } : null });
+  // Compiled here (streamed where the server allows), then instantiated at once: an instance
+  // made by the asynchronous `WebAssembly.instantiate` (the glue's `default()`) stays
+  // referenced in Chromium after it is thrown away, and its memory with it; one made by
+  // `new WebAssembly.Instance` (the glue's `initSync`, and `__wbg_reset_state`) is freed
+  // (tests/e2e/component.test.mjs).
+  const compiled = await compileWasm(wasm);
+  module.initSync({ module: compiled });
+  return runtimeOf(module, { build, worker: worker ? { url: worker, module: compiled } : null });
 }
 
 /**
