@@ -281,7 +281,10 @@ fn there_is_no_cargo_feature_about_downloads() {
 
 #[test]
 fn the_engine_has_no_cfg_of_a_feature() {
-    assert_absent("src/engine", &["cfg(feature", "cfg(not(feature", "feature = \""]);
+    assert_absent(
+        "src/engine",
+        &["cfg(feature", "cfg(not(feature", "feature = \""],
+    );
 }
 
 #[test]
@@ -295,7 +298,10 @@ fn no_page_module_reads_wasm_bindgen_internals() {
             "__wbg_explorer_free",
             "memory.buffer,",
         ] {
-            assert!(!text.contains(word), "{path} reads wasm-bindgen's internals: {word}");
+            assert!(
+                !text.contains(word),
+                "{path} reads wasm-bindgen's internals: {word}"
+            );
         }
     }
 }
@@ -304,8 +310,18 @@ fn no_page_module_reads_wasm_bindgen_internals() {
 fn no_page_module_knows_of_a_second_build() {
     // One build per SIMD flavour, everything in it: nothing moves a handle to another build.
     for (path, text) in page_modules() {
-        for word in ["full/diffattn", "pkg/full", "useFull", "fullBuild", ".full()", "lesson/diffattn"] {
-            assert!(!text.contains(word), "{path} knows of a second build: {word}");
+        for word in [
+            "full/diffattn",
+            "pkg/full",
+            "useFull",
+            "fullBuild",
+            ".full()",
+            "lesson/diffattn",
+        ] {
+            assert!(
+                !text.contains(word),
+                "{path} knows of a second build: {word}"
+            );
         }
     }
 }
@@ -327,7 +343,9 @@ fn no_hand_written_stand_in_replaces_a_crate() {
         .expect("a [dependencies] table");
     for krate in ["serde_json", "rand_chacha", "rand_core"] {
         assert!(
-            dependencies.lines().any(|l| l.starts_with(&format!("{krate} ="))),
+            dependencies
+                .lines()
+                .any(|l| l.starts_with(&format!("{krate} ="))),
             "{krate} is no dependency of the library"
         );
     }

@@ -5,7 +5,7 @@ use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 
 use super::blob::{check_blob, quantize_rows, BlobReader, BlobWriter, TensorEntry};
-use super::{container, open, ModelError, Quantization};
+use super::{container, open, task_of, ModelError, Quantization};
 use crate::engine::bilstm::{BiLstm, LstmWeights};
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams};
@@ -52,15 +52,6 @@ struct Header {
     /// Anything (`null` when absent): [`Trained::info`].
     #[serde(default)]
     info: serde_json::Value,
-}
-
-/// The one field of a header read before the rest: a retrieval model's file says
-/// `"task": "retrieval"`, and gets its own message instead of the first unknown field's. Every
-/// other field is skipped unread.
-#[derive(Deserialize)]
-struct Task {
-    #[serde(default)]
-    task: Option<String>,
 }
 
 fn names(m: &Mechanism) -> (&'static str, &'static str, &'static str) {
@@ -176,15 +167,11 @@ fn header_name<T: Named>(field: &str, value: Option<&str>) -> Result<T, ModelErr
 /// Reads a weights file into its parts (unchecked: [`check`](super::check) follows).
 pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
     let (header_bytes, blob) = open(bytes)?;
-    // A header that is no JSON object, or whose `task` is no string, fails below with serde's
-    // own message.
-    if let Ok(Task { task: Some(task) }) = serde_json::from_slice::<Task>(header_bytes) {
-        if task == "retrieval" {
-            return Err(ModelError::Header(
-                "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
-                    .to_string(),
-            ));
-        }
+    if task_of(header_bytes)?.as_deref() == Some("retrieval") {
+        return Err(ModelError::Header(
+            "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
+                .to_string(),
+        ));
     }
     let header: Header =
         serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
@@ -500,5 +487,49 @@ mod tests {
         let with = |info: &str| format!("{}, \"info\": {info}}}", &text[..text.len() - 1]);
         assert!(serde_json::from_str::<Header>(&with("[1e300]")).is_ok());
         assert!(serde_json::from_str::<Header>(&with("[1e400]")).is_err());
+    }
+
+    /// serde's derive reads a struct from a JSON array of its fields in order too; the file's
+    /// header is an object, and [`task_of`] refuses anything else before the derive reads it.
+    #[test]
+    fn a_header_that_is_an_array_of_its_fields_is_refused() {
+        let path = format!("{}/weights/local.bin", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(path).unwrap();
+        let (header, blob) = open(&bytes).unwrap();
+        let v: Value = serde_json::from_slice(header).unwrap();
+        let order = [
+            "mechanism",
+            "d_model",
+            "heads",
+            "positions",
+            "pooling",
+            "labels",
+            "quantization",
+            "shift",
+            "difference",
+            "fill",
+            "renormalize",
+            "depth",
+            "window",
+            "segment",
+            "vocab",
+            "tensors",
+            "blob_fnv1a64",
+            "info",
+        ];
+        let fields: Vec<Value> = order
+            .iter()
+            .map(|k| v.get(*k).cloned().unwrap_or(Value::Null))
+            .collect();
+        let array = serde_json::to_vec(&fields).unwrap();
+        assert!(
+            serde_json::from_slice::<Header>(&array).is_ok(),
+            "the derive alone reads it"
+        );
+        let err = decode(&container(&array, blob)).unwrap_err();
+        assert!(
+            err.to_string().contains("the header as a JSON object"),
+            "{err}"
+        );
     }
 }
