@@ -9,12 +9,9 @@
 // www/dist/heads-worker.js for the page, pkg/diffattn-heads-worker.js for the element), with
 // the glue inside; the single file has none.
 //
-// It runs either build (runtime.js): the first view's glue is inside the bundle, the full
-// build's (the spec reader: a handle moved there draws specs) too, inlined from `import()` (the
-// bundle has no chunks), picked by the start message's `files`.
+// It runs the page's build (runtime.js), whose glue is inside the bundle.
 //
-// Messages in: `{ type: 'start', module, files }` (a compiled WebAssembly.Module, and whether it
-// is the full build's); `{ type: 'job',
+// Messages in: `{ type: 'start', module }` (a compiled WebAssembly.Module); `{ type: 'job',
 // head, key, settings, overrides, source? }` (`source`, sent when it changed: `{ model, text,
 // spec }`, `model` a trained weights file's bytes or null for the untrained model, `spec` a
 // spec's bytes or JSON text, or null for the sentence); `{ type: 'trap' }` (tests: a panic in
@@ -23,7 +20,7 @@
 // not have the page's inputs: the page computes that head itself), `{ type: 'error', head,
 // message }`, `{ type: 'crashed', message }` (a Rust panic: the page ends this worker).
 
-import * as firstView from './diffattn.js';
+import * as glue from './diffattn.js';
 
 /** What a job's `source` was last applied as (model and spec by identity, text by value). */
 class Mirror {
@@ -107,8 +104,7 @@ export class HeadsWorker {
     }
   }
 
-  async #start({ module, files }) {
-    const glue = files ? await import('./full/diffattn.js') : firstView;
+  async #start({ module }) {
     this.#memory = glue.initSync({ module }).memory;
     this.#mirror = new Mirror(glue);
   }

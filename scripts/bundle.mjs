@@ -8,8 +8,8 @@
 //   pkg/element.js    → pkg/diffattn-explorer.js   the package's entry (<diffattn-explorer>)
 //   pkg/heads-worker.js → www/dist/heads-worker.js and pkg/diffattn-heads-worker.js
 //                                             the heads' Web Worker of each (a bundle of its
-//                                             own, both builds' glue inside, no chunks: a
-//                                             worker starts from one file), which the entries
+//                                             own, the glue inside, no chunks: a worker
+//                                             starts from one file), which the entries
 //                                             name by URL
 //
 // The glue (pkg/diffattn.js, from scripts/build-wasm) is inside both bundles. Every URL an

@@ -122,8 +122,7 @@ async function main() {
   try {
     [runtime, styles] = await Promise.all([
       // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
-      // The full build (pkg/full/: the spec reader, the JSON export) only when a spec is opened or exported.
-      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build, full: { glue: () => import('../pkg/full/diffattn.js'), wasm: wasmUrl(new URL('pkg/full/', base), build) }, worker: new URL('heads-worker.js', import.meta.url) }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build, worker: new URL('heads-worker.js', import.meta.url) }),
       loadStyles(new URL('www/explorer/explorer.css', base)),
     ]);
   } catch (err) {

@@ -56,12 +56,6 @@ pub struct Rope {
 
 impl Rope {
     /// Every head of `m` (`(tokens, heads · head_dim)`) rotated by its token's position.
-    ///
-    /// Only a loaded spec has rotary positions, so the first view's wasm build, which reads no
-    /// spec (cargo feature `files` off), leaves the rotation and its f64 `sin`, `cos` and `powf`
-    /// out and refuses a `Rope` instead (below); native builds always have it, and so does the
-    /// benchmarks' build (feature `bench`), which times a spec's opening (`bench_spec_open`).
-    #[cfg(any(not(target_arch = "wasm32"), feature = "files", feature = "bench"))]
     pub fn rotate(&self, m: ArrayView2<f32>, head_dim: usize) -> Result<Array2<f32>, EngineError> {
         use super::numeric::saturate;
         let r = self.rotary_dim.unwrap_or(head_dim);
@@ -118,16 +112,6 @@ impl Rope {
             }
         }
         Ok(out)
-    }
-
-    /// The first view's wasm build has no rotation (above): an error saying so.
-    #[cfg(all(target_arch = "wasm32", not(feature = "files"), not(feature = "bench")))]
-    pub fn rotate(&self, _: ArrayView2<f32>, _: usize) -> Result<Array2<f32>, EngineError> {
-        Err(EngineError::Shape {
-            field: "rope",
-            expected: "no rope in the first view's build (the full build rotates)".to_string(),
-            found: "rope".to_string(),
-        })
     }
 }
 

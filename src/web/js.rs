@@ -123,7 +123,7 @@ struct GateJs {
 
 /// `{ [stage]: number | null }`: each stage's value under its name, the names in sorted order,
 /// a value that is not finite as `null` (what a `serde_json::Map` of `Value`s gave, which this
-/// replaces: serde_json's `Value` is then in no method of the first view's wasm).
+/// replaces: one sorted list, without a map and a `Value` built per hover).
 struct StageValues(Vec<(&'static str, f32)>);
 
 impl Serialize for StageValues {

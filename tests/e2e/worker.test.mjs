@@ -191,7 +191,7 @@ function longSpec(n) {
   return Buffer.from(JSON.stringify(spec));
 }
 
-test('a spec of 1,024 tokens: the handle moves to the full build, and its other heads come from a worker of that build, with the bits the page computes itself', async () => {
+test('a spec of 1,024 tokens: its other heads come from the worker, with the bits the page computes itself', async () => {
   const file = { name: 'long-diffllama.json', mimeType: 'application/json', buffer: longSpec(1024) };
   const open = async (options) => {
     const opened = await openExplorer(h, { text: 'the cat', weights: 'untrained' }, options);
@@ -205,11 +205,11 @@ test('a spec of 1,024 tokens: the handle moves to the full build, and its other 
   };
   const withWorker = await open();
   const page = withWorker.page;
-  assert.deepEqual(await page.evaluate(() => ({ files: window.diffattn.view.runtime.files, worker: window.diffattn.view.runtime.worker?.files })), { files: true, worker: true });
+  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.worker !== null), true, 'the page has a worker');
   assert.equal(await page.evaluate(() => window.diffattn.view.view.tokens), 1024);
   assert.equal(await page.evaluate(() => window.diffattn.call((ex) => ex.pending_heads())), 0);
   const r = await recomputations(page);
-  // The shown head computed here, the three others adopted from the full build's worker.
+  // The shown head computed here, the three others adopted from the worker.
   assert.equal(r.adopted, 3, JSON.stringify(r));
   assert.ok(page.workers().some((w) => w.url().endsWith('/www/dist/heads-worker.js')), page.workers().map((w) => w.url()).join(', '));
   assert.equal(await page.evaluate(() => window.diffattn.root.querySelectorAll('canvas.map-canvas').length), 4);

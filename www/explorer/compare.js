@@ -16,7 +16,15 @@ class Panel {
     this.compare = compare;
     this.mechanism = mechanism;
     const { runtime } = compare.view;
-    this.engine = new Engine(runtime);
+    // After a panic anywhere on the runtime the handle is a fresh one: the model, the sentence
+    // and the settings go to it again at the explorer's next render (which the explorer asks
+    // for when the panic was not its own: view.js `#restarted`).
+    this.engine = new Engine(runtime, {
+      onRestart: () => {
+        this.text = null;
+        this.loaded = null;
+      },
+    });
     this.figure = make('div', 'compare-panel');
     this.figure.dataset.mechanism = mechanism;
     this.title = make('h3', 'compare-title');

@@ -34,8 +34,6 @@ export class Exporter {
     if (v.engine.state !== 'ready' || v.isEmpty()) return;
     const target = v.el.exportTarget.value || 'panel';
     const parent = v.el.exportTarget.parentElement;
-    // The JSON and SVG exports are the full build's (spec-files.js `fullBuild`).
-    if (kind !== 'png' && !(await v.specs.fullBuild())) return;
     if (kind === 'json') {
       const json = v.engine.call((ex) => ex.export_json());
       download(new Blob([json], { type: 'application/json' }), `${this.#base()}-stages.json`, parent);

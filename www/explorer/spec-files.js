@@ -38,37 +38,6 @@ export class SpecFiles {
     this.#view = view;
   }
 
-  /**
-   * Moves the engine's handle to the full build (runtime.js), which reads specs and exports
-   * JSON and SVG, if it is not there yet: the busy line says so while it loads; the new handle gets the
-   * model in use, then the text, settings, theme, labels and viewport (`view.resend`), and the
-   * old one is freed. Resolves to true when the handle is on the full build, false (with a
-   * message) when it could not load.
-   */
-  async fullBuild() {
-    const view = this.#view;
-    if (view.engine.runtime.files) return true;
-    view.el.busyText.textContent = view.t('busy_full');
-    view.el.busy.hidden = false;
-    try {
-      await view.engine.useFull({
-        prepare: () => view.loader.bytesInUse(),
-        replay: (handle, bytes) => bytes && handle.load_model(new Uint8Array(bytes)),
-      });
-      view.resend({ now: true });
-      // The heads' worker follows the handle to the full build (a worker of the first view's
-      // build could not read the spec).
-      view.heads.offload.moveTo(view.engine.runtime.worker);
-      return true;
-    } catch (err) {
-      if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
-      else view.messages.show('spec', view.t('full_failed', { msg: messageOf(err) }));
-      return false;
-    } finally {
-      view.el.busy.hidden = true;
-    }
-  }
-
   /** Reads and draws a file (JSON or safetensors), with a progress bar while it reads. */
   async open(file) {
     const view = this.#view;
@@ -80,15 +49,12 @@ export class SpecFiles {
     }
     this.#progress(true, view.t('spec_reading', { name: file.name, mb: mb(file.size) }), 0);
     const started = performance.now();
-    // The full build loads while the file is read.
-    const full = this.fullBuild();
     let bytes;
     try {
       bytes = await readSpecFile(file, (loaded, total) => {
         if (id === this.#reading) view.el.specProgress.value = total > 0 ? loaded / total : 1;
       });
     } catch (err) {
-      await full;
       if (id !== this.#reading) return;
       this.#progress(false);
       const key = { too_large: 'spec_too_large_bytes', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
@@ -96,10 +62,7 @@ export class SpecFiles {
       return;
     }
     const read = performance.now();
-    if (!(await full) || id !== this.#reading) {
-      if (id === this.#reading) this.#progress(false);
-      return;
-    }
+    if (id !== this.#reading) return;
     // Parsing and the first maps run in the engine at once: the bar turns indeterminate.
     this.#progress(true, view.t('spec_parsing', { name: file.name, n: mb(bytes.length) }), null);
     await painted();
@@ -120,10 +83,9 @@ export class SpecFiles {
     else el.specProgress.value = value;
   }
 
-  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name` (on the full build, moved to first). */
+  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name`. */
   async load(spec, name) {
     const view = this.#view;
-    if (!(await this.fullBuild())) return;
     let info;
     let layer = null;
     this.lastOpen = null;

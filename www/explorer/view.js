@@ -43,6 +43,8 @@ const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 
 const NARROW_PX = 760;
 
 export class ExplorerView {
+  /** Whether a frame (`#frame`) is running: a panic during it restarts nothing at once. */
+  #inFrame = false;
   /** The engine wrapper (`call(fn)` on the wasm handle). */
   engine;
   /** Everything a person can set, under the names of state.js. */
@@ -118,7 +120,7 @@ export class ExplorerView {
     // The walk shares one colour scale unless told otherwise.
     if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
     this.engine = new Engine(runtime, {
-      onRestart: () => this.#restarted(),
+      onRestart: (cause, { own }) => this.#restarted(own),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
     this.#busy = new Busy(this);
@@ -278,8 +280,15 @@ export class ExplorerView {
     }
   }
 
-  /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
-  #restarted() {
+  /**
+   * A fresh handle replaced one lost to a panic: everything is sent again at the next render.
+   * When the panic was another engine's (another explorer of the page on the same runtime),
+   * that render comes at once, so this explorer draws what it drew before; when it was this
+   * explorer's own call, or came during its render (a compare panel's), the next change does
+   * (drawing the same state at once could panic again, and again).
+   */
+  #restarted(own) {
+    if (!own && !this.#inFrame) this.#scheduler.schedule('render');
     this.resend();
     this.specs.drop();
     this.heads.offload.reset();
@@ -289,7 +298,7 @@ export class ExplorerView {
     this.#maps.hover = null;
   }
 
-  /** The handle is a fresh one (a restart; a move to the full build, `now`): text, settings, theme, labels and viewport are sent again, at the next render or now. */
+  /** The handle is a fresh one (a restart): text, settings, theme, labels and viewport are sent again, at the next render or now. */
   resend({ now = false } = {}) {
     this.#applied = {};
     this.#lambdaChosen = this.view?.lambda_learned === false;
@@ -323,11 +332,14 @@ export class ExplorerView {
 
   #frame(work) {
     if (this.engine.state !== 'ready') return;
+    this.#inFrame = true;
     try {
       if (work.render) this.#renderNow();
       else this.#readouts.paint();
     } catch (err) {
       this.report(err);
+    } finally {
+      this.#inFrame = false;
     }
   }
 
