@@ -114,7 +114,10 @@ fn only_src_web_uses_wasm_bindgen() {
 
 #[test]
 fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
-    assert_absent("src/engine", &["explorer", "crate::names", "crate::spec"]);
+    assert_absent(
+        "src/engine",
+        &["explorer", "crate::names", "crate::spec", "crate::schema"],
+    );
 }
 
 /// The element's entry modules, the package's committed sources (pkg/ is otherwise built).

@@ -432,7 +432,7 @@ fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
             e.set_model(trained(mechanism.key()));
             e.update_shift(|s| s.shift = 2).unwrap();
             if moved {
-                e.update_shift(|s| s.lambda = 0.375).unwrap();
+                e.update_shift(|s| s.lambda = Some(0.375)).unwrap();
             }
             e.compute_all().unwrap();
             let stages = e.stages();
@@ -503,14 +503,15 @@ fn the_lambda_slider_recomputes_only_a1_minus_lambda_a2_and_goes_back_to_the_lea
             maps_of(&e, StageId::A2),
             maps_of(&e, StageId::Diff),
         );
-        let learned = e.settings().shift.lambda;
+        assert_eq!(e.settings().shift.lambda, None, "{kind:?}: λ is unset");
+        let learned = e.lambda_shown().unwrap();
         assert_eq!(
             Some(learned),
             e.learned_lambda(),
-            "{kind:?}: the slider shows the learned λ"
+            "{kind:?}: the slider shows the learned λ, the maps' bit for bit"
         );
         let r0 = e.recomputations();
-        e.update_shift(|s| s.lambda = 1.25).unwrap();
+        e.update_shift(|s| s.lambda = Some(1.25)).unwrap();
         e.compute().unwrap();
         let r1 = e.recomputations();
         assert_eq!(
@@ -554,7 +555,8 @@ fn the_lambda_slider_recomputes_only_a1_minus_lambda_a2_and_goes_back_to_the_lea
             diff,
             "{kind:?}: back to the learned λ bit for bit"
         );
-        assert_eq!(e.settings().shift.lambda, learned);
+        assert_eq!(e.settings().shift.lambda, None);
+        assert_eq!(e.lambda_shown(), Some(learned));
     }
 }
 
@@ -578,7 +580,7 @@ fn v2_draws_a_lambda_per_token_and_head_and_its_output_follows_the_slider() {
     );
     let mean = table.mean().unwrap();
     assert!(
-        (e.settings().shift.lambda - mean).abs() < 1e-6,
+        (e.lambda_shown().unwrap() - mean).abs() < 1e-6,
         "the slider shows their mean"
     );
     // Each row of A1 − λ·A2 subtracts its own token's λ.
@@ -612,7 +614,7 @@ fn v2_draws_a_lambda_per_token_and_head_and_its_output_follows_the_slider() {
     );
     let json = |e: &mut Explorer| e.stages_json().unwrap().output;
     let before = json(&mut e);
-    e.update_shift(|s| s.lambda = 0.0).unwrap();
+    e.update_shift(|s| s.lambda = Some(0.0)).unwrap();
     e.compute().unwrap();
     let after = json(&mut e);
     assert_ne!(before, after, "the output follows λ");
@@ -714,7 +716,7 @@ fn a_captured_layer_draws_with_its_tokens_name_layer_and_fixed_heads() {
     // The captured λ until the slider moves, and back.
     e.compute().unwrap();
     let captured = e.lambda().unwrap();
-    e.update_shift(|s| s.lambda = 0.1).unwrap();
+    e.update_shift(|s| s.lambda = Some(0.1)).unwrap();
     e.compute().unwrap();
     assert_eq!(e.lambda(), Some(0.1));
     assert_eq!(e.moved_away(), ["lambda"], "away from the captured λ");

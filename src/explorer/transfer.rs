@@ -359,16 +359,19 @@ impl Explorer {
     /// Whether the gate and λ are the sliders' (moved) rather than the learned ones: what
     /// [`set_overrides`](Self::set_overrides) gives a mirror.
     pub fn overrides(&self) -> (bool, bool) {
-        (self.gate_override, self.lambda_override)
+        (self.gate_override, !self.lambda_is_learned())
     }
 
     /// Makes the gate and λ the sliders' or the learned ones, as in the explorer this one
     /// mirrors; clears the shift stages when that changes anything.
     pub fn set_overrides(&mut self, gate: bool, lambda: bool) {
-        if (gate, lambda) != (self.gate_override, self.lambda_override) {
+        if gate != self.gate_override {
             self.gate_override = gate;
-            self.lambda_override = lambda;
             self.clear_shift();
+        }
+        // A chosen λ came with the settings; a learned one is unset again.
+        if !lambda {
+            self.reset_lambda();
         }
     }
 
@@ -561,11 +564,6 @@ impl Explorer {
         }
         self.heads[parts.head] = HeadCache::adopted(base, shift, kept_stats);
         self.recomputations.adopted += 1;
-        if !self.lambda_override {
-            if let Some(l) = self.learned_lambda() {
-                self.settings.shift.lambda = l;
-            }
-        }
         Ok(true)
     }
 }
