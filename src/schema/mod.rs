@@ -246,7 +246,7 @@ pub struct Key {
     pub layer: Layer,
     /// Its symbol in the formulas (`k`, `α`, `τ`, `λ`; empty for none).
     pub symbol: &'static str,
-    /// One sentence for readers of the generated types and docstrings.
+    /// One sentence for readers of the generated types and docstrings (empty in wasm).
     pub doc: &'static str,
     /// The control that shows it.
     pub control: Option<Control>,
@@ -261,6 +261,8 @@ pub struct Key {
     /// What is shown when the value is not set and nothing learned it (λ for a mechanism that
     /// has none).
     pub unset: Option<f32>,
+    /// Whether the value is taken modulo the keys (the shift): its slider says the residue too.
+    pub wraps: bool,
     /// Older names still read in the address (`k` for `shift`).
     pub aliases: &'static [&'static str],
     /// Where it is named.
@@ -284,6 +286,7 @@ impl Key {
             compare: Compare::No,
             learned_flag: None,
             unset: None,
+            wraps: false,
             aliases: &[],
             surfaces: Surfaces::ALL,
             default: PageDefault::None,
@@ -355,6 +358,13 @@ impl Key {
             ..self
         }
     }
+    /// Taken modulo the keys.
+    pub const fn wraps(self) -> Key {
+        Key {
+            wraps: true,
+            ..self
+        }
+    }
     /// Older names still read in the address.
     pub const fn aliases(self, aliases: &'static [&'static str]) -> Key {
         Key { aliases, ..self }
@@ -371,7 +381,7 @@ impl Key {
     pub const fn page(self, name: &'static str, doc: &'static str) -> Key {
         Key {
             name,
-            doc,
+            doc: native_only(doc),
             layer: Layer::Page,
             ..self
         }
@@ -386,7 +396,7 @@ impl Key {
     ) -> Key {
         Key {
             name,
-            doc,
+            doc: native_only(doc),
             layer,
             access: Some(access),
             ..self
@@ -409,6 +419,16 @@ impl Key {
             .into_iter()
             .filter(|&k| self.applies_to(k))
             .collect()
+    }
+}
+
+/// `text` natively, nothing in wasm: the descriptions are for the generated files, which are
+/// made natively, and the page's download needs none of them.
+const fn native_only(text: &'static str) -> &'static str {
+    if cfg!(target_arch = "wasm32") {
+        ""
+    } else {
+        text
     }
 }
 

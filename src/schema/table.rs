@@ -151,6 +151,7 @@ schema! {
         shift: i64 = 1 =>
             Key::slider(-24.0, 24.0, 1.0, 0)
                 .symbol("k")
+                .wraps()
                 .control(Control::slider("shift", "shift").embed().present())
                 .parameter(Parameter::Shift)
                 .compare(Compare::Shown)
