@@ -166,9 +166,7 @@ fn lambda_by_hand() {
         lambda_q2: vec![0.0, 3.0],
         lambda_k2: vec![7.0, 0.0],
         subln: vec![1.0; 4],
-        lambda_init: None,
-        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-        lambda: None,
+        ..Default::default()
     };
     assert!(close(lambda_init(0), 0.2));
     assert!(close(lambda(&p), 1.91828));
@@ -215,9 +213,7 @@ fn diff_transformer_with_equal_maps_scales_a1_by_one_minus_lambda() {
         lambda_q2: vec![0.0; 2],
         lambda_k2: vec![0.0; 2],
         subln: vec![1.0; 4],
-        lambda_init: None,
-        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-        lambda: None,
+        ..Default::default()
     };
     let stages = run(
         x.view(),

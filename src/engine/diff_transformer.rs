@@ -52,6 +52,25 @@ pub struct DiffTransformerParams {
     pub lambda: Option<f32>,
 }
 
+impl Default for DiffTransformerParams {
+    /// The paper's choices for every optional part (`lambda_init` from the depth, RMSNorm's
+    /// [`RMS_NORM_EPS`], the λ the vectors give), at depth 0 and with the learned vectors still
+    /// empty: callers give those, and take the rest with `..Default::default()`.
+    fn default() -> DiffTransformerParams {
+        DiffTransformerParams {
+            depth: 0,
+            lambda_q1: Vec::new(),
+            lambda_k1: Vec::new(),
+            lambda_q2: Vec::new(),
+            lambda_k2: Vec::new(),
+            subln: Vec::new(),
+            lambda_init: None,
+            subln_eps: RMS_NORM_EPS,
+            lambda: None,
+        }
+    }
+}
+
 impl DiffTransformerParams {
     /// `lambda_init`: the given one, or `0.8 - 0.6·exp(-0.3·depth)`.
     pub fn lambda_init(&self) -> f32 {

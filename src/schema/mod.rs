@@ -7,7 +7,7 @@
 //! From the declarations come the engine's own typed settings ([`MapSettings`],
 //! [`ShiftSettings`], [`Settings`]) and their patch ([`SettingsPatch`], with its generic reader
 //! [`SettingsPatch::set`]), the JavaScript shapes of the wasm boundary (`src/web/js/settings.rs`
-//! walks [`KEYS`]), and, natively, the generated files ([`generate`]): the page's tables
+//! walks [`KEYS`]), and the generated files ([`generate`], made natively): the page's tables
 //! (`www/explorer/settings.generated.js`), the element's TypeScript types (`pkg/*.d.ts`) and the
 //! widget's traits (`python/diffattn/_settings.py`), which `tests/schema.rs` keeps fresh. Nobody
 //! writes a list of setting names by hand anywhere else (the same test looks for one).
@@ -15,7 +15,6 @@
 //! The engine knows nothing of this module (`tests/architecture.rs`): the schema points at the
 //! registry, never the other way.
 
-#[cfg(not(target_arch = "wasm32"))]
 pub mod generate;
 mod table;
 pub mod value;
