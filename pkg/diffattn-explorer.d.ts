@@ -19,6 +19,8 @@ export interface ExplorerState {
   window: number;
   /** Hierarchical attention's segment size `s`, in tokens. */
   segment: number;
+  /** The Differential Transformer's softmax temperature `T`: both maps' scores are divided by it (DESIGN.md §3); 1 is the paper's maps. */
+  temperature: number;
   /** The shift `k`: positive moves attention to later keys. */
   shift: number;
   /** Single (`A − shift(A)`, the article's text) or symmetric difference. */
@@ -81,6 +83,7 @@ export declare class DiffattnExplorerElement extends HTMLElement {
   tau: ExplorerState['tau'];
   window: ExplorerState['window'];
   segment: ExplorerState['segment'];
+  temperature: ExplorerState['temperature'];
   shift: ExplorerState['shift'];
   difference: ExplorerState['difference'];
   fill: ExplorerState['fill'];

@@ -761,3 +761,75 @@ fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
     let cli = diffattn::spec::parse_spec(&spec).unwrap_err();
     assert!(cli.message.contains("MAX_TOKENS"), "{}", cli.message);
 }
+
+#[test]
+fn the_temperature_recomputes_the_differential_transformers_maps_and_no_other_mechanism_uses_it() {
+    use diffattn::explorer::SettingsPatch;
+    let hot = SettingsPatch {
+        temperature: Some(2.0),
+        ..Default::default()
+    };
+    let mut e = explorer("the plot is thin but the acting is warm");
+    e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+        .unwrap();
+    e.compute().unwrap();
+    let (a1, diff, r0) = (
+        maps_of(&e, StageId::A1),
+        maps_of(&e, StageId::Diff),
+        e.recomputations(),
+    );
+    e.update(&hot).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.recomputations().maps, r0.maps + 1, "A1 and A2 again");
+    let warm = maps_of(&e, StageId::A1);
+    // Scores over T = 2 are flatter: every row's largest weight is smaller (or the same).
+    for (row, was) in warm.rows().into_iter().zip(a1.rows()) {
+        let max = |r: ndarray::ArrayView1<f32>| r.iter().copied().fold(0.0, f32::max);
+        assert!(max(row) <= max(was) + 1e-6);
+        assert!((row.sum() - 1.0).abs() < 1e-5, "rows still sum to 1");
+    }
+    assert_ne!(warm, a1);
+    assert_eq!(
+        e.moved_away(),
+        Vec::<&str>::new(),
+        "nothing to leave untrained"
+    );
+    // Back to T = 1: the maps of before, bit for bit.
+    e.update_maps(|m| m.temperature = 1.0).unwrap();
+    e.compute().unwrap();
+    assert_eq!(maps_of(&e, StageId::A1), a1);
+    assert_eq!(maps_of(&e, StageId::Diff), diff);
+    // Refused values name it and change nothing.
+    for t in [0.0f32, -0.5, f32::NAN] {
+        let err = e.update_maps(|m| m.temperature = t).unwrap_err();
+        assert!(err.to_string().starts_with("temperature:"), "{err}");
+    }
+    assert_eq!(e.settings().maps.temperature, 1.0);
+    // Cosine attention does not take it: moving it recomputes nothing there.
+    e.update_maps(|m| m.mechanism = MechanismKind::Cosine)
+        .unwrap();
+    e.compute().unwrap();
+    let r = e.recomputations();
+    e.update(&hot).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.recomputations(), r);
+    assert!(!MechanismKind::Cosine.takes(diffattn::engine::Parameter::Temperature));
+}
+
+#[test]
+fn a_trained_differential_transformer_moved_to_another_temperature_says_so() {
+    let mut e = Explorer::new(Model::untrained());
+    e.set_text("a fine film");
+    let model = Model::from_bytes(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/weights/diff_transformer.bin"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    e.set_model(model);
+    assert_eq!(e.settings().maps.temperature, 1.0, "trained at T = 1");
+    e.update_maps(|m| m.temperature = 0.5).unwrap();
+    assert_eq!(e.moved_away(), ["temperature"]);
+}

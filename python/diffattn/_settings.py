@@ -13,6 +13,7 @@ TRAITS = (
     ('tau', 'float', 'Cosine attention\'s temperature ``τ``; 10 keeps cosine maps from being flat.'),
     ('window', 'int', 'Local attention\'s radius ``w`` (0: each token itself); 2 shows a visible band.'),
     ('segment', 'int', 'Hierarchical attention\'s segment size ``s``, in tokens.'),
+    ('temperature', 'float', 'The Differential Transformer\'s softmax temperature ``T``: both maps\' scores are divided by it (DESIGN.md §3); 1 is the paper\'s maps.'),
     ('shift', 'int', 'The shift ``k``: positive moves attention to later keys.'),
     ('difference', 'text', 'Single (``A − shift(A)``, the article\'s text) or symmetric difference. One of ``single``, ``symmetric``.'),
     ('fill', 'text', 'What fills the cells a shift uncovers: circular or zero. One of ``circular``, ``zero``.'),

@@ -102,7 +102,8 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout)
     rope {layout "half"|"interleaved", theta | inv_freq, rotary_dim, positions,
           attention_scaling}, tokens (labels), model, layer
     diff_transformer:    pairing "adjacent"|"halves", lambda_init (instead of depth),
-                         subln optional (no learned weight), subln_eps
+                         subln optional (no learned weight), subln_eps,
+                         temperature T > 0 (default 1): both maps' scores over T
     diff_transformer_v2: w_lambda (H x d): lambda = sigmoid(x w_lambda^T) per token and head
     hierarchical:        segment (tokens per segment)
   stages (optional) is ignored: the answer a page export carries; it is recomputed.

@@ -40,9 +40,16 @@ impl ShiftSettings {
 }
 
 impl MapSettings {
-    /// Checks that `tau` is finite and the segment at least one token.
+    /// Checks that `tau` is finite, the temperature positive and the segment at least one token.
     pub fn check(&self) -> Result<(), EngineError> {
         finite("tau", self.tau)?;
+        if finite("temperature", self.temperature)? <= 0.0 {
+            return Err(EngineError::Shape {
+                field: "temperature",
+                expected: "a positive number".to_string(),
+                found: self.temperature.to_string(),
+            });
+        }
         if self.segment == 0 {
             return Err(EngineError::Shape {
                 field: "segment",
@@ -92,6 +99,7 @@ impl Settings {
                             found: "none (only a trained model or a spec brings them)".into(),
                         })?;
                 params.lambda = learned.lambda.or(params.lambda);
+                params.temperature = m.temperature;
                 Mechanism::DiffTransformer(params)
             }
             MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 {
@@ -129,10 +137,8 @@ impl Settings {
             Mechanism::Cosine { tau } => s.maps.tau = *tau,
             Mechanism::Local { window } => s.maps.window = *window,
             Mechanism::Hierarchical { segment } => s.maps.segment = *segment,
-            Mechanism::Standard
-            | Mechanism::InputDiff
-            | Mechanism::DiffTransformer(_)
-            | Mechanism::DiffTransformerV2 { .. } => {}
+            Mechanism::DiffTransformer(p) => s.maps.temperature = p.temperature,
+            Mechanism::Standard | Mechanism::InputDiff | Mechanism::DiffTransformerV2 { .. } => {}
         }
         s
     }

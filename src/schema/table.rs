@@ -142,6 +142,14 @@ schema! {
                 .control(Control::slider("segment", "params").present())
                 .parameter(Parameter::Segment)
                 .compare(Compare::Shown),
+        /// The Differential Transformer's softmax temperature `T`: both maps' scores are
+        /// divided by it (DESIGN.md §3); 1 is the paper's maps.
+        temperature: f32 = 1.0 =>
+            Key::slider(0.1, 4.0, 0.1, 1)
+                .symbol("T")
+                .control(Control::slider("temperature", "params"))
+                .parameter(Parameter::Temperature)
+                .compare(Compare::Shown),
     }
 
     /// What the stages after the maps depend on: the shift stages (shift-difference attention)
