@@ -22,6 +22,7 @@ use crate::engine::layout::Frequencies;
 use crate::engine::shift_diff::ShiftDiffMaps;
 use crate::engine::{lambda_table_of, BaseMaps, EngineError, MechanismKind, Projection, StageId};
 use crate::render::MapStats;
+use crate::schema::{self, value::Value, Layer};
 
 /// What one head's caches were computed from, as one number (see the module's header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -281,27 +282,20 @@ impl Explorer {
         if self.is_empty() {
             return Ok(None);
         }
-        // The mechanism is `settings.mechanism(learned)`: its inputs are hashed (every setting
-        // but the λ read back from the maps, which only `learned.lambda` carries into it).
+        // The mechanism is `settings.mechanism(learned)`: its inputs are hashed (every setting,
+        // and what was learned).
         self.mechanism()?;
-        let (m, s, learned) = (&self.settings.maps, &self.settings.shift, self.learned());
+        let learned = self.learned();
         let mut h = KeyHasher(self.input_hash());
-        for w in [
-            m.mechanism as u64,
-            m.heads as u64,
-            u64::from(m.causal),
-            m.window as u64,
-        ] {
-            h.word(w);
-        }
-        h.word(m.segment as u64);
-        h.f32(m.tau);
-        h.word(s.shift as u64);
-        for w in [s.difference as u64, s.fill as u64, s.renormalize as u64] {
-            h.word(w);
-        }
-        for v in [s.alpha, s.beta, s.gamma] {
-            h.f32(v);
+        // Every setting the caches depend on, as the schema lists them (not the head shown).
+        for key in schema::engine_keys().filter(|k| k.layer != Layer::Head) {
+            match self.settings.value(key, 0) {
+                Some(Value::Int(n)) => h.word(n as u64),
+                Some(Value::Float(x)) => h.f32(x),
+                Some(Value::Bool(b)) => h.word(u64::from(b)),
+                Some(Value::Name(name)) => name.bytes().for_each(|b| h.word(u64::from(b))),
+                Some(Value::Unset) | None => h.word(u64::MAX),
+            }
         }
         match &learned.gate {
             None => h.word(u64::MAX),

@@ -15,7 +15,7 @@ import { SLIDERS } from './controls.js';
 
 /**
  * The markup of the sliders of `group` (the schema's): each with its label (the string
- * `<key>_label`), its output and its range. A slider that is its own control (`shift`, `tau`)
+ * `<key>_label`), its output and its range. A slider that is its own control (the shift)
  * carries `data-control` and, for a mechanism's parameter, `data-parameter`; the gate's α, β, γ
  * sit in the gate's disclosure, which carries them. A slider whose value may be unset (λ,
  * learned until chosen) has a note and a way back under it.
