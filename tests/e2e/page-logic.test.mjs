@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { test } from 'node:test';
 import { LANGUAGES, Language, PRESETS, STRINGS, detectLanguage, formatParts, loadStrings, placeholders, translate, translated } from '../../www/explorer/i18n.js';
-import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
+import { RANGES, nearestChoice, parameterParts, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
@@ -180,6 +180,14 @@ test('state: k mod L, the nearest head count, and the patch of what changed', ()
   // Only engine keys whose values differ from what the engine holds are sent.
   assert.deepEqual(patchOf({ shift: 2, heads: 4, text: 'x', lang: 'en' }, { shift: 1, heads: 4 }), { shift: 2 });
   assert.deepEqual(patchOf({ shift: 1 }, { shift: 1 }), {});
+  // A mechanism's parameters as the trained-with note and the exports name them: the schema's
+  // symbols and digits (a learned λ one finer), in the registry's order; names and the gate's
+  // three scalars are not one number, V2's λ per token is a map.
+  const settings = { shift: 3, difference: 'single', alpha: 1, tau: 10, lambda: 0.51234, temperature: 2 };
+  assert.deepEqual(parameterParts(['shift', 'difference', 'fill', 'renormalize', 'gate'], settings, fmt), ['k = 3']);
+  assert.deepEqual(parameterParts(['lambda', 'temperature'], settings, fmt), ['λ = 0.512', 'T = 2.0']);
+  assert.deepEqual(parameterParts(['lambda'], settings, fmt, { lambdaPerToken: true }), []);
+  assert.deepEqual(parameterParts(['tau'], settings, fmt), ['τ = 10.0']);
 });
 
 test('view state: the page keeps its own keys and a pending patch, and of the engine only the last frame', () => {

@@ -133,15 +133,16 @@ export function splitState(partial) {
 /**
  * The mechanism's own parameters as a learner reads them, `k = 1`, `τ = 10.0`, `λ = 0.512`:
  * every setting with a symbol whose registry parameter is in `parameters` (the engine's
- * `view().parameters`), with its value in `settings`, in the schema's order. `format(value,
+ * `view().parameters`, in the registry's order), with its value in `settings`. `format(value,
  * digits)` writes a number; with `lambdaPerToken` (the view's `lambda_per_token`: V2's learned
  * λ, one per token and head, is drawn as a map) λ is left out.
  */
 export function parameterParts(parameters, settings, format, { lambdaPerToken = false } = {}) {
   const parts = [];
-  for (const [key, s] of Object.entries(KEYS)) {
-    // A setting that is one of a control's several (the gate's α, β, γ: learned per head) is not one number to name.
-    if (!s.engine || !s.symbol || s.control !== key || !parameters.includes(s.parameter)) continue;
+  const named = Object.entries(KEYS).filter(([key, s]) => s.engine && s.symbol && parameters.includes(s.parameter) && s.control === key);
+  // (A setting that is one of a control's several, the gate's α, β, γ, learned per head, is not one number to name.)
+  named.sort(([, a], [, b]) => parameters.indexOf(a.parameter) - parameters.indexOf(b.parameter));
+  for (const [key, s] of named) {
     if (lambdaPerToken && s.learned === 'lambda_learned') continue;
     const value = settings?.[key];
     if (typeof value !== 'number') continue;
