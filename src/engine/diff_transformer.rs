@@ -5,10 +5,13 @@
 //! pair, value head `h` has width `2·d_h`):
 //!
 //! ```text
-//! A1_h = softmax(Q1_h·K1_hᵀ / sqrt(d_h) + M),   A2_h = softmax(Q2_h·K2_hᵀ / sqrt(d_h) + M)
+//! A1_h = softmax(Q1_h·K1_hᵀ / (T·sqrt(d_h)) + M),   A2_h = softmax(Q2_h·K2_hᵀ / (T·sqrt(d_h)) + M)
 //! lambda = exp(λq1·λk1) - exp(λq2·λk2) + lambda_init,   lambda_init = 0.8 - 0.6·exp(-0.3·depth)
 //! O_h = (1 - lambda_init) · RMSNorm((A1_h - lambda·A2_h)·V_h)
 //! ```
+//!
+//! `T` is a softmax temperature (DESIGN.md §3), 1 in the paper: the scale is `1/sqrt(d_h)`
+//! divided by `T`, and dividing by 1 is exact, so `T = 1` gives the paper's maps bit for bit.
 //!
 //! Unlike the official code (microsoft/unilm `Diff-Transformer/multihead_diffattn.py`), which
 //! returns NaN for a fully masked row, a fully masked row here is all zeros; and no rotary
@@ -50,6 +53,28 @@ pub struct DiffTransformerParams {
     /// λ itself, in place of the one the lambda vectors give (the page's λ slider, the spec's
     /// `lambda`); `lambda_init` still scales the output.
     pub lambda: Option<f32>,
+    /// The softmax temperature `T` of both maps (positive; 1 is the paper's maps).
+    pub temperature: f32,
+}
+
+impl Default for DiffTransformerParams {
+    /// The paper's choices for every optional part (`lambda_init` from the depth, RMSNorm's
+    /// [`RMS_NORM_EPS`], the λ the vectors give), at depth 0 and with the learned vectors still
+    /// empty: callers give those, and take the rest with `..Default::default()`.
+    fn default() -> DiffTransformerParams {
+        DiffTransformerParams {
+            depth: 0,
+            lambda_q1: Vec::new(),
+            lambda_k1: Vec::new(),
+            lambda_q2: Vec::new(),
+            lambda_k2: Vec::new(),
+            subln: Vec::new(),
+            lambda_init: None,
+            subln_eps: RMS_NORM_EPS,
+            lambda: None,
+            temperature: 1.0,
+        }
+    }
 }
 
 impl DiffTransformerParams {
@@ -58,8 +83,16 @@ impl DiffTransformerParams {
         self.lambda_init.unwrap_or_else(|| lambda_init(self.depth))
     }
 
-    /// Checks every vector against the head width `d_h`.
+    /// Checks every vector against the head width `d_h`, and that the temperature is positive
+    /// and finite.
     pub fn check(&self, d_h: usize) -> Result<usize, EngineError> {
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Err(EngineError::Shape {
+                field: "temperature",
+                expected: "a positive finite number".to_string(),
+                found: self.temperature.to_string(),
+            });
+        }
         for (field, v, want) in [
             ("lambda_q1", &self.lambda_q1, d_h),
             ("lambda_k1", &self.lambda_k1, d_h),
@@ -202,7 +235,8 @@ pub fn maps_of(
             [first, second]
         })
         .collect();
-    let both = standard::grouped_of(q, k, shape, mask, &query_heads)?;
+    let t = params.temperature;
+    let both = standard::grouped_tempered_of(q, k, shape, mask, &query_heads, t)?;
     let (queries, keys) = (both.dim().1, both.dim().2);
     let mut a1 = Array3::<f32>::zeros((heads.len(), queries, keys));
     let mut a2 = a1.clone();

@@ -111,9 +111,24 @@ pub fn grouped_of(
     mask: Mask,
     query_heads: &[usize],
 ) -> Result<Array3<f32>, EngineError> {
+    grouped_tempered_of(q, k, shape, mask, query_heads, 1.0)
+}
+
+/// [`grouped_of`] with the scores over a temperature: `softmax(Q_h·K_hᵀ / (T·sqrt(d_h)) + M)`
+/// (the Differential Transformer's temperature, DESIGN.md §3). The scale is
+/// `(1 / sqrt(d_h)) / T`; over `T = 1` it is `1 / sqrt(d_h)` exactly, so the maps are
+/// [`grouped_of`]'s bit for bit.
+pub fn grouped_tempered_of(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    shape: &HeadShape,
+    mask: Mask,
+    query_heads: &[usize],
+    temperature: f32,
+) -> Result<Array3<f32>, EngineError> {
     let d_h = shape.head_dim;
     let (queries, keys) = (q.nrows(), k.nrows());
-    let scale = 1.0 / (d_h as f32).sqrt();
+    let scale = 1.0 / (d_h as f32).sqrt() / temperature;
     let mut maps = Array3::<f32>::zeros((query_heads.len(), queries, keys));
     if maps.is_empty() {
         return Ok(maps);

@@ -190,14 +190,7 @@ impl Explorer {
         };
         let result = self.compute_head_with(&mechanism, &projection, head);
         self.projection = Some(projection);
-        result?;
-        if !self.lambda_override {
-            // The λ slider shows the learned λ (V2: its mean over tokens and heads).
-            if let Some(l) = self.learned_lambda() {
-                self.settings.shift.lambda = l;
-            }
-        }
-        Ok(())
+        result
     }
 
     /// Head `head` over `projection`: its maps if it has none, λ put into them, its shift

@@ -22,6 +22,7 @@ use crate::engine::layout::Frequencies;
 use crate::engine::shift_diff::ShiftDiffMaps;
 use crate::engine::{lambda_table_of, BaseMaps, EngineError, MechanismKind, Projection, StageId};
 use crate::render::MapStats;
+use crate::schema::{self, value::Value, Layer};
 
 /// What one head's caches were computed from, as one number (see the module's header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -281,27 +282,20 @@ impl Explorer {
         if self.is_empty() {
             return Ok(None);
         }
-        // The mechanism is `settings.mechanism(learned)`: its inputs are hashed (every setting
-        // but the λ read back from the maps, which only `learned.lambda` carries into it).
+        // The mechanism is `settings.mechanism(learned)`: its inputs are hashed (every setting,
+        // and what was learned).
         self.mechanism()?;
-        let (m, s, learned) = (&self.settings.maps, &self.settings.shift, self.learned());
+        let learned = self.learned();
         let mut h = KeyHasher(self.input_hash());
-        for w in [
-            m.mechanism as u64,
-            m.heads as u64,
-            u64::from(m.causal),
-            m.window as u64,
-        ] {
-            h.word(w);
-        }
-        h.word(m.segment as u64);
-        h.f32(m.tau);
-        h.word(s.shift as u64);
-        for w in [s.difference as u64, s.fill as u64, s.renormalize as u64] {
-            h.word(w);
-        }
-        for v in [s.alpha, s.beta, s.gamma] {
-            h.f32(v);
+        // Every setting the caches depend on, as the schema lists them (not the head shown).
+        for key in schema::engine_keys().filter(|k| k.layer != Layer::Head) {
+            match self.settings.value(key, 0) {
+                Some(Value::Int(n)) => h.word(n as u64),
+                Some(Value::Float(x)) => h.f32(x),
+                Some(Value::Bool(b)) => h.word(u64::from(b)),
+                Some(Value::Name(name)) => name.bytes().for_each(|b| h.word(u64::from(b))),
+                Some(Value::Unset) | None => h.word(u64::MAX),
+            }
         }
         match &learned.gate {
             None => h.word(u64::MAX),
@@ -359,16 +353,19 @@ impl Explorer {
     /// Whether the gate and λ are the sliders' (moved) rather than the learned ones: what
     /// [`set_overrides`](Self::set_overrides) gives a mirror.
     pub fn overrides(&self) -> (bool, bool) {
-        (self.gate_override, self.lambda_override)
+        (self.gate_override, !self.lambda_is_learned())
     }
 
     /// Makes the gate and λ the sliders' or the learned ones, as in the explorer this one
     /// mirrors; clears the shift stages when that changes anything.
     pub fn set_overrides(&mut self, gate: bool, lambda: bool) {
-        if (gate, lambda) != (self.gate_override, self.lambda_override) {
+        if gate != self.gate_override {
             self.gate_override = gate;
-            self.lambda_override = lambda;
             self.clear_shift();
+        }
+        // A chosen λ came with the settings; a learned one is unset again.
+        if !lambda {
+            self.reset_lambda();
         }
     }
 
@@ -561,11 +558,6 @@ impl Explorer {
         }
         self.heads[parts.head] = HeadCache::adopted(base, shift, kept_stats);
         self.recomputations.adopted += 1;
-        if !self.lambda_override {
-            if let Some(l) = self.learned_lambda() {
-                self.settings.shift.lambda = l;
-            }
-        }
         Ok(true)
     }
 }

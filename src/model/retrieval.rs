@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::format::{check_blob, container, open, task_of, BlobReader, BlobWriter, TensorEntry};
 use super::{ModelError, TokenTable};
-use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
+use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffParams};
 use crate::engine::{Mechanism, MechanismKind, Weights};
 use crate::names::{name_of, parse};
@@ -379,9 +379,7 @@ impl RetrievalFile {
                         lambda_q2: r.vector(&p("lambda_q2"))?,
                         lambda_k2: r.vector(&p("lambda_k2"))?,
                         subln: r.vector(&p("subln"))?,
-                        lambda_init: None,
-                        subln_eps: RMS_NORM_EPS,
-                        lambda: None,
+                        ..Default::default()
                     })
                 }
                 other => {

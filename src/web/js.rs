@@ -20,7 +20,7 @@ use crate::explorer::{self, CellInfo};
 use crate::names::{self, name_of, Named};
 
 pub(super) use settings::{SettingsJs, SettingsPatchJs};
-pub(super) use view::ViewJs;
+pub(super) use view::{FrameJs, ViewJs};
 
 /// A value as a plain JavaScript object (maps as objects, not `Map`s).
 pub(super) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {

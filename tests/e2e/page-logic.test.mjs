@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { test } from 'node:test';
 import { LANGUAGES, Language, PRESETS, STRINGS, detectLanguage, formatParts, loadStrings, placeholders, translate, translated } from '../../www/explorer/i18n.js';
-import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
+import { RANGES, nearestChoice, parameterParts, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
@@ -15,6 +15,8 @@ import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engin
 import { runtimeOf } from '../../www/explorer/runtime.js';
 import { ATTRIBUTES, formatGate, nameSet, parseGate, readAttribute, readAttributes, readNameList } from '../../www/explorer/attributes.js';
 import { CONTROL_NAMES } from '../../www/explorer/controls.js';
+import { KEYS } from '../../www/explorer/settings.generated.js';
+import { ViewState } from '../../www/explorer/view-state.js';
 
 /** The engine's names (what `names()` of the wasm module returns), for the pure functions. */
 const NAMES = {
@@ -69,10 +71,16 @@ test('i18n: every key the page uses is in the dictionary', async () => {
   // Keys built at run time.
   for (const id of ['a', 'shifted', 'shifted_back', 'd', 'g', 'fused', 'a1', 'a2', 'diff']) assert.ok(`stage_${id}` in STRINGS.en);
   for (const m of NAMES.mechanisms) assert.ok(`mech_${m}` in STRINGS.en, m);
-  for (const [prefix, list] of [['diff', NAMES.differences], ['fill', NAMES.fills], ['renorm', NAMES.renormalizations]]) {
-    for (const v of list) assert.ok(`${prefix}_${v}` in STRINGS.en, `${prefix}_${v}`);
+  // The schema's: each menu of the engine's names (`<key>_<name>`), each slider's label, the
+  // moved-away word of each parameter (and of the heads and the mask, which every mechanism has).
+  for (const [key, s] of Object.entries(KEYS)) {
+    if (s.engine && s.kind === 'choice' && s.choices !== 'mechanisms') {
+      for (const v of NAMES[s.choices]) assert.ok(`${key}_${v}` in STRINGS.en, `${key}_${v}`);
+    }
+    if (s.slider) assert.ok(`${key}_label` in STRINGS.en, `${key}_label`);
+    if (s.parameter) assert.ok(`moved_${s.parameter}` in STRINGS.en, s.parameter);
   }
-  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window', 'segment', 'lambda']) assert.ok(`moved_${p}` in STRINGS.en, p);
+  for (const p of ['heads', 'causal']) assert.ok(`moved_${p}` in STRINGS.en, p);
   for (const source of ['trained', 'captured', 'seeded']) {
     for (const key of [`lambda_learned_${source}`, `lambda_learned_token_${source}`, `lambda_back_${source}`]) assert.ok(key in STRINGS.en, key);
   }
@@ -173,6 +181,47 @@ test('state: k mod L, the nearest head count, and the patch of what changed', ()
   // Only engine keys whose values differ from what the engine holds are sent.
   assert.deepEqual(patchOf({ shift: 2, heads: 4, text: 'x', lang: 'en' }, { shift: 1, heads: 4 }), { shift: 2 });
   assert.deepEqual(patchOf({ shift: 1 }, { shift: 1 }), {});
+  // A mechanism's parameters as the trained-with note and the exports name them: the schema's
+  // symbols and digits (a learned λ one finer), in the registry's order; names and the gate's
+  // three scalars are not one number, V2's λ per token is a map.
+  const settings = { shift: 3, difference: 'single', alpha: 1, tau: 10, lambda: 0.51234, temperature: 2 };
+  assert.deepEqual(parameterParts(['shift', 'difference', 'fill', 'renormalize', 'gate'], settings, fmt), ['k = 3']);
+  assert.deepEqual(parameterParts(['lambda', 'temperature'], settings, fmt), ['λ = 0.512', 'T = 2.0']);
+  assert.deepEqual(parameterParts(['lambda'], settings, fmt, { lambdaPerToken: true }), []);
+  assert.deepEqual(parameterParts(['tau'], settings, fmt), ['τ = 10.0']);
+});
+
+test('view state: the page keeps its own keys and a pending patch, and of the engine only the last frame', () => {
+  const defaults = { mechanism: 'standard', heads: 4, head: 1, shift: 1, lambda: 0.5, gate_learned: false, lambda_learned: true };
+  const vs = new ViewState(defaults, { view: 'walk', lang: 'en', shift: 2 });
+  assert.ok(Object.isFrozen(vs.state), 'the state is changed through change(), never in place');
+  assert.equal(vs.state.shift, 2, 'a setting given at start is pending');
+  assert.equal(vs.state.heads, 4, "the engine's default until a frame");
+  assert.equal(vs.state.gate_learned, undefined, 'the frame flags are not state');
+  assert.deepEqual(vs.patch(), { shift: 2 });
+  // A frame: the patch is sent, the engine's settings are what the state shows.
+  assert.deepEqual(vs.take(), { shift: 2 });
+  vs.adopt({ ...defaults, shift: 2, heads: 8, lambda: 0.81 });
+  assert.deepEqual([vs.state.shift, vs.state.heads, vs.state.lambda, vs.state.view], [2, 8, 0.81, 'walk']);
+  assert.deepEqual(vs.patch(), {});
+  // Only what differs from the frame is sent; page keys never are.
+  vs.change({ shift: 2, heads: 2, view: 'compare', all_heads: true });
+  assert.deepEqual(vs.patch(), { heads: 2 });
+  assert.deepEqual([vs.state.heads, vs.state.view, vs.state.all_heads], [2, 'compare', true]);
+  // A model brings its own settings: only the pending ones `keep` names stay.
+  vs.change({ shift: 5 });
+  vs.adopt({ ...defaults, heads: 4, shift: 1 }, new Set(['shift']));
+  assert.deepEqual(vs.patch(), { shift: 5 });
+  // A fresh handle: every setting is pending again, but a learned λ (the new handle's model gives it).
+  vs.take();
+  vs.adopt({ ...defaults, heads: 4, shift: 5, lambda: 0.81, lambda_learned: true });
+  vs.forget();
+  const resent = vs.patch();
+  assert.equal(resent.lambda, undefined);
+  assert.deepEqual([resent.heads, resent.shift, resent.mechanism, resent.head], [4, 5, 'standard', 1]);
+  vs.adopt({ ...defaults, lambda: 0.3, lambda_learned: false });
+  vs.forget();
+  assert.equal(vs.patch().lambda, 0.3, 'a chosen λ is sent again');
 });
 
 test('scheduler: many changes in one frame make one render; overlays never render', () => {

@@ -10,6 +10,8 @@
 //
 // The prediction is pure (`predictMs`, tested under node); the class only remembers and holds.
 
+import { KEYS } from './settings.generated.js';
+
 /** Renders predicted to take longer than this (ms) are announced first. */
 export const BUSY_MS = 100;
 
@@ -31,9 +33,9 @@ export function predictMs(last, tokens, heads) {
   return (last.ms / last.cells) * cellsOf(tokens, heads);
 }
 
-/** The state keys that change the maps (Rust's MapSettings); the rest of the engine's keys
- * change only the stages after the maps. */
-const MAP_KEYS = Object.freeze(['mechanism', 'heads', 'causal', 'tau', 'window', 'segment']);
+/** The state keys that change the maps (the schema's map settings, Rust's MapSettings); the
+ * rest of the engine's keys change only the stages after the maps. */
+const MAP_KEYS = Object.freeze(Object.keys(KEYS).filter((key) => KEYS[key].layer === 'maps'));
 
 /**
  * What the next render will recompute (pure; tested): `slot` is `'maps'` (new `text` or a

@@ -212,7 +212,8 @@ export function explorerElementClass(assets) {
       const raw = this.getAttribute(name);
       if (raw === null) return undefined;
       // Names of mechanisms and choices need the engine's list; until then the text stands.
-      return STATE_KEYS[name] === 'text' || ['mechanism', 'difference', 'fill', 'renormalize'].includes(STATE_KEYS[name]) ? raw : parseValue(name, raw, null);
+      const spec = STATE_KEYS[name];
+      return spec.kind === 'text' || typeof spec.choices === 'string' ? raw : parseValue(name, raw, null);
     }
 
     #setProperty(name, value) {

@@ -94,7 +94,7 @@ export class ModelLoader {
   #fallBack(mechanism, err) {
     const view = this.#view;
     view.messages.show('weights', view.t('weights_failed', { mech: view.mechName(mechanism), msg: messageOf(err) }));
-    view.state.weights = 'untrained';
+    view.assign({ weights: 'untrained' });
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
       view.heads.offload.model(null);

@@ -109,7 +109,7 @@ export class SpecFiles {
     if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
     this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer };
     view.adoptEngineSettings();
-    view.state.all_heads = false;
+    view.assign({ all_heads: false });
     this.relabel();
     view.el.specBanner.hidden = false;
     view.specChanged();
@@ -132,7 +132,7 @@ export class SpecFiles {
     view.forgetText();
     if (restore) {
       const { lambda, ...rest } = saved;
-      Object.assign(view.state, rest, { lang: view.state.lang });
+      view.assign({ ...rest, lang: view.state.lang });
       if (lambda !== undefined) view.set({ lambda });
     }
     const info = view.loader.info;
@@ -144,7 +144,7 @@ export class SpecFiles {
   /** After an engine restart: the spec is gone with the old handle. */
   drop() {
     if (!this.active) return;
-    Object.assign(this.#view.state, this.active.savedState, { lang: this.#view.state.lang });
+    this.#view.assign({ ...this.active.savedState, lang: this.#view.state.lang });
     this.active = null;
     this.#view.el.specBanner.hidden = true;
     this.#view.specChanged();

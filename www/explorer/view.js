@@ -4,12 +4,14 @@
 // noticing each other; the page (www/app.js) is one of them plus chrome, and the custom
 // element (pkg/diffattn-explorer.js) wraps this class in a few lines.
 //
-// The flow is one way. A control, an attribute or a property changes `state` and asks the
-// scheduler for a render; one animation frame later `#renderNow` sends the engine one patch
-// with what really changed (`Explorer.update`), reads back what the engine made of it
-// (`settings()`, `view()`), draws the maps of the current view (explore, the guided walk's
-// steps, or the compare view), and repaints the light layers (highlight, tooltip, readout,
-// row view, table). Hovering only repaints the overlay.
+// The flow is one way. A control, an attribute or a property changes the state (view-state.js:
+// the page's own keys at once, the engine's settings as a pending patch) and asks the scheduler
+// for a render; one animation frame later `#renderNow` sends the engine that patch
+// (`Explorer.update`), which returns one frame (the settings as the engine now has them, the
+// learned λ among them, and what to draw and say), draws the maps of the current view (explore,
+// the guided walk's steps, or the compare view), and repaints the light layers (highlight,
+// tooltip, readout, row view, table). JavaScript keeps no copy of the engine's settings beyond
+// that frame. Hovering only repaints the overlay.
 
 import { Controls } from './controls.js';
 import { buildExplorerDom } from './template.js';
@@ -19,7 +21,9 @@ import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
 import { ScreenReaderTable } from './table.js';
 import { Language, STRINGS, PRESETS, translate } from './i18n.js';
-import { ENGINE_KEYS, PAGE_CHOICES, PAGE_DEFAULTS, patchOf } from './state.js';
+import { PAGE_CHOICES, PAGE_DEFAULTS } from './state.js';
+import { ViewState } from './view-state.js';
+import { PRESENT_CONTROLS } from './controls.js';
 import { ModelLoader } from './loader.js';
 import { Specs } from './specs.js';
 import { Walk } from './walk.js';
@@ -36,8 +40,6 @@ import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, tran
 /** The time the all-heads view's render may spend computing heads before leaving the rest to
  * the head steps (ms). */
 const ALL_HEADS_INLINE_MS = 30;
-/** The controls shown while presenting, unless the `controls` option names others. */
-const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'segment', 'lambda', 'views', 'present', 'text']);
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
@@ -47,9 +49,9 @@ export class ExplorerView {
   #inFrame = false;
   /** The engine wrapper (`call(fn)` on the wasm handle). */
   engine;
-  /** Everything a person can set, under the names of state.js. */
-  state;
-  /** The engine's `view()` after the last render (what it draws and says). */
+  /** The engine's frame after the last change: `{ settings, view }` (null before one). */
+  frame = null;
+  /** Its `view`: what the engine draws and says. */
   view = null;
   /** `{ compute_ms, draw_ms, frame_ms, renders }` of the last render. */
   timings = { compute_ms: 0, draw_ms: 0, frame_ms: 0, renders: 0 };
@@ -71,14 +73,8 @@ export class ExplorerView {
   #controls;
   #maps; #table; #scheduler; #busy; #exporter; #rowView; #compare; #zoom; // prettier-ignore
   #renderSlot = null;
-  /** The engine values the handle holds now; only what differs is sent. */
-  #applied = {};
-  /**
-   * Whether someone chose λ (a person, an attribute, the address): only then is it sent to the
-   * engine. Otherwise the state's λ is the engine's learned one read back, which would become
-   * a slider's λ if sent (after a restart, or a spec left).
-   */
-  #lambdaChosen = false;
+  /** The page's keys, the pending patch and the last frame's settings (view-state.js). */
+  #state;
   #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
@@ -115,10 +111,9 @@ export class ExplorerView {
     this.messages = new Messages(this.el.messages, t);
     const defaults = { ...runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
-    this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
-    this.#lambdaChosen = options.state?.lambda !== undefined;
+    this.#state = new ViewState(runtime.defaults, { ...PAGE_DEFAULTS, text: PRESETS[lang][0], ...options.state, lang });
     // The walk shares one colour scale unless told otherwise.
-    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
+    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.#state.change({ shared_scale: true });
     this.engine = new Engine(runtime, {
       onRestart: (cause, { own }) => this.#restarted(own),
       onStop: (cause) => this.report(new EngineStopped(cause)),
@@ -162,6 +157,9 @@ export class ExplorerView {
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
   }
+
+  /** Everything a person can set, under the schema's names (frozen: `set`, `setFromPerson` and `assign` change it). */
+  get state() { return this.#state.state; } // prettier-ignore
 
   /** The runtime the engine's handle is on now (runtime.js; engine.js `runtime`). */
   get runtime() { return this.engine.runtime; } // prettier-ignore
@@ -211,6 +209,11 @@ export class ExplorerView {
     return { ...this.state };
   }
 
+  /** Changes keys of the state without what a change does (no model loaded, nothing drawn): a restored state. */
+  assign(partial) {
+    this.#state.change(partial);
+  }
+
   /** Changes any keys of the state from outside (an attribute, a property); no change event. */
   set(partial) {
     this.#change(partial);
@@ -226,14 +229,13 @@ export class ExplorerView {
 
   #change(partial) {
     const before = this.state;
-    if (partial.lambda !== undefined) this.#lambdaChosen = true;
-    this.state = { ...before, ...partial };
+    this.#state.change(partial);
     const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
-    if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
+    if (partial.heads !== undefined && this.state.head > this.state.heads) this.#state.change({ head: this.state.heads });
     if (moved('lang')) this.#useLanguage();
     if (moved('theme')) this.#applyTheme();
     if (moved('present')) this.#present(this.state.present);
-    if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.state.shared_scale = true;
+    if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.#state.change({ shared_scale: true });
     if (moved('view') && before.view === 'compare') this.#compare.clear();
     if (moved('text') || moved('mechanism')) this.messages.clearTransient();
     if (moved('weights')) this.loader.choose(this.state.weights);
@@ -300,20 +302,14 @@ export class ExplorerView {
 
   /** The handle is a fresh one (a restart): text, settings, theme, labels and viewport are sent again, at the next render or now. */
   resend({ now = false } = {}) {
-    this.#applied = {};
-    this.#lambdaChosen = this.view?.lambda_learned === false;
+    this.#state.forget();
     this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
     if (now) this.#applyEngine();
   }
 
-  /** The handle now holds these engine values (after a model or a spec set them). */
+  /** The handle now holds its own settings (a model or a spec set them): its frame, and of the pending settings only those `keep` names. */
   adoptEngineSettings(keep = new Set()) {
-    const settings = this.engine.call((ex) => ex.settings());
-    for (const key of ENGINE_KEYS) {
-      if (!keep.has(key)) this.state[key] = settings[key];
-    }
-    if (!keep.has('lambda')) this.#lambdaChosen = false;
-    this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
+    this.#adoptFrame(this.engine.call((ex) => ex.frame()), keep);
     this.#maps.selected = null;
     this.#maps.hover = null;
     this.#controls.sync(this.state, this.view);
@@ -347,7 +343,7 @@ export class ExplorerView {
   #pendingWork() {
     const ready = this.engine.state === 'ready' && !this.isEmpty();
     const text = !this.specs.active && this.state.text !== this.#sent.text;
-    return workOf({ ready, state: this.state, text, patch: patchOf(this.state, this.#applied), tokens: this.view?.tokens ?? 0 });
+    return workOf({ ready, state: this.state, text, patch: this.#state.patch(), tokens: this.view?.tokens ?? 0 });
   }
 
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
@@ -373,27 +369,30 @@ export class ExplorerView {
         this.#layoutKey = '';
       }
     });
-    const patch = patchOf(this.state, this.#applied);
-    if (!this.#lambdaChosen) delete patch.lambda;
-    if (Object.keys(patch).length) {
-      try {
-        this.engine.call((ex) => ex.update(patch));
-        this.messages.clear('settings');
-      } catch (err) {
-        if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
-        this.messages.show('settings', messageOf(err));
-      }
-    }
-    // What the engine made of it (a new mechanism snaps the heads, a refused value stays).
-    this.#readEngineSettings();
+    this.send(this.#state.take());
   }
 
-  /** The state's engine keys as the handle holds them. */
-  #readEngineSettings() {
-    const settings = this.engine.call((ex) => ex.settings());
-    for (const key of ENGINE_KEYS) this.state[key] = settings[key];
-    this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
-    this.#lambdaChosen = false;
+  /**
+   * Sends `patch` to the engine and takes the frame it returns: what the engine made of it (a
+   * new mechanism snaps the heads; the learned λ; a refused patch changes nothing, and its
+   * message says why).
+   */
+  send(patch) {
+    let frame = null;
+    try {
+      frame = this.engine.call((ex) => ex.update(patch));
+      if (Object.keys(patch).length) this.messages.clear('settings');
+    } catch (err) {
+      if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
+      this.messages.show('settings', messageOf(err));
+    }
+    this.#adoptFrame(frame ?? this.engine.call((ex) => ex.frame()));
+  }
+
+  #adoptFrame(frame, keep = null) {
+    this.frame = frame;
+    this.view = frame.view;
+    this.#state.adopt(frame.settings, keep);
   }
 
   /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
@@ -410,7 +409,6 @@ export class ExplorerView {
     this.#renderSlot = this.#pendingWork().slot ?? null;
     this.#applyEngine();
     const empty = this.isEmpty();
-    this.view = this.engine.call((ex) => ex.view());
     const mode = this.state.view;
     this.el.emptyHint.hidden = !empty;
     this.el.maps.hidden = empty || mode === 'compare';
@@ -462,10 +460,6 @@ export class ExplorerView {
         : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
-    // Computing may fill in what only the maps know (the learned λ the λ slider shows, the
-    // readout's λ): read them again.
-    this.#readEngineSettings();
-    this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;

@@ -261,9 +261,8 @@ pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), Model
             lambda_q2: r.vector("lambda_q2")?,
             lambda_k2: r.vector("lambda_k2")?,
             subln: r.vector("subln")?,
-            lambda_init: None,
             subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
-            lambda: None,
+            ..Default::default()
         }),
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: *r
