@@ -83,6 +83,7 @@ fn attention(p: &Projected, heads: usize) -> Array3<f32> {
         Mask::FULL,
         &all,
         rows,
+        1.0,
         &mut a,
     )
     .expect("maps");

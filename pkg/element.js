@@ -4,8 +4,7 @@
 // registers `<diffattn-explorer>` (see README.md beside it, and docs/EMBED.md). Everything it
 // loads is found relative to the bundle's own URL (it sits beside this file, in pkg/), so the
 // folder works wherever it is served: one of the two `.wasm` builds (simd128 where the browser
-// runs WebAssembly SIMD, else the baseline) of the first view, and of the full build (`full/`,
-// with the spec reader) when a spec is opened or exported, the stylesheet (`explorer/explorer.css`, copied
+// runs WebAssembly SIMD, else the baseline), the stylesheet (`explorer/explorer.css`, copied
 // from www/explorer/ by scripts/build-pkg) and the trained weights (`weights/`).
 //
 // One thing is shared by every element of a page, and it lives here, in the one memo below:
@@ -28,17 +27,12 @@ export const TAG_NAME = 'diffattn-explorer';
 // is forgotten, so an element created later tries again.
 let shared = null;
 
-/**
- * What every element of the page shares. The runtime is the first view's build, which loads the
- * full build (full/: the spec reader, the JSON export) only when a spec is opened or exported;
- * or the full build at once when the first element to ask (`spec`) has a spec to draw.
- */
-function assets({ spec = false } = {}) {
+/** What every element of the page shares: one runtime (a spec or not, the same build). */
+function assets() {
   if (!shared) {
     const build = wasmBuild();
-    const full = { glue: () => import('./full/diffattn.js'), wasm: wasmUrl(new URL('./full/', import.meta.url), build) };
     const promise = Promise.all([
-      spec ? loadRuntime({ ...full, build }) : loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, full }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build }),
       loadStyles(new URL('./explorer/explorer.css', import.meta.url)),
     ]).then(([runtime, styles]) => ({
       runtime,

@@ -1,7 +1,6 @@
 // The input of the single-file build: scripts/build-pkg bundles this module (esbuild) into
 // diffattn-explorer.inline.js, with both wasm builds (simd128 and baseline; only the one this
-// browser runs is decoded) of the full build (full/: the spec reader and the JSON export, which
-// the Jupyter widget's `spec` needs; so it never moves to another build), the default trained model, its manifest entry and the stylesheet
+// browser runs is decoded), the default trained model, its manifest entry and the stylesheet
 // inside (the virtual module `diffattn:inline-assets`, made by the build).
 // It is element.js (bundled as diffattn-explorer.js) with nothing to fetch: hosts that serve
 // one file, a notebook widget's `_esm`, a page opened from disk. Not shipped as it is; not imported by anything.
@@ -9,7 +8,7 @@
 // The other mechanisms' trained models are not inside (about 250 KB gzipped each): choosing
 // one shows the untrained model with a message saying so.
 
-import * as glue from './full/diffattn.js';
+import * as glue from './diffattn.js';
 import { defineExplorerElement } from '../www/explorer/element.js';
 import { loadStyles } from '../www/explorer/mount.js';
 import { loadRuntime } from '../www/explorer/runtime.js';

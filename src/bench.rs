@@ -96,9 +96,8 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
                 lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
                 lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
                 subln: vec![1.0; 2 * d_h],
-                lambda_init: None,
                 subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
-                lambda: None,
+                ..Default::default()
             })
         }
         MechanismKind::InputDiff => Mechanism::InputDiff,

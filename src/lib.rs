@@ -13,6 +13,9 @@
 //!   sentiment classifier loaded from a weights file (docs/MODEL.md).
 //! * [`retrieval`]: the retrieval lesson: the task read from tokens, attention on the answer
 //!   against noise, and the multi-layer retrieval models on the engine (docs/LESSON.md).
+//! * [`schema`]: every setting and page key declared once (kind, range, default, symbol, cache
+//!   layer, control); the engine's typed settings and the generated JavaScript, TypeScript and
+//!   Python tables come from it.
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
@@ -36,6 +39,7 @@ pub mod model;
 pub mod names;
 pub mod render;
 pub mod retrieval;
+pub mod schema;
 pub mod spec;
 pub mod text;
 

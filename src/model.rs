@@ -18,7 +18,6 @@
 mod adapt;
 mod classify;
 mod format;
-mod json;
 pub mod retrieval;
 
 use std::collections::HashMap;
@@ -44,9 +43,10 @@ pub const UNTRAINED_SEED: u64 = 20_251_129;
 /// The token every word outside the vocabulary reads as; row 0 of every trained table.
 pub const UNKNOWN_TOKEN: &str = "<unk>";
 
-/// The token table's hash of a token text: FNV-1a 64 over the bytes `Hash` writes, instead of
-/// std's SipHash with random keys, which the first view's wasm then does not carry (the
-/// vocabulary comes from the shipped files, so there is no flooding to resist).
+/// The token table's hash of a token text: FNV-1a 64 over the bytes `Hash` writes (the hash the
+/// weights files' blobs use), instead of std's SipHash with random keys: the vocabulary comes
+/// from the shipped files, so there is no flooding to resist, and the table is the same on
+/// every run.
 #[derive(Clone, Copy)]
 struct TokenHasher(u64);
 
@@ -137,9 +137,6 @@ pub struct Trained {
     /// How the token table was stored (int8 rows in the shipped files).
     pub quantization: Quantization,
     /// Free-form facts about training (seed, data, accuracy), JSON; shown, never interpreted.
-    /// Native only: nothing in the wasm builds reads it, so they skip it when reading a file
-    /// (and carry no JSON value type for it).
-    #[cfg(not(target_arch = "wasm32"))]
     pub info: serde_json::Value,
 }
 

@@ -250,6 +250,7 @@ impl Named for Parameter {
         Parameter::Window,
         Parameter::Segment,
         Parameter::Lambda,
+        Parameter::Temperature,
     ];
     /// The control's name on the page, in the address and on the custom element.
     fn name(self) -> &'static str {
@@ -263,6 +264,7 @@ impl Named for Parameter {
             Parameter::Window => "window",
             Parameter::Segment => "segment",
             Parameter::Lambda => "lambda",
+            Parameter::Temperature => "temperature",
         }
     }
 }

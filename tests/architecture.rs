@@ -3,7 +3,10 @@
 //! nothing of the browser; only `src/web/` speaks `#[wasm_bindgen]`; the training crate never
 //! imports the page's state; no page module has top-level mutable state (the element's entry
 //! modules in pkg/ keep exactly one page-wide memo); the page never branches on a mechanism's
-//! name; no page module and no Rust module under src/ is over 600 lines.
+//! name; no page module and no Rust module under src/ is over 600 lines; there is one build
+//! per SIMD flavour (no cargo feature about downloads, no `cfg(feature` in the engine, no
+//! second build the page moves to), no page module reads wasm-bindgen's memory layout, and no
+//! hand-written stand-in replaces a crate.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::Path;
@@ -114,7 +117,10 @@ fn only_src_web_uses_wasm_bindgen() {
 
 #[test]
 fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
-    assert_absent("src/engine", &["explorer", "crate::names", "crate::spec"]);
+    assert_absent(
+        "src/engine",
+        &["explorer", "crate::names", "crate::spec", "crate::schema"],
+    );
 }
 
 /// The element's entry modules, the package's committed sources (pkg/ is otherwise built).
@@ -234,6 +240,234 @@ fn no_page_module_is_over_600_lines() {
 fn no_rust_module_is_over_600_lines() {
     // Every `.rs` under src/, comments and tests included, as `wc -l` counts them.
     assert_no_module_over_the_bound(files("src", "rs"));
+}
+
+/// The one cargo feature: `bench` (the engine timed alone and the test hook `trap_for_tests`,
+/// for the benchmarks' build in pkg/bench/). None says what a download carries.
+const CARGO_FEATURES: [&str; 1] = ["bench"];
+
+#[test]
+fn there_is_no_cargo_feature_about_downloads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    let features: Vec<&str> = manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .expect("a [features] table")
+        .lines()
+        .take_while(|line| !line.starts_with('['))
+        .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
+        .map(|line| line.split('=').next().unwrap_or("").trim())
+        .collect();
+    assert_eq!(features, CARGO_FEATURES, "Cargo.toml's features");
+    for (path, text) in sources("src") {
+        for (n, line) in text.lines().enumerate() {
+            // `feature = "…"`, not `target_feature = "…"` (the SIMD paths).
+            let features = line
+                .match_indices("feature = \"")
+                .filter(|(at, _)| !line[..*at].ends_with("target_"));
+            for (at, _) in features {
+                let named = line[at + 11..].split('"').next().unwrap_or("");
+                assert!(
+                    CARGO_FEATURES.contains(&named),
+                    "{path}:{}: a cfg of the feature {named:?}, which is no feature of the crate",
+                    n + 1
+                );
+                assert!(
+                    path.contains("src/web/"),
+                    "{path}:{}: the benchmarks' feature outside the wasm boundary",
+                    n + 1
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_engine_has_no_cfg_of_a_feature() {
+    // Any `feature = "…"` in a cfg, not `target_feature = "…"` (the SIMD paths are the engine's).
+    assert_absent(
+        "src/engine",
+        &[
+            "(feature = ",
+            ", feature = ",
+            "cfg(feature",
+            "cfg(not(feature",
+        ],
+    );
+}
+
+/// A page module's code: its lines without the comment lines (`//`, and `/** … */` blocks' lines).
+fn page_code(text: &str) -> String {
+    text.lines()
+        .filter(|line| {
+            let t = line.trim_start();
+            !(t.starts_with("//") || t.starts_with("/*") || t.starts_with('*'))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn no_page_module_reads_wasm_bindgen_internals() {
+    // A handle lost to a panic is dropped with its instance (runtime.js `reset`), never taken
+    // apart: no raw pointer, no free by hand, no view into the instance's memory at an offset.
+    for (path, text) in page_modules() {
+        for word in [
+            "__destroy_into_raw",
+            "__wbg_ptr",
+            "__wbg_explorer_free",
+            "memory.buffer,",
+        ] {
+            assert!(
+                !text.contains(word),
+                "{path} reads wasm-bindgen's internals: {word}"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_page_module_knows_of_a_second_build() {
+    // One build per SIMD flavour, everything in it: nothing moves a handle to another build.
+    // Code only: a comment may tell what was (the heads' worker, which issue 18 removes).
+    for (path, text) in page_modules() {
+        let text = page_code(&text);
+        for word in [
+            "full/diffattn",
+            "pkg/full",
+            "useFull",
+            "fullBuild",
+            ".full()",
+            "lesson/diffattn",
+        ] {
+            assert!(
+                !text.contains(word),
+                "{path} knows of a second build: {word}"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_hand_written_stand_in_replaces_a_crate() {
+    // The weights header is read by serde_json's derive, the seeded streams come from
+    // rand_chacha: the stand-ins written for download bytes alone are gone.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for gone in ["src/model/json.rs", "src/text/chacha.rs"] {
+        assert!(!root.join(gone).exists(), "{gone} is back: use the crate");
+    }
+    assert_absent(
+        "src",
+        &["mod json;", "mod chacha;", "super::chacha", "model::json"],
+    );
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    let dependencies = manifest
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("a [dependencies] table");
+    for krate in ["serde_json", "rand_chacha", "rand_core"] {
+        assert!(
+            dependencies
+                .lines()
+                .any(|l| l.starts_with(&format!("{krate} ="))),
+            "{krate} is no dependency of the library"
+        );
+    }
+}
+
+/// Where the page's settings are used by name: the page, the package, the widget, and the
+/// Rust of the page's state and of the boundary. (The stages format and the weights format have
+/// fields of their own, DESIGN.md §6 and docs/MODEL.md, read in src/spec, src/model and
+/// python/diffattn/reference.py; the engine's parameter structs are the maths.)
+fn setting_users() -> Vec<(String, String)> {
+    let mut out = page_modules();
+    out.retain(|(path, _)| !path.ends_with("settings.generated.js"));
+    for (dir, ext) in [("pkg", "ts"), ("python/diffattn", "py")] {
+        out.extend(files(dir, ext).into_iter().filter(|(path, _)| {
+            !path.contains("pkg/explorer/") && !path.ends_with("reference.py")
+        }));
+    }
+    for dir in ["src/explorer", "src/web", "src/schema"] {
+        out.extend(files(dir, "rs"));
+    }
+    // The one table, and the files made from it.
+    out.retain(|(path, text)| {
+        !path.ends_with("src/schema/table.rs")
+            && !text
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("generated by"))
+    });
+    out
+}
+
+/// The settings named on `line` as a list names them: quoted (`'shift'`, `"shift"`) or as a key
+/// or a field (`shift:`, `shift =`, `pub shift:`).
+fn named_settings<'a>(line: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let bytes = line.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut found = Vec::new();
+    for &name in names {
+        let mut from = 0;
+        while let Some(at) = line[from..].find(name).map(|i| i + from) {
+            from = at + name.len();
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(from).copied();
+            let quoted = matches!(
+                (before, after),
+                (Some(b'\''), Some(b'\'')) | (Some(b'"'), Some(b'"'))
+            );
+            let rest = line[from..].trim_start();
+            let key = !before.is_some_and(|b| ident(b) || b == b'.')
+                && !after.is_some_and(ident)
+                && ((rest.starts_with(':') && !rest.starts_with("::"))
+                    || (rest.starts_with('=')
+                        && !rest.starts_with("==")
+                        && !rest.starts_with("=>")));
+            if quoted || key {
+                found.push(name);
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_hand_written_list_of_setting_names() {
+    // A list is five settings or more named within eight lines (code only). Each setting is
+    // declared once, in src/schema/table.rs; everything else derives its tables from the
+    // schema (the generated files, or `diffattn::schema` in Rust).
+    let names: Vec<&str> = diffattn::schema::engine_keys().map(|k| k.name).collect();
+    for (path, text) in setting_users() {
+        let lines: Vec<&str> = text
+            .lines()
+            .map(|l| {
+                let t = l.trim_start();
+                if ["//", "#", "*", "/*"].iter().any(|c| t.starts_with(c)) {
+                    ""
+                } else {
+                    l
+                }
+            })
+            .collect();
+        for (i, window) in lines.windows(8.min(lines.len())).enumerate() {
+            let mut found: Vec<&str> = window
+                .iter()
+                .flat_map(|l| named_settings(l, &names))
+                .collect();
+            found.sort_unstable();
+            found.dedup();
+            assert!(
+                found.len() < 5,
+                "{path}:{}: a hand-written list of settings ({}): derive it from the schema (src/schema/)",
+                i + 1,
+                found.join(", ")
+            );
+        }
+    }
 }
 
 #[test]

@@ -166,9 +166,7 @@ fn lambda_by_hand() {
         lambda_q2: vec![0.0, 3.0],
         lambda_k2: vec![7.0, 0.0],
         subln: vec![1.0; 4],
-        lambda_init: None,
-        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-        lambda: None,
+        ..Default::default()
     };
     assert!(close(lambda_init(0), 0.2));
     assert!(close(lambda(&p), 1.91828));
@@ -215,9 +213,7 @@ fn diff_transformer_with_equal_maps_scales_a1_by_one_minus_lambda() {
         lambda_q2: vec![0.0; 2],
         lambda_k2: vec![0.0; 2],
         subln: vec![1.0; 4],
-        lambda_init: None,
-        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-        lambda: None,
+        ..Default::default()
     };
     let stages = run(
         x.view(),
@@ -341,4 +337,94 @@ fn bad_sizes_are_errors_that_name_the_field() {
         Array2::eye(4),
     );
     assert!(square.unwrap_err().to_string().starts_with("w_k:"));
+}
+
+/// `x = [[s, 0, 0, 0], [0, 0, 0, 0]]` with `W = I` and one diff head of width `d_h = 2`:
+/// `Q1 = K1 = x[:, 0..2]`, `Q2 = K2 = x[:, 2..4] = 0`. With `s² = √2·ln 3` the first row of
+/// `A1`'s scores is `[s²/√2, 0] = [ln 3, 0]` at `T = 1`.
+fn tempered(temperature: f32) -> diffattn::engine::diff_transformer::DiffTransformerMaps {
+    let s = (2.0f32.sqrt() * 3.0f32.ln()).sqrt();
+    let x = array![[s, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]];
+    let p = DiffTransformerParams {
+        lambda_q1: vec![0.0; 2],
+        lambda_k1: vec![0.0; 2],
+        lambda_q2: vec![0.0; 2],
+        lambda_k2: vec![0.0; 2],
+        subln: vec![1.0; 4],
+        temperature,
+        ..Default::default()
+    };
+    let stages = run(
+        x.view(),
+        &identity_weights(4),
+        1,
+        false,
+        &Mechanism::DiffTransformer(p),
+    )
+    .unwrap();
+    let Stages::DiffTransformer { maps, .. } = stages else {
+        panic!("wrong stages")
+    };
+    maps
+}
+
+#[test]
+fn the_temperature_divides_both_maps_scores_by_hand() {
+    // T = 1: softmax([ln 3, 0]) = [3, 1] / 4. T = 2: softmax([ln 3 / 2, 0]) = [√3, 1] / (√3 + 1)
+    // = [0.63397, 0.36603]. T = 1/2: softmax([2 ln 3, 0]) = [9, 1] / 10. The second row (a zero
+    // query) and A2 (zero queries and keys) score 0 everywhere: [1/2, 1/2] at any T. λ = e^0 −
+    // e^0 + 0.2 = 0.2, so A1 − λ·A2 = A1 − 0.1.
+    for (t, first) in [(1.0f32, 0.75f32), (2.0, 0.63397), (0.5, 0.9)] {
+        let m = tempered(t);
+        assert!(
+            close(m.a1[[0, 0, 0]], first),
+            "T = {t}: {}",
+            m.a1[[0, 0, 0]]
+        );
+        assert!(close(m.a1[[0, 0, 1]], 1.0 - first), "T = {t}");
+        assert_eq!(m.a1.index_axis(ndarray::Axis(1), 1), array![[0.5f32, 0.5]]);
+        assert_eq!(m.a2, array![[[0.5f32, 0.5], [0.5, 0.5]]]);
+        assert!(close(m.diff[[0, 0, 0]], first - 0.1), "T = {t}");
+    }
+    // T = 1 is the paper's maps bit for bit: the scale 1/√d_h over 1 is 1/√d_h.
+    let paper = DiffTransformerParams::default();
+    assert_eq!(paper.temperature, 1.0);
+    assert_eq!(
+        (1.0f32 / 2.0f32.sqrt() / 1.0).to_bits(),
+        (1.0f32 / 2.0f32.sqrt()).to_bits()
+    );
+}
+
+#[test]
+fn a_temperature_that_is_not_positive_and_finite_is_refused_by_name() {
+    for t in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
+        let x = array![[1.0f32, 0.0, 0.0, 0.0]];
+        let p = DiffTransformerParams {
+            lambda_q1: vec![0.0; 2],
+            lambda_k1: vec![0.0; 2],
+            lambda_q2: vec![0.0; 2],
+            lambda_k2: vec![0.0; 2],
+            subln: vec![1.0; 4],
+            temperature: t,
+            ..Default::default()
+        };
+        let err = run(
+            x.view(),
+            &identity_weights(4),
+            1,
+            false,
+            &Mechanism::DiffTransformer(p),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EngineError::Shape {
+                    field: "temperature",
+                    ..
+                }
+            ),
+            "T = {t}: {err:?}"
+        );
+    }
 }

@@ -85,6 +85,7 @@ fn attention(layer: &Layer, causal: bool) -> Array3<f32> {
         Mask::causal(causal),
         &all,
         rows,
+        1.0,
         &mut a,
     )
     .expect("rows within the tokens");
@@ -109,9 +110,7 @@ fn every_mechanism(heads: usize, half_width: usize) -> Vec<Mechanism> {
             lambda_q2: vec![-0.1; d_h],
             lambda_k2: vec![0.3; d_h],
             subln: vec![1.0; 2 * d_h],
-            lambda_init: None,
-            subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-            lambda: None,
+            ..Default::default()
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

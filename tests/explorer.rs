@@ -433,7 +433,7 @@ fn an_exported_spec_opens_again_and_draws_the_same_maps_bit_for_bit() {
             e.set_model(trained(mechanism.key()));
             e.update_shift(|s| s.shift = 2).unwrap();
             if moved {
-                e.update_shift(|s| s.lambda = 0.375).unwrap();
+                e.update_shift(|s| s.lambda = Some(0.375)).unwrap();
             }
             e.compute_all().unwrap();
             let stages = e.stages();
@@ -504,14 +504,15 @@ fn the_lambda_slider_recomputes_only_a1_minus_lambda_a2_and_goes_back_to_the_lea
             maps_of(&e, StageId::A2),
             maps_of(&e, StageId::Diff),
         );
-        let learned = e.settings().shift.lambda;
+        assert_eq!(e.settings().shift.lambda, None, "{kind:?}: λ is unset");
+        let learned = e.lambda_shown().unwrap();
         assert_eq!(
             Some(learned),
             e.learned_lambda(),
-            "{kind:?}: the slider shows the learned λ"
+            "{kind:?}: the slider shows the learned λ, the maps' bit for bit"
         );
         let r0 = e.recomputations();
-        e.update_shift(|s| s.lambda = 1.25).unwrap();
+        e.update_shift(|s| s.lambda = Some(1.25)).unwrap();
         e.compute().unwrap();
         let r1 = e.recomputations();
         assert_eq!(
@@ -555,7 +556,8 @@ fn the_lambda_slider_recomputes_only_a1_minus_lambda_a2_and_goes_back_to_the_lea
             diff,
             "{kind:?}: back to the learned λ bit for bit"
         );
-        assert_eq!(e.settings().shift.lambda, learned);
+        assert_eq!(e.settings().shift.lambda, None);
+        assert_eq!(e.lambda_shown(), Some(learned));
     }
 }
 
@@ -579,7 +581,7 @@ fn v2_draws_a_lambda_per_token_and_head_and_its_output_follows_the_slider() {
     );
     let mean = table.mean().unwrap();
     assert!(
-        (e.settings().shift.lambda - mean).abs() < 1e-6,
+        (e.lambda_shown().unwrap() - mean).abs() < 1e-6,
         "the slider shows their mean"
     );
     // Each row of A1 − λ·A2 subtracts its own token's λ.
@@ -613,7 +615,7 @@ fn v2_draws_a_lambda_per_token_and_head_and_its_output_follows_the_slider() {
     );
     let json = |e: &mut Explorer| e.stages_json().unwrap().output;
     let before = json(&mut e);
-    e.update_shift(|s| s.lambda = 0.0).unwrap();
+    e.update_shift(|s| s.lambda = Some(0.0)).unwrap();
     e.compute().unwrap();
     let after = json(&mut e);
     assert_ne!(before, after, "the output follows λ");
@@ -715,7 +717,7 @@ fn a_captured_layer_draws_with_its_tokens_name_layer_and_fixed_heads() {
     // The captured λ until the slider moves, and back.
     e.compute().unwrap();
     let captured = e.lambda().unwrap();
-    e.update_shift(|s| s.lambda = 0.1).unwrap();
+    e.update_shift(|s| s.lambda = Some(0.1)).unwrap();
     e.compute().unwrap();
     assert_eq!(e.lambda(), Some(0.1));
     assert_eq!(e.moved_away(), ["lambda"], "away from the captured λ");
@@ -787,4 +789,76 @@ fn the_extremes_found_piece_by_piece_are_those_of_the_whole_map() {
             );
         }
     }
+}
+
+#[test]
+fn the_temperature_recomputes_the_differential_transformers_maps_and_no_other_mechanism_uses_it() {
+    use diffattn::explorer::SettingsPatch;
+    let hot = SettingsPatch {
+        temperature: Some(2.0),
+        ..Default::default()
+    };
+    let mut e = explorer("the plot is thin but the acting is warm");
+    e.update_maps(|m| m.mechanism = MechanismKind::DiffTransformer)
+        .unwrap();
+    e.compute().unwrap();
+    let (a1, diff, r0) = (
+        maps_of(&e, StageId::A1),
+        maps_of(&e, StageId::Diff),
+        e.recomputations(),
+    );
+    e.update(&hot).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.recomputations().maps, r0.maps + 1, "A1 and A2 again");
+    let warm = maps_of(&e, StageId::A1);
+    // Scores over T = 2 are flatter: every row's largest weight is smaller (or the same).
+    for (row, was) in warm.rows().into_iter().zip(a1.rows()) {
+        let max = |r: ndarray::ArrayView1<f32>| r.iter().copied().fold(0.0, f32::max);
+        assert!(max(row) <= max(was) + 1e-6);
+        assert!((row.sum() - 1.0).abs() < 1e-5, "rows still sum to 1");
+    }
+    assert_ne!(warm, a1);
+    assert_eq!(
+        e.moved_away(),
+        Vec::<&str>::new(),
+        "nothing to leave untrained"
+    );
+    // Back to T = 1: the maps of before, bit for bit.
+    e.update_maps(|m| m.temperature = 1.0).unwrap();
+    e.compute().unwrap();
+    assert_eq!(maps_of(&e, StageId::A1), a1);
+    assert_eq!(maps_of(&e, StageId::Diff), diff);
+    // Refused values name it and change nothing.
+    for t in [0.0f32, -0.5, f32::NAN] {
+        let err = e.update_maps(|m| m.temperature = t).unwrap_err();
+        assert!(err.to_string().starts_with("temperature:"), "{err}");
+    }
+    assert_eq!(e.settings().maps.temperature, 1.0);
+    // Cosine attention does not take it: moving it recomputes nothing there.
+    e.update_maps(|m| m.mechanism = MechanismKind::Cosine)
+        .unwrap();
+    e.compute().unwrap();
+    let r = e.recomputations();
+    e.update(&hot).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.recomputations(), r);
+    assert!(!MechanismKind::Cosine.takes(diffattn::engine::Parameter::Temperature));
+}
+
+#[test]
+fn a_trained_differential_transformer_moved_to_another_temperature_says_so() {
+    let mut e = Explorer::new(Model::untrained());
+    e.set_text("a fine film");
+    let model = Model::from_bytes(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/weights/diff_transformer.bin"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    e.set_model(model);
+    assert_eq!(e.settings().maps.temperature, 1.0, "trained at T = 1");
+    e.update_maps(|m| m.temperature = 0.5).unwrap();
+    assert_eq!(e.moved_away(), ["temperature"]);
 }

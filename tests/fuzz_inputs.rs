@@ -119,9 +119,7 @@ fn seed_models() -> Vec<(String, Model)> {
         lambda_q2: vec![0.05],
         lambda_k2: vec![0.2],
         subln: vec![1.0, 0.5],
-        lambda_init: None,
-        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-        lambda: None,
+        ..Default::default()
     });
     let cases = [
         ("standard", Mechanism::Standard, 2, false),

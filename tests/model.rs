@@ -63,9 +63,7 @@ fn diff_transformer() -> Mechanism {
         lambda_q2: vec![0.05, 0.0],
         lambda_k2: vec![0.2, 0.4],
         subln: vec![1.0, 0.5, 2.0, 1.5],
-        lambda_init: None,
-        subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-        lambda: None,
+        ..Default::default()
     })
 }
 

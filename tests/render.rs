@@ -621,7 +621,12 @@ fn the_colorbar_as_one_image_runs_from_the_scales_top_down_to_its_bottom() {
         constant: None,
         constant_label: "",
     };
-    let layout = frame.layout_with(400, 300, (2, 2), &diffattn::render::LabelWidths::measure(&rows, &rows));
+    let layout = frame.layout_with(
+        400,
+        300,
+        (2, 2),
+        &diffattn::render::LabelWidths::measure(&rows, &rows),
+    );
     let bar = layout.colorbar;
     assert!(bar.width > 0 && bar.height > 1, "{bar:?}");
     let mut rgba = Vec::new();
@@ -632,7 +637,9 @@ fn the_colorbar_as_one_image_runs_from_the_scales_top_down_to_its_bottom() {
     let top = scale.color(lo + (1.0 - 0.5 / bar.height as f32) * (hi - lo));
     let bottom = scale.color(lo + (0.5 / bar.height as f32) * (hi - lo));
     assert!(row(0).chunks_exact(4).all(|p| p[..3] == top && p[3] == 255));
-    assert!(row(bar.height - 1).chunks_exact(4).all(|p| p[..3] == bottom));
+    assert!(row(bar.height - 1)
+        .chunks_exact(4)
+        .all(|p| p[..3] == bottom));
     // A constant map has no gradient: its swatch is part of the frame.
     frame.constant = Some(0.5);
     diffattn::render::colorbar_rgba(&frame, &layout, &mut rgba);

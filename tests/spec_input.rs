@@ -327,3 +327,49 @@ fn a_w_lambda_narrower_than_d_model_is_refused_not_a_panic() {
     assert!(e.to_string().contains("w_lambda"), "{e}");
     assert!(e.to_string().contains("width 4"), "{e}");
 }
+
+/// A Differential Transformer spec of one diff head over `x` (two tokens, d = 4, W = I), with
+/// `extra` fields.
+fn diff_transformer_spec(extra: &str) -> String {
+    let eye = "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]";
+    format!(
+        r#"{{"mechanism": "diff_transformer", "heads": 1, "causal": false,
+            "x": [[1.5, 0, 0, 0], [0, 0, 0, 0]], "w_q": {eye}, "w_k": {eye}, "w_v": {eye}, "w_o": {eye},
+            "depth": 0, "lambda_q1": [0, 0], "lambda_k1": [0, 0], "lambda_q2": [0, 0], "lambda_k2": [0, 0],
+            "subln": [1, 1, 1, 1]{extra}}}"#
+    )
+}
+
+#[test]
+fn the_temperature_is_an_optional_field_of_diff_transformer_specs_written_back_when_not_one() {
+    use diffattn::engine::Mechanism;
+    let temperature = |spec: &diffattn::spec::Spec| match &spec.mechanism {
+        Mechanism::DiffTransformer(p) => p.temperature,
+        other => panic!("{other:?}"),
+    };
+    let plain = diffattn::spec::parse_spec(&diff_transformer_spec("")).unwrap();
+    assert_eq!(temperature(&plain), 1.0, "absent: the paper's maps");
+    let hot =
+        diffattn::spec::parse_spec(&diff_transformer_spec(r#", "temperature": 2.5"#)).unwrap();
+    assert_eq!(temperature(&hot), 2.5);
+    for bad in ["0", "-1"] {
+        let err = diffattn::spec::parse_spec(&diff_transformer_spec(&format!(
+            r#", "temperature": {bad}"#
+        )))
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("temperature:"), "{err}");
+    }
+    // An export names it only when it is not 1, so today's exports are unchanged.
+    let json = |s: &diffattn::spec::Spec| {
+        serde_json::to_string(&diffattn::spec::spec_json(s, None)).unwrap()
+    };
+    assert!(!json(&plain).contains("temperature"));
+    assert!(json(&hot).contains(r#""temperature":2.5"#));
+    let again = diffattn::spec::parse_spec(&json(&hot)).unwrap();
+    assert_eq!(
+        temperature(&again),
+        2.5,
+        "it opens again with its temperature"
+    );
+}

@@ -64,6 +64,11 @@ fn map_data(ex: &mut Explorer, stage: &str) -> Vec<f32> {
 
 /// `ex.update` with a patch written as JSON.
 fn update(ex: &mut Explorer, patch: &str) -> Result<(), String> {
+    frame(ex, patch).map(|_| ())
+}
+
+/// `update(patch)`: the frame it returns.
+fn frame(ex: &mut Explorer, patch: &str) -> Result<JsValue, String> {
     let value = js_sys::JSON::parse(patch).expect("a JSON patch");
     ex.update(value).map_err(error_message)
 }
@@ -730,4 +735,64 @@ fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
     }
     assert_eq!(seen, 2);
     assert!(lesson.render("m", 3, cs, 12.0, "").is_err());
+}
+
+#[wasm_bindgen_test]
+fn a_change_returns_one_frame_the_settings_and_the_view_with_the_learned_lambda_before_any_map() {
+    let mut ex = sentence("the cat sat on the mat");
+    let f = frame(
+        &mut ex,
+        r#"{"mechanism": "diff_transformer_v2", "shift": 3}"#,
+    )
+    .unwrap();
+    let (settings, view) = (get(&f, "settings"), get(&f, "view"));
+    assert_eq!(
+        get(&settings, "mechanism").as_string().as_deref(),
+        Some("diff_transformer_v2")
+    );
+    assert_eq!(num(&settings, "shift"), 3.0);
+    assert_eq!(get(&settings, "lambda_learned").as_bool(), Some(true));
+    assert_eq!(strings(&get(&view, "parameters")), ["lambda"]);
+    let maps = num(&ex.recomputations().map_err(error_message).unwrap(), "maps");
+    assert_eq!(maps, 0.0, "the frame computes no map");
+    // V2's learned λ is the mean of its λ table, known before any map is drawn: the same
+    // number the table drawn after gives.
+    let shown = num(&settings, "lambda") as f32;
+    let table = map_data(&mut ex, "lambda");
+    let mean = table.iter().sum::<f32>() / table.len() as f32;
+    assert!(
+        (shown - mean).abs() < 1e-6,
+        "{shown} against the table's mean {mean}"
+    );
+    assert_eq!(
+        get(&view, "readout").as_string().unwrap(),
+        format!("λ̄ = {shown:.4}")
+    );
+    // A chosen λ, then `null`: back to the learned one, in the next frame.
+    let f = frame(&mut ex, r#"{"lambda": 0.25}"#).unwrap();
+    let s = get(&f, "settings");
+    assert_eq!(
+        (num(&s, "lambda"), get(&s, "lambda_learned").as_bool()),
+        (0.25, Some(false))
+    );
+    assert_eq!(
+        strings(&get(&get(&f, "view"), "moved_away")),
+        Vec::<String>::new()
+    );
+    let f = frame(&mut ex, r#"{"lambda": null}"#).unwrap();
+    let s = get(&f, "settings");
+    assert_eq!(get(&s, "lambda_learned").as_bool(), Some(true));
+    assert_eq!(num(&s, "lambda") as f32, shown);
+    // A refused patch changes nothing; `frame()` reads what the engine has.
+    assert!(frame(&mut ex, r#"{"shift": 4, "head": 99}"#).is_err());
+    assert_eq!(
+        num(
+            &get(
+                &ex.current_frame().map_err(error_message).unwrap(),
+                "settings"
+            ),
+            "shift"
+        ),
+        3.0
+    );
 }

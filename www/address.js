@@ -1,22 +1,15 @@
 // The page address and the explorer's state. Parameters carry the state's own names
-// (`shift`, `difference`, `renormalize`, `window`, `all_heads`, `weights`, ...; see
-// explorer/state.js); the page's older names (`k`, `mech`, `diff`, `renorm`, `w`, `all`,
-// `model`) are still read, so old links keep working, and never written. Anything missing or
+// (`shift`, `difference`, `renormalize`, `window`, `all_heads`, `weights`, ...; the schema's,
+// explorer/settings.generated.js); the page's older names (the schema's `aliases`: `k`, `mech`,
+// `diff`, …) are still read, so old links keep working, and never written. Anything missing or
 // malformed is left out, so any address, however mangled, opens a working page. Pure
 // functions: tests/e2e/page-logic.test.mjs runs them under node.
 
+import { KEYS } from './explorer/settings.generated.js';
 import { formatValue, parseValue, STATE_KEYS } from './explorer/state.js';
 
-/** Older parameter names, read as the state's names. */
-export const LEGACY_NAMES = Object.freeze({
-  mech: 'mechanism',
-  k: 'shift',
-  diff: 'difference',
-  renorm: 'renormalize',
-  w: 'window',
-  all: 'all_heads',
-  model: 'weights',
-});
+/** Older parameter names, read as the state's names (the schema's `aliases`). */
+export const LEGACY_NAMES = Object.freeze(Object.fromEntries(Object.entries(KEYS).flatMap(([key, s]) => (s.aliases ?? []).map((alias) => [alias, key]))));
 
 /** The longest sentence kept in the address, in UTF-16 code units; the box takes any length. */
 export const MAX_TEXT_IN_ADDRESS = 20_000;
@@ -36,7 +29,7 @@ export function decodeAddress(search, names) {
     const value = parseValue(key, key === 'text' ? raw.slice(0, MAX_TEXT_IN_ADDRESS) : raw, names);
     if (value !== undefined) state[key] = value;
   }
-  const flag = (name) => parseValue('causal', p.get(name), names) === true;
+  const flag = (name) => parseValue(name, p.get(name), names) === true;
   return {
     state,
     named: new Set(Object.keys(state)),

@@ -19,6 +19,7 @@ import { WeightsStore } from './explorer/weights.js';
 import { EMBED_CONTROLS } from './explorer/controls.js';
 import { controlName, nameSet } from './explorer/attributes.js';
 import { ENGINE_KEYS, PAGE_DEFAULTS } from './explorer/state.js';
+import { KEYS } from './explorer/settings.generated.js';
 
 /** The address is rewritten at most this often while a slider moves. */
 const URL_INTERVAL_MS = 250;
@@ -71,16 +72,18 @@ function pageMessage(text) {
  * names only what a person moved away from.
  */
 function addressDefaults(view, engineDefaults) {
-  const base = { ...engineDefaults, ...PAGE_DEFAULTS, head: 1 };
-  // A learned λ (trained, seeded or V2's mean) is never written, only one a person moved to.
-  if (view.view?.lambda_learned) base.lambda = view.state.lambda;
   const trained = view.loader.info?.trained && view.state.weights === 'trained' ? view.loader.info.trained_with : null;
-  if (!trained) return base;
-  const out = { ...base, ...Object.fromEntries(ENGINE_KEYS.map((k) => [k, trained[k]])), head: 1, mechanism: engineDefaults.mechanism };
-  if (view.view?.lambda_learned) out.lambda = view.state.lambda;
-  if (view.view?.gate_learned) Object.assign(out, { alpha: view.state.alpha, beta: view.state.beta, gamma: view.state.gamma });
+  // With a trained model its settings, but the mechanism: a link names the mechanism it shows.
+  const out = { ...engineDefaults, ...PAGE_DEFAULTS, ...(trained && { ...pick(trained, ENGINE_KEYS), mechanism: engineDefaults.mechanism }) };
+  // A learned value (λ: trained, seeded or V2's mean; the trained gate) is never written, only
+  // one a person moved to: the frame's flags say which (the schema's `learned`).
+  for (const [key, s] of Object.entries(KEYS)) {
+    if (s.learned && view.frame?.settings?.[s.learned]) out[key] = view.state[key];
+  }
   return out;
 }
+
+const pick = (object, keys) => Object.fromEntries(keys.map((k) => [k, object[k]]));
 
 /** The message an embedded page (embed=1 in an iframe) posts to its parent; docs/EMBED.md. */
 const HEIGHT_MESSAGE = 'diffattn:height';
@@ -122,8 +125,7 @@ async function main() {
   try {
     [runtime, styles] = await Promise.all([
       // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
-      // The full build (pkg/full/: the spec reader, the JSON export) only when a spec is opened or exported.
-      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build, full: { glue: () => import('../pkg/full/diffattn.js'), wasm: wasmUrl(new URL('pkg/full/', base), build) } }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build }),
       loadStyles(new URL('www/explorer/explorer.css', base)),
     ]);
   } catch (err) {

@@ -4,9 +4,8 @@
 // from its trained value: `knob=MODEL:LAYER:NAME:VALUE`). Nothing runs at import. The page
 // imports it only when the address has `lesson` (a chunk of the bundle www/dist/app.js).
 
-// The full wasm build (pkg/full/, scripts/build-wasm: the default features, the cargo feature
-// `lesson` among them, which the first view's two builds leave out), with its own glue.
-import * as wasmGlue from '../pkg/full/diffattn.js';
+// The same glue as the explorer's (pkg/diffattn.js: every build has the lesson's handle).
+import * as wasmGlue from '../pkg/diffattn.js';
 import { detectLanguage, translated } from './explorer/i18n.js';
 import { loadStyles } from './explorer/mount.js';
 import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
@@ -72,8 +71,8 @@ export async function startLesson(base, translatePage, pageMessage) {
   const glue = wasmGlue;
   let styles;
   try {
-    // The build wasm-features.js picks, simd128 or baseline, of the full build's pair.
-    await glue.default({ module_or_path: wasmUrl(new URL('pkg/full/', base)) });
+    // The build wasm-features.js picks, simd128 or baseline.
+    await glue.default({ module_or_path: wasmUrl(new URL('pkg/', base)) });
     styles = await loadStyles(new URL('www/explorer/lesson.css', base));
   } catch (err) {
     pageMessage(await translated(state.lang, 'load_failed', { msg: messageOf(err) }));

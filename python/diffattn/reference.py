@@ -437,6 +437,9 @@ def _diff_transformer(layer):
     lq1, lk1, lq2, lk2 = (_vector(s, p, dh, " (head_dim)") for p in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"))
     subln = _optional_vector(s, "subln", 2 * dh, " (2 x head_dim)")
     eps = _number(s, "subln_eps", default=1e-5)
+    temperature = _number(s, "temperature", default=1.0)
+    if not temperature > 0:
+        raise SpecError("temperature", "expected a positive number")
     lam = math.exp(lq1 @ lk1) - math.exp(lq2 @ lk2) + lambda_init
 
     q = _rotate(_split(_linear(layer.x, layer.w_q, layer.b_q), dh), layer.rope)  # (2H, L, dh)
@@ -455,7 +458,7 @@ def _diff_transformer(layer):
         v_heads = _split(v_all, dh)
         values = [np.concatenate([v_heads[i // layer.group], v_heads[i // layer.group + kv]], axis=1) for i in range(h)]
     allowed = _mask(layer)
-    scale = dh**-0.5
+    scale = dh**-0.5 / temperature  # §3: both maps' scores over T
     heads, outs = [], []
     for i in range(h):
         a1 = _softmax(_scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], scale), allowed)

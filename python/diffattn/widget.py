@@ -5,7 +5,8 @@ Its front end is the single-file build ``diffattn-explorer.inline.js`` (wasm, th
 trained model and the stylesheet inside), so it works offline in JupyterLab, Notebook 7,
 VS Code and Colab, with no CDN. The synced traits carry the custom element's attribute names
 (``text``, ``mechanism``, ``shift``, ``heads``, ...; docs/EMBED.md), plus ``spec``, a stages spec
-as a dict, drawn in place of the sentence. A trait left at ``None`` shows the explorer's default;
+as a dict, drawn in place of the sentence: one trait for each name of the Rust schema, listed in
+the generated ``diffattn/_settings.py``. A trait left at ``None`` shows the explorer's default;
 changing a trait from Python redraws; moving a control in the widget sets every trait to what
 the explorer shows.
 
@@ -22,6 +23,8 @@ import pathlib
 
 import anywidget
 import traitlets
+
+from ._settings import TRAITS
 
 #: The single-file build's name, beside this module (package data) or in a checkout's pkg/.
 INLINE_BUILD = "diffattn-explorer.inline.js"
@@ -92,69 +95,41 @@ class _Spec(traitlets.Dict):
         return super().validate(obj, value)
 
 
-class Explorer(anywidget.AnyWidget):
-    """Differential attention, every stage, live: ``Explorer(**state)``.
+_TRAITS = {"text": _text, "int": _int, "float": _float, "bool": _bool, "list": _list}
 
-    Keyword arguments are the element's attributes: ``text``, ``mechanism``, ``heads``, ``head``
-    (from 1), ``causal``, ``shift``, ``difference`` (``single`` | ``symmetric``), ``fill``
-    (``circular`` | ``zero``), ``renormalize`` (``none`` | ``softmax``), ``alpha``, ``beta``,
-    ``gamma`` (or ``gate="1.5,3,-0.5"``), ``tau``, ``window``, ``segment`` (hierarchical
-    attention's segment size), ``lambda`` (both Differential Transformers' λ; a Python keyword,
-    so pass it as ``lambda_=0.3`` or ``**{"lambda": 0.3}`` and read it as ``w.lambda_``),
-    ``all_heads``,
-    ``all_heads_stage``, ``shared_scale``, ``row`` (a query row from 1; 0 closes the row view),
-    ``view`` (``explore`` | ``walk`` | ``compare``), ``step`` (a stage of the walk, or
-    ``output``), ``present``, ``viewport`` (the part of a long map drawn, ``"row,col,size"``
-    from 0, or ``""`` for whole maps), ``weights``
-    (``trained`` | ``untrained``), ``lang`` (``en`` | ``zh``), ``theme`` (``auto`` | ``light`` |
-    ``dark``), ``maps`` and ``controls`` (comma lists or lists of names), and ``spec`` (a stages
-    spec dict, such as ``diffattn.capture``'s: a captured layer, drawn with its token labels).
-    The single-file build carries the default mechanism's trained model only.
-    """
+
+def _doc():
+    """The class's docstring: what it is, then every trait the schema names (``_settings``)."""
+    lines = [
+        "Differential attention, every stage, live: ``Explorer(**state)``.",
+        "",
+        "Keyword arguments are the element's attributes (its state, ``gate``, ``maps``, ``controls``)",
+        "and ``spec``; ``lambda`` is a Python keyword, so pass it as ``lambda_=0.3`` or",
+        "``**{\"lambda\": 0.3}`` and read it as ``w.lambda_``. A trait left at ``None`` shows the",
+        "explorer's default. The single-file build carries the default mechanism's trained model only.",
+        "",
+    ]
+    lines += [f"``{name}``: {doc}" for name, _, doc in TRAITS]
+    return "\n".join(lines)
+
+
+class Explorer(anywidget.AnyWidget):
+    __doc__ = _doc()
 
     _esm = _inline_build()
 
-    text = _text()
-    mechanism = _text()
-    heads = _int()
-    head = _int()
-    causal = _bool()
-    shift = _int()
-    difference = _text()
-    fill = _text()
-    renormalize = _text()
-    alpha = _float()
-    beta = _float()
-    gamma = _float()
-    tau = _float()
-    window = _int()
-    segment = _int()
-    # `lambda` is a Python keyword: the trait is set through the class namespace, so the synced
-    # name is the element's attribute (`lambda`); `lambda_` below reads and writes it.
-    vars()["lambda"] = _float()
-    all_heads = _bool()
-    all_heads_stage = _text()
-    shared_scale = _bool()
-    row = _int()
-    view = _text()
-    step = _text()
-    present = _bool()
-    viewport = _text()
-    weights = _text()
-    lang = _text()
-    theme = _text()
-    gate = _list()
-    maps = _list()
-    controls = _list()
-    spec = _Spec(default_value=None, allow_none=True).tag(sync=True)
+    # One synced trait per name of the schema (``_settings.TRAITS``); ``lambda`` is a Python
+    # keyword, so the traits are set through the class namespace, under the element's names
+    # (``lambda_`` below reads and writes that one).
+    for _name, _kind, _ in TRAITS:
+        if _kind == "spec":
+            vars()[_name] = _Spec(default_value=None, allow_none=True).tag(sync=True)
+        else:
+            vars()[_name] = _TRAITS[_kind]()
+    del _name, _kind, _
 
     #: The names ``Explorer(**state)`` takes (the element's attributes, but ``src``, plus ``spec``).
-    STATE_NAMES = (
-        "text", "mechanism", "heads", "head", "causal", "shift", "difference", "fill",
-        "renormalize", "alpha", "beta", "gamma", "tau", "window", "segment", "lambda", "all_heads",
-        "all_heads_stage", "shared_scale", "row", "view", "step", "present", "viewport", "weights",
-        "lang", "theme", "gate", "maps", "controls", "spec",
-    )  # fmt: skip
+    STATE_NAMES = tuple(name for name, _, _ in TRAITS)
 
     def __init__(self, **state):
         if "lambda_" in state:

@@ -166,6 +166,26 @@ def test_lambda_from_depth_or_lambda_init():
     assert max_abs_difference(by_depth, by_init) < 1e-12
 
 
+def test_the_temperature_divides_both_maps_scores():
+    # Scores over T are the scores of queries over T: the same maps with w_q (no bias) / T.
+    spec = random_spec("diff_transformer", length=5, d=8, heads=1)
+    hot = stages(dict(spec, temperature=2.5))
+    cooled_queries = stages(dict(spec, w_q=spec["w_q"] / 2.5))
+    assert max_abs_difference(hot, cooled_queries) < 1e-12
+    assert max_abs_difference(stages(dict(spec, temperature=1.0)), stages(spec)) == 0.0
+    # By hand (tests/engine_cases.rs): W = I, d_h = 2, a first row of scores [ln 3, 0]:
+    # softmax([ln 3 / 2, 0]) = [√3, 1] / (√3 + 1) at T = 2.
+    eye = np.eye(4)
+    s = math.sqrt(math.sqrt(2) * math.log(3))
+    hand = {"mechanism": "diff_transformer", "heads": 1, "causal": False, "x": np.array([[s, 0, 0, 0], [0, 0, 0, 0.0]]),
+            "w_q": eye, "w_k": eye, "w_v": eye, "w_o": eye, "depth": 0, "temperature": 2.0,
+            **{p: np.zeros(2) for p in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")}}
+    a1 = stages(hand)["heads"][0]["a1"]
+    assert a1[0] == pytest.approx([math.sqrt(3) / (math.sqrt(3) + 1), 1 / (math.sqrt(3) + 1)], abs=1e-12)
+    with pytest.raises(SpecError, match="temperature"):
+        stages(dict(spec, temperature=0))
+
+
 def test_no_subln_weight_is_a_weight_of_ones():
     spec = random_spec("diff_transformer", length=5, d=8, heads=1)
     assert max_abs_difference(stages(spec), stages(dict(spec, subln=np.ones(8)))) < 1e-12

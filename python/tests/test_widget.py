@@ -1,37 +1,37 @@
 """diffattn.Explorer, the notebook widget: its synced traits carry the custom element's attribute
-names (www/explorer/state.js STATE_KEYS and attributes.js: gate, maps, controls; not src), plus
-spec; lists join into the element's comma lists; unknown names are refused by name. The widget
-in a real JupyterLab: tests/jupyter/ (scripts/check-jupyter). Skipped without anywidget (the
-`widget` extra), which scripts/check-jupyter installs."""
+names, one for each name of the Rust schema the generated diffattn/_settings.py lists (every
+attribute but src, plus spec; tests/schema.rs keeps that file fresh and equal to the element's
+attributes); lists join into the element's comma lists; unknown names are refused by name. The
+widget in a real JupyterLab: tests/jupyter/ (scripts/check-jupyter). Skipped without anywidget
+(the `widget` extra), which scripts/check-jupyter installs."""
 
 import pathlib
-import re
 
 import pytest
 
 anywidget = pytest.importorskip("anywidget")
+traitlets = pytest.importorskip("traitlets")
 
 import diffattn  # noqa: E402
+from diffattn._settings import TRAITS  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def element_attributes():
-    """The element's attributes, read from the page's own modules (one name everywhere)."""
-    state = (ROOT / "www" / "explorer" / "state.js").read_text(encoding="utf-8")
-    block = re.search(r"export const STATE_KEYS = Object\.freeze\(\{(.*?)\}\);", state, re.S).group(1)
-    keys = re.findall(r"^\s*(\w+):", block, re.M)
-    attributes = (ROOT / "www" / "explorer" / "attributes.js").read_text(encoding="utf-8")
-    extra = re.search(r"export const ATTRIBUTES = Object\.freeze\(\[\.\.\.Object\.keys\(STATE_KEYS\), (.*?)\]\);", attributes).group(1)
-    return keys + re.findall(r"'(\w+)'", extra)
+#: The trait class each kind of the schema's traits is.
+KINDS = {"text": traitlets.Unicode, "int": traitlets.Int, "float": traitlets.Float, "bool": traitlets.Bool, "list": traitlets.Unicode, "spec": traitlets.Dict}
 
 
-def test_the_synced_traits_are_the_elements_attributes_plus_spec():
+def test_the_synced_traits_are_the_schemas_names_of_the_right_kinds():
     synced = set(diffattn.Explorer().trait_names(sync=lambda v: v))
     ours = synced - set(anywidget.AnyWidget().trait_names(sync=lambda v: v))
-    expected = (set(element_attributes()) - {"src"}) | {"spec"}
+    expected = {name for name, _, _ in TRAITS}
     assert ours == expected
     assert set(diffattn.Explorer.STATE_NAMES) == expected
+    assert {"text", "shift", "lambda", "gate", "maps", "controls", "spec"} <= expected and "src" not in expected
+    for name, kind, doc in TRAITS:
+        trait = diffattn.Explorer.class_traits()[name]
+        assert isinstance(trait, KINDS[kind]), (name, kind, type(trait))
+        assert doc and f"``{name}``: {doc}" in diffattn.Explorer.__doc__
 
 
 def test_state_goes_in_by_name_and_lists_become_comma_lists():

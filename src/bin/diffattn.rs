@@ -21,6 +21,8 @@ mod bench;
 mod predict;
 #[path = "diffattn/retrieve.rs"]
 mod retrieve;
+#[path = "diffattn/schema.rs"]
+mod schema;
 #[path = "diffattn/stages.rs"]
 mod stages;
 #[path = "diffattn/streams.rs"]
@@ -36,6 +38,7 @@ USAGE
     diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
     diffattn bench [--tokens L] [--heads H] [--mechanism M] [--json]   (see bench --help)
+    diffattn schema [--write | --check] [--root DIR]
     diffattn --help | --version
 
 `stages` reads a spec from FILE, or from standard input when FILE is absent or "-", and
@@ -58,6 +61,10 @@ tokens are CJK characters. The built-in weights come from weights/. A text of mo
 than the limit is cut, and standard error says so (total_tokens counts them all). A text
 that is not UTF-8 is decoded with U+FFFD for each invalid sequence, and standard error says
 how many.
+
+`schema` (for the project's own build) checks, or with --write writes, the files made from
+the settings' schema (src/schema/): the page's tables, the element's TypeScript types and the
+widget's traits; --check exits with status 2 naming the stale ones.
 
 `retrieve` puts TEXT, a context ending with the question "What is the NOUN of NAME?", to the
 trained retrieval model of mechanism M (default diff_transformer; also standard, shift_diff,
@@ -95,7 +102,8 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout)
     rope {layout "half"|"interleaved", theta | inv_freq, rotary_dim, positions,
           attention_scaling}, tokens (labels), model, layer
     diff_transformer:    pairing "adjacent"|"halves", lambda_init (instead of depth),
-                         subln optional (no learned weight), subln_eps
+                         subln optional (no learned weight), subln_eps,
+                         temperature T > 0 (default 1): both maps' scores over T
     diff_transformer_v2: w_lambda (H x d): lambda = sigmoid(x w_lambda^T) per token and head
     hierarchical:        segment (tokens per segment)
   stages (optional) is ignored: the answer a page export carries; it is recomputed.
@@ -165,6 +173,7 @@ fn main() -> ExitCode {
         Some(Some("stages")) => stages::run(args),
         Some(Some("predict")) => predict::run(args),
         Some(Some("retrieve")) => retrieve::run(args),
+        Some(Some("schema")) => schema::run(args),
         Some(_) => Err(Failure::input(format!(
             "unknown command {:?}; try `diffattn --help`",
             command.unwrap_or_default().to_string_lossy()

@@ -5,10 +5,13 @@
 //! pair, value head `h` has width `2·d_h`):
 //!
 //! ```text
-//! A1_h = softmax(Q1_h·K1_hᵀ / sqrt(d_h) + M),   A2_h = softmax(Q2_h·K2_hᵀ / sqrt(d_h) + M)
+//! A1_h = softmax(Q1_h·K1_hᵀ / (T·sqrt(d_h)) + M),   A2_h = softmax(Q2_h·K2_hᵀ / (T·sqrt(d_h)) + M)
 //! lambda = exp(λq1·λk1) - exp(λq2·λk2) + lambda_init,   lambda_init = 0.8 - 0.6·exp(-0.3·depth)
 //! O_h = (1 - lambda_init) · RMSNorm((A1_h - lambda·A2_h)·V_h)
 //! ```
+//!
+//! `T` is a softmax temperature (DESIGN.md §3), 1 in the paper: the scale is `1/sqrt(d_h)`
+//! divided by `T`, and dividing by 1 is exact, so `T = 1` gives the paper's maps bit for bit.
 //!
 //! Unlike the official code (microsoft/unilm `Diff-Transformer/multihead_diffattn.py`), which
 //! returns NaN for a fully masked row, a fully masked row here is all zeros; and no rotary
@@ -107,8 +110,9 @@ pub fn maps_into(
     params.check(shape.head_dim)?;
     let (firsts, seconds): (Vec<usize>, Vec<usize>) =
         heads.map(|h| pair(pairing, h, shape.heads)).unzip();
-    standard::maps_into(q, k, shape, mask, &firsts, queries.clone(), &mut out.a1)?;
-    standard::maps_into(q, k, shape, mask, &seconds, queries.clone(), &mut out.a2)?;
+    let t = params.temperature;
+    standard::maps_into(q, k, shape, mask, &firsts, queries.clone(), t, &mut out.a1)?;
+    standard::maps_into(q, k, shape, mask, &seconds, queries.clone(), t, &mut out.a2)?;
     out.lambda = effective_lambda(params);
     out.lambda_init = params.lambda_init();
     fit(&mut out.diff, out.a1.dim());

@@ -109,8 +109,26 @@ pub fn maps_into(
     out.lambda = lambda_columns(lambda_logits, shape.heads, fixed, heads.clone())?;
     let firsts: Vec<usize> = heads.clone().map(|h| 2 * h).collect();
     let seconds: Vec<usize> = heads.map(|h| 2 * h + 1).collect();
-    standard::maps_into(q, k, shape, mask, &firsts, queries.clone(), &mut out.a1)?;
-    standard::maps_into(q, k, shape, mask, &seconds, queries.clone(), &mut out.a2)?;
+    standard::maps_into(
+        q,
+        k,
+        shape,
+        mask,
+        &firsts,
+        queries.clone(),
+        1.0,
+        &mut out.a1,
+    )?;
+    standard::maps_into(
+        q,
+        k,
+        shape,
+        mask,
+        &seconds,
+        queries.clone(),
+        1.0,
+        &mut out.a2,
+    )?;
     fit(&mut out.diff, out.a1.dim());
     subtract(out, queries);
     Ok(())

@@ -72,6 +72,8 @@ pub enum Parameter {
     Segment,
     /// The Differential Transformers' λ, fixed by a slider in place of the learned one.
     Lambda,
+    /// The Differential Transformer's softmax temperature `T` (both maps' scores over `T`).
+    Temperature,
 }
 
 impl Parameter {
@@ -166,9 +168,8 @@ impl MechanismKind {
             MechanismKind::Cosine => &[Parameter::Tau],
             MechanismKind::Local => &[Parameter::Window],
             MechanismKind::Hierarchical => &[Parameter::Segment],
-            MechanismKind::DiffTransformer | MechanismKind::DiffTransformerV2 => {
-                &[Parameter::Lambda]
-            }
+            MechanismKind::DiffTransformer => &[Parameter::Lambda, Parameter::Temperature],
+            MechanismKind::DiffTransformerV2 => &[Parameter::Lambda],
             MechanismKind::Standard | MechanismKind::InputDiff => &[],
         }
     }
@@ -240,6 +241,8 @@ impl MechanismKind {
             (_, StageId::G) => "G = σ(α·A + β·D + γ)",
             (_, StageId::Fused) if softmax => "A′ = softmax(A + G ⊙ D)",
             (_, StageId::Fused) => "A′ = A + G ⊙ D",
+            (MechanismKind::DiffTransformer, StageId::A1) => "A1 = softmax(Q₁K₁ᵀ/(T·√dₕ) + M)",
+            (MechanismKind::DiffTransformer, StageId::A2) => "A2 = softmax(Q₂K₂ᵀ/(T·√dₕ) + M)",
             (_, StageId::A1) => "A1 = softmax(Q₁K₁ᵀ/√dₕ + M)",
             (_, StageId::A2) => "A2 = softmax(Q₂K₂ᵀ/√dₕ + M)",
             (MechanismKind::DiffTransformerV2, StageId::Diff) => "A1 − λᵢ·A2, λᵢ = σ(xᵢ·W_λ)",

@@ -119,6 +119,28 @@ pub struct DiffTransformerParams {
     /// λ itself, in place of the one the lambda vectors give (the page's λ slider, the spec's
     /// `lambda`); `lambda_init` still scales the output.
     pub lambda: Option<f32>,
+    /// The softmax temperature `T` of both maps (positive; 1 is the paper's maps).
+    pub temperature: f32,
+}
+
+impl Default for DiffTransformerParams {
+    /// The paper's choices for every optional part (`lambda_init` from the depth, RMSNorm's
+    /// [`RMS_NORM_EPS`], the λ the vectors give, `T = 1`), at depth 0 and with the learned
+    /// vectors still empty: callers give those, and take the rest with `..Default::default()`.
+    fn default() -> DiffTransformerParams {
+        DiffTransformerParams {
+            depth: 0,
+            lambda_q1: Vec::new(),
+            lambda_k1: Vec::new(),
+            lambda_q2: Vec::new(),
+            lambda_k2: Vec::new(),
+            subln: Vec::new(),
+            lambda_init: None,
+            subln_eps: RMS_NORM_EPS,
+            lambda: None,
+            temperature: 1.0,
+        }
+    }
 }
 
 impl DiffTransformerParams {
@@ -127,8 +149,16 @@ impl DiffTransformerParams {
         self.lambda_init.unwrap_or_else(|| lambda_init(self.depth))
     }
 
-    /// Checks every vector against the head width `d_h`.
+    /// Checks every vector against the head width `d_h`, and that the temperature is positive
+    /// and finite.
     pub fn check(&self, d_h: usize) -> Result<usize, EngineError> {
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Err(EngineError::Shape {
+                field: "temperature",
+                expected: "a positive finite number".to_string(),
+                found: self.temperature.to_string(),
+            });
+        }
         for (field, v, want) in [
             ("lambda_q1", &self.lambda_q1, d_h),
             ("lambda_k1", &self.lambda_k1, d_h),

@@ -60,7 +60,7 @@ pub fn maps_from_scores_into(
     Ok(())
 }
 
-/// Rows `queries` of standard attention maps `A_h = softmax_row(Q_h·K_hᵀ / sqrt(d_h) + M)`
+/// Rows `queries` of standard attention maps `A_h = softmax_row(Q_h·K_hᵀ / (T·sqrt(d_h)) + M)`
 /// over any head layout, for the query heads `query_heads`, into `out`, which becomes
 /// `(query_heads.len(), tokens, keys)` (kept when it already is; map `i` is query head
 /// `query_heads[i]`). Each head and row is computed alone, so a block has the bits it has in
@@ -69,7 +69,8 @@ pub fn maps_from_scores_into(
 /// The same cells as [`maps_from_scores_into`] with [`scaled_dot_scores`], without the score
 /// matrix: a block of rows of `Q_h·K_hᵀ` goes straight into the map, only over the keys some
 /// row of the block may see (half the products under the causal mask), and is softmaxed while
-/// it is still in cache.
+/// it is still in cache. `temperature` `T` is 1 but for the Differential Transformer's
+/// (DESIGN.md §3); the scale is `fl(fl(1/√d_h)/T)`, so `T = 1` is exactly the plain scale.
 ///
 /// ```
 /// use diffattn::engine::{standard, HeadShape, Mask};
@@ -79,11 +80,12 @@ pub fn maps_from_scores_into(
 /// let q = array![[0.0f32], [0.0]];
 /// let shape = HeadShape::plain(1, 1).unwrap();
 /// let mut a = Array3::zeros((0, 0, 0));
-/// standard::maps_into(q.view(), q.view(), &shape, Mask::causal(true), &[0], 0..2, &mut a).unwrap();
+/// standard::maps_into(q.view(), q.view(), &shape, Mask::causal(true), &[0], 0..2, 1.0, &mut a).unwrap();
 /// assert_eq!(a[[0, 0, 0]], 1.0);
 /// assert_eq!(a[[0, 0, 1]], 0.0);
 /// assert_eq!(a[[0, 1, 1]], 0.5);
 /// ```
+#[allow(clippy::too_many_arguments)]
 pub fn maps_into(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
@@ -91,11 +93,12 @@ pub fn maps_into(
     mask: Mask,
     query_heads: &[usize],
     queries: Range<usize>,
+    temperature: f32,
     out: &mut Array3<f32>,
 ) -> Result<(), EngineError> {
     let d_h = shape.head_dim;
     let (tokens, keys) = (q.nrows(), k.nrows());
-    let scale = 1.0 / (d_h as f32).sqrt();
+    let scale = 1.0 / (d_h as f32).sqrt() / temperature;
     fit(out, (query_heads.len(), tokens, keys));
     check_rows(&queries, tokens)?;
     if out.is_empty() || queries.is_empty() {

@@ -355,7 +355,16 @@ pub fn base_maps_into(
     block.check(heads, q.nrows())?;
     match mechanism {
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
-            standard::maps_into(q, k, &shape, mask, &query_heads, queries, attention_of(out))
+            standard::maps_into(
+                q,
+                k,
+                &shape,
+                mask,
+                &query_heads,
+                queries,
+                1.0,
+                attention_of(out),
+            )
         }
         Mechanism::Cosine { tau } => {
             let a = attention_of(out);

@@ -3,9 +3,10 @@
 //! clearing only the caches that depend on it; the choices they offer (mechanisms, head
 //! counts), and what the mechanism learned that the sliders may replace (`learned`).
 
-use super::{Explorer, Learned, MapSettings, SettingsPatch, ShiftSettings, Source};
+use super::{Explorer, Learned, MapSettings, Settings, SettingsPatch, ShiftSettings, Source};
 use crate::engine::shift_diff::Gate;
-use crate::engine::{EngineError, HeadShape, Mechanism, MechanismKind, Parameter};
+use crate::engine::{EngineError, HeadShape, Mechanism, MechanismKind};
+use crate::schema::{self, Layer};
 
 impl Explorer {
     /// Head counts `kind` allows over what is drawn: divisors of `d` (of `d / 2` for the
@@ -93,13 +94,23 @@ impl Explorer {
             }
             next.heads = self.nearest_heads(next.mechanism, next.heads);
         }
+        // The maps change when a map setting the mechanism uses changed (the schema says
+        // which settings are map settings and which mechanisms take them).
         let kind = next.mechanism;
+        let (was, now) = (
+            Settings {
+                maps: before,
+                ..self.settings
+            },
+            Settings {
+                maps: next,
+                ..self.settings
+            },
+        );
         let maps_change = kind != before.mechanism
-            || next.heads != before.heads
-            || next.causal != before.causal
-            || (kind.takes(Parameter::Tau) && next.tau != before.tau)
-            || (kind.takes(Parameter::Window) && next.window != before.window)
-            || (kind.takes(Parameter::Segment) && next.segment != before.segment);
+            || schema::engine_keys()
+                .filter(|k| k.layer == Layer::Maps && k.applies_to(kind))
+                .any(|k| was.value(k, 0) != now.value(k, 0));
         self.settings.maps = next;
         self.head = self.head.min(next.heads - 1);
         if maps_change {
@@ -151,9 +162,6 @@ impl Explorer {
         if (before.alpha, before.beta, before.gamma) != (next.alpha, next.beta, next.gamma) {
             self.gate_override = true;
         }
-        if before.lambda.to_bits() != next.lambda.to_bits() {
-            self.lambda_override = true;
-        }
         if next != before {
             self.settings.shift = next;
             self.clear_shift();
@@ -166,26 +174,20 @@ impl Explorer {
     /// before anything changes, so an error (naming the control) leaves every setting as it
     /// was; the head is checked against the head count the change leaves.
     pub fn update(&mut self, patch: &SettingsPatch) -> Result<(), EngineError> {
-        let mut shift = self.settings.shift;
-        patch.apply_shift(&mut shift);
-        shift.check()?;
-        let before = (
-            self.settings,
-            self.head,
-            self.gate_override,
-            self.lambda_override,
-        );
-        self.update_maps(|m| patch.apply_maps(m))?;
-        self.update_shift(|s| patch.apply_shift(s))?;
+        let mut next = self.settings;
+        patch.apply(&mut next);
+        next.shift.check()?;
+        let before = (self.settings, self.head, self.gate_override);
+        self.update_maps(|m| *m = next.maps)?;
+        self.update_shift(|s| *s = next.shift)?;
         if let Some(head) = patch.head {
             if let Err(e) = self.set_head(head) {
-                let (settings, head, gate_override, lambda_override) = before;
+                let (settings, head, gate_override) = before;
                 // Put the maps' settings back; the caches they cleared are recomputed.
                 self.update_maps(|m| *m = settings.maps)?;
                 self.settings.shift = settings.shift;
                 self.head = head;
                 self.gate_override = gate_override;
-                self.lambda_override = lambda_override;
                 self.clear_shift();
                 return Err(e);
             }
@@ -211,7 +213,7 @@ impl Explorer {
     /// adapted to the heads shown.
     pub fn learned(&self) -> Learned {
         let heads = self.settings.maps.heads;
-        let slider = self.lambda_override.then_some(self.settings.shift.lambda);
+        let slider = self.settings.shift.lambda;
         match &self.source {
             Source::Spec(spec) => Learned {
                 gate: spec.gate.clone().filter(|_| !self.gate_override),
@@ -226,17 +228,18 @@ impl Explorer {
         }
     }
 
-    /// Whether λ is the learned one (or the spec's), not the slider's.
+    /// Whether λ is the learned one (or the spec's), not one a person chose: the setting is
+    /// unset.
     pub fn lambda_is_learned(&self) -> bool {
-        !self.lambda_override
+        self.settings.shift.lambda.is_none()
     }
 
     /// Back to the learned λ (the trained model's, the captured layer's, V2's λ per token):
-    /// the slider no longer decides. Like a slider move, only `A1 − λ·A2` and what follows it
-    /// are recomputed at the next [`compute`](Self::compute), never `A1` and `A2`.
+    /// the slider no longer decides (the same as the patch `lambda: None`). Like a slider
+    /// move, only `A1 − λ·A2` and what follows it are recomputed at the next
+    /// [`compute`](Self::compute), never `A1` and `A2`.
     pub fn reset_lambda(&mut self) {
-        if self.lambda_override {
-            self.lambda_override = false;
+        if self.settings.shift.lambda.take().is_some() {
             self.clear_shift();
         }
     }

@@ -7,6 +7,7 @@ use ndarray::{s, Array2};
 use super::Explorer;
 use crate::engine::shift_diff::Gate;
 use crate::engine::{Columns, Frequencies, Mask, MechanismKind, Parameter, RopeLayout, StageId};
+use crate::schema::{self, value::Value, LearnedBy};
 
 /// What the page learns after the text changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,13 +225,13 @@ impl Explorer {
         let m = &self.settings().maps;
         match m.mechanism {
             MechanismKind::DiffTransformer => {
-                self.lambda().map(|l| format!("λ = {}", number(l, 4)))
+                self.lambda_shown().map(|l| format!("λ = {}", number(l, 4)))
             }
             // The mean over every token and head, as the λ slider shows it (the λ map has
             // each one).
-            MechanismKind::DiffTransformerV2 => self
-                .learned_lambda()
-                .map(|l| format!("λ̄ = {}", number(l, 4))),
+            MechanismKind::DiffTransformerV2 => {
+                self.lambda_shown().map(|l| format!("λ̄ = {}", number(l, 4)))
+            }
             MechanismKind::Cosine => Some(format!("τ = {}", number(m.tau, 1))),
             MechanismKind::Local => Some(format!("w = {}", m.window)),
             MechanismKind::Hierarchical => Some(format!("s = {}", m.segment)),
@@ -257,19 +258,21 @@ impl Explorer {
         if now.maps.causal != was.maps.causal {
             moved.push("causal");
         }
+        // A parameter moved when one of its settings (the schema's) did: a learned one (the
+        // gate, λ) once it is no longer the learned one, any other when its value differs.
+        let differs = |key: &schema::Key| match key.learned_flag {
+            Some(LearnedBy::Gate) => !self.gate_is_learned(),
+            Some(LearnedBy::Lambda) => !self.lambda_is_learned(),
+            None => match (now.value(key, 0), was.value(key, 0)) {
+                (Some(Value::Float(a)), Some(Value::Float(b))) => (a - b).abs() > 1e-6,
+                (a, b) => a != b,
+            },
+        };
         for &p in now.maps.mechanism.parameters() {
-            let differs = match p {
-                Parameter::Shift => now.shift.shift != was.shift.shift,
-                Parameter::Difference => now.shift.difference != was.shift.difference,
-                Parameter::Fill => now.shift.fill != was.shift.fill,
-                Parameter::Renormalize => now.shift.renormalize != was.shift.renormalize,
-                Parameter::Gate => !self.gate_is_learned(),
-                Parameter::Tau => (now.maps.tau - was.maps.tau).abs() > 1e-6,
-                Parameter::Window => now.maps.window != was.maps.window,
-                Parameter::Segment => now.maps.segment != was.maps.segment,
-                Parameter::Lambda => !self.lambda_is_learned(),
-            };
-            if differs {
+            if schema::engine_keys()
+                .filter(|k| k.parameter == Some(p))
+                .any(differs)
+            {
                 moved.push(crate::names::name_of(p));
             }
         }

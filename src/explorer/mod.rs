@@ -19,6 +19,7 @@
 
 mod controls;
 mod describe;
+mod lambda;
 mod settings;
 mod source;
 mod work;
@@ -87,8 +88,6 @@ pub struct Explorer {
     head: usize,
     /// A uniform gate from the sliders replaces a learned per-head gate once moved.
     gate_override: bool,
-    /// The λ slider replaces the learned λ once moved.
-    lambda_override: bool,
     /// The model's weights as the shown mechanism and head count run them, when they differ
     /// from `model.weights` (V2 on the sentence: `Model::layer_weights`).
     layer_weights: Option<Weights>,
@@ -121,7 +120,6 @@ impl Explorer {
             settings: Settings::default(),
             head: 0,
             gate_override: false,
-            lambda_override: false,
             layer_weights: None,
             projection: Projection::empty(),
             projected_rows: 0,
@@ -272,7 +270,7 @@ impl Explorer {
                 self.settings.maps.heads =
                     self.nearest_heads(self.kind(), self.settings.maps.heads);
                 self.head = self.head.min(self.settings.maps.heads - 1);
-                self.lambda_override = false;
+                self.settings.shift.lambda = None;
             }
             self.invalidate_sentence();
             self.refresh_layer_weights();

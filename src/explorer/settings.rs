@@ -1,95 +1,14 @@
-//! The page's controls as one value, split by the cache layer each field invalidates: the map
-//! settings (a change recomputes the maps) and the shift settings (a change recomputes only the
-//! stages after the maps: the shift stages, or `A1 − λ·A2`). The defaults are defined here once; the page reads them through the wasm
-//! boundary.
+//! What the engine makes of the settings: their checks, the mechanism with every parameter
+//! (`Settings::mechanism`) and the settings a mechanism fixes (`Settings::with_mechanism`). The
+//! settings themselves, split by the cache layer each field invalidates (the map settings: a
+//! change recomputes the maps; the shift settings: a change recomputes only the stages after
+//! the maps, the shift stages or `A1 − λ·A2`), their defaults and their patch are declared once
+//! in the schema (`crate::schema`).
 
-use crate::engine::diff_transformer::{effective_lambda, DiffTransformerParams};
-use crate::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
+use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::shift_diff::{Gate, ShiftDiffParams};
 use crate::engine::{EngineError, Mechanism, MechanismKind};
-
-/// What the maps depend on: which mechanism, how many heads, the mask, and the parameters that
-/// shape the maps themselves.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MapSettings {
-    /// The mechanism.
-    pub mechanism: MechanismKind,
-    /// Heads (diff heads for the Differential Transformer).
-    pub heads: usize,
-    /// The causal mask.
-    pub causal: bool,
-    /// Cosine attention's temperature.
-    pub tau: f32,
-    /// Local attention's radius.
-    pub window: usize,
-    /// Hierarchical attention's segment size.
-    pub segment: usize,
-}
-
-/// What the stages after the maps depend on: the shift stages (shift-difference attention),
-/// and the λ of both Differential Transformers (`A1 − λ·A2` is recomputed from the kept
-/// `A1` and `A2`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ShiftSettings {
-    /// The shift `k`.
-    pub shift: i64,
-    /// Single or symmetric difference.
-    pub difference: Difference,
-    /// Circular or zero fill.
-    pub fill: ShiftFill,
-    /// Renormalisation of `A'`.
-    pub renormalize: Renormalize,
-    /// The gate's weight of `A`, for every head.
-    pub alpha: f32,
-    /// The gate's weight of `D`, for every head.
-    pub beta: f32,
-    /// The gate's bias, for every head.
-    pub gamma: f32,
-    /// λ of the Differential Transformers: the learned one (V2: its mean) until the slider
-    /// moves, then the slider's for every token and head.
-    pub lambda: f32,
-}
-
-/// Every control of the page.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Settings {
-    /// What the maps depend on.
-    pub maps: MapSettings,
-    /// What the shift stages depend on.
-    pub shift: ShiftSettings,
-}
-
-impl Default for MapSettings {
-    /// Shift-difference attention with 4 heads and no mask; `tau = 10` keeps cosine maps from
-    /// being flat, a radius of 2 shows a visible band, and segments of 4 tokens give a short
-    /// sentence a few of them.
-    fn default() -> MapSettings {
-        MapSettings {
-            mechanism: MechanismKind::ShiftDiff,
-            heads: 4,
-            causal: false,
-            tau: 10.0,
-            window: 2,
-            segment: 4,
-        }
-    }
-}
-
-impl Default for ShiftSettings {
-    /// `k = 1`, the article's text (single difference, circular fill, no renormalisation), and
-    /// a gate that opens where `D` is positive (`alpha = 0`, `beta = 4`, `gamma = 0`).
-    fn default() -> ShiftSettings {
-        ShiftSettings {
-            shift: 1,
-            difference: Difference::Single,
-            fill: ShiftFill::Circular,
-            renormalize: Renormalize::None,
-            alpha: 0.0,
-            beta: 4.0,
-            gamma: 0.0,
-            lambda: 0.5,
-        }
-    }
-}
+pub use crate::schema::{MapSettings, Settings, SettingsPatch, ShiftSettings};
 
 impl ShiftSettings {
     /// Checks that the gate's scalars are finite, naming the one that is not.
@@ -97,7 +16,9 @@ impl ShiftSettings {
         finite("gate.alpha", self.alpha)?;
         finite("gate.beta", self.beta)?;
         finite("gate.gamma", self.gamma)?;
-        finite("lambda", self.lambda)?;
+        if let Some(lambda) = self.lambda {
+            finite("lambda", lambda)?;
+        }
         Ok(())
     }
 
@@ -119,9 +40,16 @@ impl ShiftSettings {
 }
 
 impl MapSettings {
-    /// Checks that `tau` is finite and the segment at least one token.
+    /// Checks that `tau` is finite, the temperature positive and the segment at least one token.
     pub fn check(&self) -> Result<(), EngineError> {
         finite("tau", self.tau)?;
+        if finite("temperature", self.temperature)? <= 0.0 {
+            return Err(EngineError::Shape {
+                field: "temperature",
+                expected: "a positive number".to_string(),
+                found: self.temperature.to_string(),
+            });
+        }
         if self.segment == 0 {
             return Err(EngineError::Shape {
                 field: "segment",
@@ -130,72 +58,6 @@ impl MapSettings {
             });
         }
         Ok(())
-    }
-}
-
-/// A change to any of the controls at once, each `None` left as it is; what the page sends
-/// when a person moves one control or an author sets several attributes. `head` counts from 0.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct SettingsPatch {
-    /// The mechanism.
-    pub mechanism: Option<MechanismKind>,
-    /// The number of heads.
-    pub heads: Option<usize>,
-    /// The head shown, from 0.
-    pub head: Option<usize>,
-    /// The causal mask.
-    pub causal: Option<bool>,
-    /// The shift `k`.
-    pub shift: Option<i64>,
-    /// The difference.
-    pub difference: Option<Difference>,
-    /// The fill.
-    pub fill: Option<ShiftFill>,
-    /// The renormalisation.
-    pub renormalize: Option<Renormalize>,
-    /// The gate's weight of `A`.
-    pub alpha: Option<f32>,
-    /// The gate's weight of `D`.
-    pub beta: Option<f32>,
-    /// The gate's bias.
-    pub gamma: Option<f32>,
-    /// Cosine attention's temperature.
-    pub tau: Option<f32>,
-    /// Local attention's radius.
-    pub window: Option<usize>,
-    /// Hierarchical attention's segment size.
-    pub segment: Option<usize>,
-    /// λ of the Differential Transformers.
-    pub lambda: Option<f32>,
-}
-
-impl SettingsPatch {
-    /// `maps` with this patch's map settings applied.
-    pub fn apply_maps(&self, maps: &mut MapSettings) {
-        set(&mut maps.mechanism, self.mechanism);
-        set(&mut maps.heads, self.heads);
-        set(&mut maps.causal, self.causal);
-        set(&mut maps.tau, self.tau);
-        set(&mut maps.window, self.window);
-        set(&mut maps.segment, self.segment);
-    }
-
-    /// `shift` with this patch's shift settings applied.
-    pub fn apply_shift(&self, shift: &mut ShiftSettings) {
-        set(&mut shift.shift, self.shift);
-        set(&mut shift.difference, self.difference);
-        set(&mut shift.fill, self.fill);
-        set(&mut shift.renormalize, self.renormalize);
-        set(&mut shift.alpha, self.alpha);
-        set(&mut shift.beta, self.beta);
-        set(&mut shift.gamma, self.gamma);
-        set(&mut shift.lambda, self.lambda);
-    }
-}
-
-fn set<T>(field: &mut T, value: Option<T>) {
-    if let Some(v) = value {
-        *field = v;
     }
 }
 
@@ -237,6 +99,7 @@ impl Settings {
                             found: "none (only a trained model or a spec brings them)".into(),
                         })?;
                 params.lambda = learned.lambda.or(params.lambda);
+                params.temperature = m.temperature;
                 Mechanism::DiffTransformer(params)
             }
             MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 {
@@ -250,12 +113,13 @@ impl Settings {
     }
 
     /// These settings with everything an engine mechanism fixes taken from it: which mechanism,
-    /// the heads, the mask, and its own parameters (shift stages, tau, window, segment, λ). The
-    /// gate sliders show the mean of the mechanism's per-head gate scalars; V2's λ slider keeps
-    /// its value unless the mechanism fixes λ (its learned λ, one per token, is read from the
-    /// maps).
+    /// the heads, the mask, and its own parameters (shift stages, tau, window, segment). The
+    /// gate sliders show the mean of the mechanism's per-head gate scalars. λ is unset: the
+    /// mechanism's own (learned, or fixed by a spec) is the one used until a person chooses one
+    /// (`Explorer::lambda_shown` says which it is).
     pub fn with_mechanism(&self, mechanism: &Mechanism, heads: usize, causal: bool) -> Settings {
         let mut s = *self;
+        s.shift.lambda = None;
         s.maps.mechanism = mechanism.kind();
         s.maps.heads = heads;
         s.maps.causal = causal;
@@ -273,13 +137,8 @@ impl Settings {
             Mechanism::Cosine { tau } => s.maps.tau = *tau,
             Mechanism::Local { window } => s.maps.window = *window,
             Mechanism::Hierarchical { segment } => s.maps.segment = *segment,
-            Mechanism::DiffTransformer(p) => s.shift.lambda = effective_lambda(p),
-            Mechanism::DiffTransformerV2 { lambda } => {
-                if let Some(l) = lambda {
-                    s.shift.lambda = *l;
-                }
-            }
-            Mechanism::Standard | Mechanism::InputDiff => {}
+            Mechanism::DiffTransformer(p) => s.maps.temperature = p.temperature,
+            Mechanism::Standard | Mechanism::InputDiff | Mechanism::DiffTransformerV2 { .. } => {}
         }
         s
     }

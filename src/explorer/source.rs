@@ -23,7 +23,7 @@ impl Explorer {
         self.settings.maps.heads = self.nearest_heads(self.kind(), self.settings.maps.heads);
         self.head = self.head.min(self.settings.maps.heads - 1);
         self.gate_override = false;
-        self.lambda_override = false;
+        self.settings.shift.lambda = None;
         self.x = self.model.embed(&self.tokens);
         self.labels = self.tokens.iter().map(|t| t.text.clone()).collect();
         self.layer_weights = None;
@@ -157,7 +157,6 @@ impl Explorer {
         }));
         self.settings = settings;
         self.gate_override = false;
-        self.lambda_override = false;
         self.layer_weights = None;
         self.head = 0;
         self.invalidate_sentence();

@@ -376,12 +376,6 @@ impl Explorer {
                 self.recomputations.lambda += 1;
             }
             cache.lambda_done = true;
-            if head == self.head && !self.lambda_override {
-                // The λ slider shows the learned λ (V2: its mean over tokens and heads).
-                if let Some(l) = cache.base.lambda().or_else(|| self.lambda_table_mean()) {
-                    self.settings.shift.lambda = l;
-                }
-            }
         }
         if let Some(done) = cache.shift_rows.filter(|&r| r < tokens) {
             let block = Block {

@@ -78,9 +78,7 @@ impl Model {
                 lambda_q2: unit(dot(&p.lambda_q2, &p.lambda_k2)),
                 lambda_k2: unit(1.0),
                 subln: adapt_subln(&p.subln, 2 * d_h),
-                lambda_init: p.lambda_init,
-                subln_eps: p.subln_eps,
-                lambda: p.lambda,
+                ..p.clone()
             });
         }
         let base = self.seed.wrapping_add(1000 + 10 * heads as u64);
@@ -91,9 +89,8 @@ impl Model {
             lambda_q2: seeded_normal_vec(d_h, base + 3, 0.1),
             lambda_k2: seeded_normal_vec(d_h, base + 4, 0.1),
             subln: vec![1.0; 2 * d_h],
-            lambda_init: None,
             subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
-            lambda: None,
+            ..Default::default()
         })
     }
 

@@ -164,6 +164,39 @@ pub(super) fn open(bytes: &[u8]) -> Result<(&[u8], &[u8]), ModelError> {
     Ok((header_bytes, &bytes[header_end..]))
 }
 
+/// What a header says it is: its top-level `"task"` (`"retrieval"` for the retrieval models;
+/// none for a sentiment classifier), read before the header itself so that a file of the other
+/// kind gets its own message, not its first unknown field's. The header must be a JSON object
+/// (serde's derive alone would also read a struct from an array of its fields in order); every
+/// other member is skipped unread.
+pub(super) fn task_of(header: &[u8]) -> Result<Option<String>, ModelError> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Task;
+    impl<'de> Visitor<'de> for Task {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("the header as a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
+            let mut task = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "task" {
+                    task = map.next_value::<Option<String>>()?;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(task)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(header);
+    let task = de
+        .deserialize_map(Task)
+        .and_then(|task| de.end().map(|()| task))
+        .map_err(|e| ModelError::Header(e.to_string()))?;
+    Ok(task)
+}
+
 fn truncated(what: &str, needed: usize, found: usize) -> ModelError {
     ModelError::Truncated {
         what: what.to_string(),

@@ -21,9 +21,9 @@
 use ndarray::{Array1, Array2};
 use serde::{Deserialize, Serialize};
 
-use super::format::{check_blob, container, open, BlobReader, BlobWriter, TensorEntry};
+use super::format::{check_blob, container, open, task_of, BlobReader, BlobWriter, TensorEntry};
 use super::{ModelError, TokenTable};
-use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
+use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffParams};
 use crate::engine::{Mechanism, MechanismKind, Weights};
 use crate::names::{name_of, parse};
@@ -271,16 +271,16 @@ impl RetrievalFile {
     /// Reads and checks a retrieval weights file.
     pub fn from_bytes(bytes: &[u8]) -> Result<RetrievalFile, ModelError> {
         let (header_bytes, blob) = open(bytes)?;
-        let probe: serde_json::Value =
-            serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
-        if probe.get("task").and_then(|t| t.as_str()) != Some(RETRIEVAL_TASK) {
+        if task_of(header_bytes)?.as_deref() != Some(RETRIEVAL_TASK) {
             return Err(ModelError::Header(
                 "not a retrieval model (no \"task\": \"retrieval\"; a sentiment classifier?)"
                     .to_string(),
             ));
         }
+        // Read from the bytes, as every header is (one reader compiled for both, not a second
+        // one over a parsed `serde_json::Value`).
         let header: Header =
-            serde_json::from_value(probe).map_err(|e| ModelError::Header(e.to_string()))?;
+            serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
         check_blob(
             &header.tensors,
             blob,
@@ -379,9 +379,7 @@ impl RetrievalFile {
                         lambda_q2: r.vector(&p("lambda_q2"))?,
                         lambda_k2: r.vector(&p("lambda_k2"))?,
                         subln: r.vector(&p("subln"))?,
-                        lambda_init: None,
-                        subln_eps: RMS_NORM_EPS,
-                        lambda: None,
+                        ..Default::default()
                     })
                 }
                 other => {

@@ -199,9 +199,8 @@ mod tests {
             lambda_q2: vec![-0.1, 0.2, 0.2, 0.0],
             lambda_k2: vec![0.3, 0.1, 0.0, 0.7],
             subln: vec![1.0; 8],
-            lambda_init: None,
             subln_eps: 1e-5,
-            lambda: None,
+            ..Default::default()
         }
     }
 

@@ -407,6 +407,9 @@ pub struct SpecJson {
     /// Differential Transformer: RMSNorm's epsilon, when not the official code's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subln_eps: Option<f32>,
+    /// Differential Transformer: the softmax temperature, when not 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
     /// Hierarchical: the segment size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub segment: Option<usize>,
@@ -509,6 +512,7 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         depth: None,
         lambda_init: None,
         subln_eps: None,
+        temperature: None,
         segment: None,
         lambda_q1: None,
         lambda_k1: None,
@@ -542,6 +546,7 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
             out.lambda_init = p.lambda_init;
             out.subln_eps = (p.subln_eps != crate::engine::diff_transformer::RMS_NORM_EPS)
                 .then_some(p.subln_eps);
+            out.temperature = (p.temperature != 1.0).then_some(p.temperature);
             out.lambda = p.lambda;
         }
         Mechanism::DiffTransformerV2 { lambda } => out.lambda = *lambda,

@@ -8,7 +8,6 @@
 //!
 //! This module knows nothing of attention, JSON or drawing.
 
-mod chacha;
 mod clusters;
 mod embed;
 pub mod limits;

@@ -15,8 +15,9 @@
 //! token embedded with seed 7.
 
 use ndarray::Array2;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
 
-use super::chacha::ChaCha8;
 use super::portable_math::{ln, sin_cos_turns};
 
 /// Which family of values a stream belongs to; the tag fills the last 16 bytes of the key.
@@ -87,7 +88,7 @@ pub(crate) fn normal_draws(
     len: usize,
     std_dev: f32,
 ) -> Vec<f32> {
-    let mut rng = ChaCha8::new(key(domain, seed, item));
+    let mut rng = ChaCha8Rng::from_seed(key(domain, seed, item));
     let scale = f64::from(std_dev);
     let mut values = Vec::with_capacity(len);
     while values.len() < len {

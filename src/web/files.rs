@@ -1,43 +1,20 @@
 //! Specs and exports: a user's spec drawn (`load_spec`, `load_spec_bytes`) and left
 //! (`clear_spec`), what is drawn exported as a spec file (`export_json`) or as SVG
-//! (`export_svg`, `export_panel_svg`). The spec reader and the exports come with the cargo
-//! feature `files`; without it these methods refuse.
+//! (`export_svg`, `export_panel_svg`).
 
 use wasm_bindgen::prelude::*;
 
 use super::handle::Explorer;
-#[cfg(feature = "files")]
 use super::js::{js_error, to_js, TokensJs};
-#[cfg(feature = "files")]
 use crate::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
-
-/// The error of a file call (a spec read, the JSON or an SVG export) on a build without the
-/// cargo feature `files` (the page's first-view builds, docs/PERFORMANCE.md "Size of each
-/// build"): the methods stay, so both builds have the same glue, but refuse, never silently.
-/// The page's engine wrapper moves its handle to the full build before it makes such a call
-/// (www/explorer/engine.js, `Engine#useFull`).
-#[cfg(not(feature = "files"))]
-fn without_files(method: &str) -> JsError {
-    JsError::new(&format!(
-        "{method}: this build of diffattn has no spec reader and no exports (built without the cargo feature `files`); the full build (pkg/full/) reads specs and exports JSON and SVG"
-    ))
-}
 
 #[wasm_bindgen]
 impl Explorer {
     /// Draws a user's spec (the CLI's JSON). Returns `{ tokens, total, truncated }`; throws an
     /// `Error` whose message names the field at fault.
     pub fn load_spec(&mut self, json: &str) -> Result<JsValue, JsError> {
-        #[cfg(not(feature = "files"))]
-        {
-            let _ = json;
-            Err(without_files("load_spec"))
-        }
-        #[cfg(feature = "files")]
-        {
-            self.state.load_spec(json).map_err(js_error)?;
-            self.spec_tokens()
-        }
+        self.state.load_spec(json).map_err(js_error)?;
+        self.spec_tokens()
     }
 
     /// Draws a spec file's bytes: JSON, or the binary form (a `.safetensors` file, DESIGN.md
@@ -45,16 +22,8 @@ impl Explorer {
     /// an `Error` whose message names the field at fault, or says why the page cannot draw it
     /// (too many tokens or cells); then the page stays as it was.
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
-        #[cfg(not(feature = "files"))]
-        {
-            let _ = bytes;
-            Err(without_files("load_spec_bytes"))
-        }
-        #[cfg(feature = "files")]
-        {
-            self.state.load_spec_bytes(bytes).map_err(js_error)?;
-            self.spec_tokens()
-        }
+        self.state.load_spec_bytes(bytes).map_err(js_error)?;
+        self.spec_tokens()
     }
 
     /// Leaves a loaded spec and draws the last typed sentence again.
@@ -67,42 +36,23 @@ impl Explorer {
     /// learned parameters, the token labels) with the stages computed from it, as pretty JSON.
     /// `load_spec` opens it again and draws the same maps.
     pub fn export_json(&self) -> Result<String, JsError> {
-        #[cfg(not(feature = "files"))]
-        {
-            Err(without_files("export_json"))
-        }
-        #[cfg(feature = "files")]
-        {
-            let spec = self.state.export_spec().map_err(js_error)?;
-            serde_json::to_string_pretty(&spec).map_err(js_error)
-        }
+        let spec = self.state.export_spec().map_err(js_error)?;
+        serde_json::to_string_pretty(&spec).map_err(js_error)
     }
 
     /// One stage of the shown head (its name, e.g. `"d"`) as a standalone SVG document: the
     /// part the viewport shows, as on the page.
     pub fn export_svg(&mut self, stage: &str) -> Result<String, JsError> {
-        #[cfg(not(feature = "files"))]
-        {
-            let _ = stage;
-            Err(without_files("export_svg"))
-        }
-        #[cfg(feature = "files")]
         self.stage_svg(stage)
     }
 
     /// Every stage of the shown head side by side as one SVG document (the viewport's part).
     pub fn export_panel_svg(&mut self) -> Result<String, JsError> {
-        #[cfg(not(feature = "files"))]
-        {
-            Err(without_files("export_panel_svg"))
-        }
-        #[cfg(feature = "files")]
         self.panels_svg()
     }
 }
 
-/// The SVG exports, in the builds with the cargo feature `files`.
-#[cfg(feature = "files")]
+/// The SVG exports.
 impl Explorer {
     fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
@@ -150,7 +100,6 @@ impl Explorer {
 
 impl Explorer {
     /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
-    #[cfg(feature = "files")]
     fn spec_tokens(&self) -> Result<JsValue, JsError> {
         let tokens = self.state.labels();
         to_js(&TokensJs {

@@ -1,7 +1,8 @@
 //! The page's one handle, [`Explorer`]: it owns the sentence, the controls and every cached
-//! map on the Rust side. JavaScript sends one settings patch per change (`update`), renders
-//! (`render`), and asks what to draw and say (`view`, `labels`, `cell`, `window`); maps never
-//! cross the boundary on a slider tick. Errors are `Error` objects whose message names the
+//! map on the Rust side. JavaScript sends one settings patch per change (`update`), which
+//! returns one frame (the settings as the engine has them and what to draw and say), renders
+//! (`render`), and asks about cells (`labels`, `cell`, `window`); maps never cross the boundary
+//! on a slider tick. Errors are `Error` objects whose message names the
 //! control or field at fault.
 //!
 //! Here are the handle, its controls and its model; its other methods are split by concern:
@@ -12,7 +13,7 @@ use wasm_bindgen::prelude::*;
 
 use super::draw::Painter;
 use super::js::{
-    choice, js_error, to_js, LabelsJs, ModelJs, PredictionJs, SettingsJs, SettingsPatchJs,
+    choice, js_error, to_js, FrameJs, LabelsJs, ModelJs, PredictionJs, SettingsJs, SettingsPatchJs,
     TokensJs, ViewJs,
 };
 use crate::engine::StageId;
@@ -90,27 +91,39 @@ impl Explorer {
         })
     }
 
-    /// Changes any of the controls at once: `{ mechanism?, heads?, head?, causal?, shift?,
-    /// difference?, fill?, renormalize?, alpha?, beta?, gamma?, tau?, window? }` (`head` from
-    /// 1). Throws an `Error` naming the control for an unknown name, a wrong type or a value
-    /// the engine refuses; then nothing changes. A new mechanism snaps the heads to the
-    /// nearest count it allows: read `settings()` after.
-    pub fn update(&mut self, patch: JsValue) -> Result<(), JsError> {
+    /// Changes any of the settings at once (a patch of `SettingsJs`'s keys, the schema's:
+    /// `{ shift: 3 }`, `{ mechanism: "cosine", tau: 4 }`; `head` from 1; `lambda: null` is λ
+    /// back to the learned one) and returns the frame the page paints from (see `frame`).
+    /// Throws an `Error` naming the setting for an unknown key, a wrong type or a value the
+    /// engine refuses; then nothing changes (`frame()` reads it). A new mechanism snaps the
+    /// heads to the nearest count it allows: the frame says so.
+    pub fn update(&mut self, patch: JsValue) -> Result<JsValue, JsError> {
         let patch = SettingsPatchJs::from_js(patch)?;
-        self.state.update(&patch).map_err(js_error)
+        self.state.update(&patch).map_err(js_error)?;
+        self.current_frame()
     }
 
-    /// Every control's current value (see `SettingsJs`).
-    pub fn settings(&self) -> Result<JsValue, JsError> {
-        to_js(&SettingsJs::new(
-            self.state.settings(),
-            self.state.head(),
-            self.state.gate_is_learned(),
-            self.state.lambda_is_learned(),
-        ))
+    /// What the page paints its controls, readouts and layout from after a change, read once:
+    /// `{ settings: SettingsJs, view: ViewJs }`, the settings as the engine now has them (the λ
+    /// shown, learned or chosen) and what to draw and say. Computes no map (V2's λ table at
+    /// most, for its mean).
+    #[wasm_bindgen(js_name = frame)]
+    pub fn current_frame(&mut self) -> Result<JsValue, JsError> {
+        // A V2 λ table that cannot be computed is the render's error to report.
+        let _ = self.state.prepare_lambda();
+        to_js(&FrameJs {
+            settings: self.settings_js(),
+            view: ViewJs::new(&self.state),
+        })
     }
 
-    /// What to draw and say now (see `ViewJs`); cheap, so the page may ask after every change.
+    /// Every setting's current value (see `SettingsJs`): the `settings` of `frame()`.
+    pub fn settings(&mut self) -> Result<JsValue, JsError> {
+        let _ = self.state.prepare_lambda();
+        to_js(&self.settings_js())
+    }
+
+    /// What to draw and say now (see `ViewJs`): the `view` of `frame()`.
     pub fn view(&self) -> Result<JsValue, JsError> {
         to_js(&ViewJs::new(&self.state))
     }
@@ -154,12 +167,25 @@ impl Explorer {
     }
 
     /// Back to the learned λ of the Differential Transformers (the trained model's or the
-    /// loaded layer's; V2's λ per token and head) after the λ slider moved; recomputes only
-    /// `A1 − λ·A2` at the next render. Returns `settings()`.
+    /// loaded layer's; V2's λ per token and head) after the λ slider moved, as the patch
+    /// `{ lambda: null }`; recomputes only `A1 − λ·A2` at the next render. Returns `settings()`.
     pub fn reset_lambda(&mut self) -> Result<JsValue, JsError> {
         self.state.reset_lambda();
-        self.state.compute().map_err(js_error)?;
         self.settings()
+    }
+}
+
+impl Explorer {
+    /// The settings as shown: λ the chosen or the learned one.
+    fn settings_js(&self) -> SettingsJs {
+        let mut shown = *self.state.settings();
+        shown.shift.lambda = self.state.lambda_shown();
+        SettingsJs::new(
+            &shown,
+            self.state.head(),
+            self.state.gate_is_learned(),
+            self.state.lambda_is_learned(),
+        )
     }
 }
 
@@ -187,10 +213,10 @@ impl Explorer {
     /// The model in use (see `ModelJs`).
     pub fn model_info(&self) -> Result<JsValue, JsError> {
         let model = self.state.model();
-        let trained_with = self
-            .state
-            .trained_settings()
-            .map(|s| SettingsJs::new(&s, 0, true, true));
+        let trained_with = self.state.trained_settings().map(|mut s| {
+            s.shift.lambda = self.state.trained_lambda();
+            SettingsJs::new(&s, 0, true, true)
+        });
         to_js(&ModelJs {
             d_model: model.d_model(),
             trained: model.trained,

@@ -20,7 +20,7 @@ use crate::explorer::CellInfo;
 use crate::names::{self, name_of, Named};
 
 pub(super) use settings::{SettingsJs, SettingsPatchJs};
-pub(super) use view::ViewJs;
+pub(super) use view::{FrameJs, ViewJs};
 
 /// A value as a plain JavaScript object (maps as objects, not `Map`s).
 pub(super) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
@@ -123,7 +123,7 @@ struct GateJs {
 
 /// `{ [stage]: number | null }`: each stage's value under its name, the names in sorted order,
 /// a value that is not finite as `null` (what a `serde_json::Map` of `Value`s gave, which this
-/// replaces: serde_json's `Value` is then in no method of the first view's wasm).
+/// replaces: one sorted list, without a map and a `Value` built per hover).
 struct StageValues(Vec<(&'static str, f32)>);
 
 impl Serialize for StageValues {

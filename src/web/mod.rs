@@ -3,13 +3,10 @@
 //! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
 //!   models); its methods are split by concern over `render` (drawing on canvases), `hover`
 //!   (hit-testing, cells, windows), `files` (specs and exports: the spec reader and the JSON
-//!   and SVG exports only with the cargo feature `files`, a default: the page's and the
-//!   element's first-view builds leave it out and refuse those calls, and the full build,
-//!   pkg/full/, has it) and `heads` (what needs every head, the heads' Web Worker's side);
+//!   and SVG exports) and `heads` (what needs every head, the heads' Web Worker's side);
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
-//!   the answer and the facts marked (cargo feature `lesson`, a default: the first-view builds
-//!   leave it out, and `?lesson=retrieval` loads the full build, pkg/full/, scripts/build-wasm);
+//!   the answer and the facts marked;
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
 //! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
@@ -27,7 +24,6 @@ mod files;
 mod handle;
 mod hover;
 mod js;
-#[cfg(feature = "lesson")]
 mod lesson;
 mod render;
 mod work;
@@ -37,7 +33,6 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "bench")]
 pub use bench::{bench_bytes_in, bench_engine, bench_spec_open};
 pub use handle::Explorer;
-#[cfg(feature = "lesson")]
 pub use lesson::Lesson;
 
 use crate::engine::MechanismKind;

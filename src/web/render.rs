@@ -10,7 +10,6 @@ use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
 use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer::Need;
-#[cfg(feature = "files")]
 use crate::render::Theme;
 use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
 use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
@@ -336,7 +335,6 @@ impl Explorer {
 
     /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the
     /// mask (for the SVG exports).
-    #[cfg(feature = "files")]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn frame<'a>(
         &'a self,

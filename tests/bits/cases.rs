@@ -128,9 +128,7 @@ fn mechanisms(heads: usize, d: usize) -> Vec<Mechanism> {
             lambda_q2: seeded_normal_vec(d_h, 7, 0.1),
             lambda_k2: seeded_normal_vec(d_h, 8, 0.1),
             subln: seeded_normal_vec(2 * d_h, 14, 1.0),
-            lambda_init: None,
-            subln_eps: diffattn::engine::diff_transformer::RMS_NORM_EPS,
-            lambda: None,
+            ..Default::default()
         }),
         Mechanism::InputDiff,
         Mechanism::Cosine { tau: 10.0 },

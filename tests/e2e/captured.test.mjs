@@ -392,7 +392,7 @@ test('the spec files are a chunk the first view does not load; when it cannot lo
   await page.route(/\/spec-files-[^/]*\.js$/, (route) => (refused++ === 0 ? route.abort() : route.continue()));
   await pick(page, 'tests/e2e/fixtures/captured-diffllama.json');
   assert.equal(await page.evaluate(() => window.diffattn.view.specs.active), null);
-  assert.match(await text(page, 'messages'), /Could not load the full engine/);
+  assert.match(await text(page, 'messages'), /Could not load the spec reader/);
   // The message stays up, so wait for the spec itself.
   const input = await page.evaluateHandle(() => window.diffattn.root.getElementById('spec-file'));
   await input.asElement().setInputFiles(path.join(ROOT, 'tests/e2e/fixtures/captured-diffllama.json'));

@@ -1,7 +1,8 @@
 // End-to-end: the explorer as a component, apart from the page: two on one page (one wasm
 // instance, two handles) do not interfere, each draws its own state in its own shadow root,
-// and a real Rust panic (from the benchmark build, which carries a trap for this test)
-// restarts a handle and gives its memory back.
+// and a real Rust panic (from the benchmark build, which carries a trap for this test) throws
+// the instance away: both explorers get fresh handles on a fresh instance and draw as before,
+// and the old instances' memory is freed once nothing refers to it.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -80,41 +81,116 @@ test('two explorers on one page: own state, own handle, one wasm instance, no in
   await page.context().close();
 });
 
-test('a real Rust panic: the wrapper restarts the handle and frees it, memory stays flat', async () => {
-  const { page, errors } = await h.newPage();
+/** Forces full garbage collections (V8's and Blink's), a task apart. */
+async function collectGarbage(page, cdp) {
+  for (let i = 0; i < 3; i++) {
+    await cdp.send('HeapProfiler.collectGarbage');
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)));
+  }
+}
+
+test('a real Rust panic in one of two explorers: a fresh instance, both draw as before on fresh handles', async () => {
+  const { page, errors, context } = await h.newPage({ width_px: 1280, height_px: 1600 });
+  await page.goto(h.url('/tests/e2e/fixtures/two.html?pkg=bench'));
+  await waitForReady(page);
+  const cdp = await context.newCDPSession(page);
+  const first = await maps(page, 0);
+  const second = await maps(page, 1);
+  const result = await page.evaluate(async () => {
+    const [a, b] = window.explorers;
+    const before = [a.engine.call((ex) => ex), b.engine.call((ex) => ex)];
+    window.oldMemory = new WeakRef(window.runtime.exports.memory);
+    let thrown = null;
+    try {
+      a.engine.call((ex) => ex.trap_for_tests());
+    } catch (err) {
+      thrown = err.name;
+    }
+    // The second explorer draws again at once (the panic was not its own); the first at its
+    // next change.
+    await b.settled();
+    const rows = b.engine.call((ex) => ex.labels().rows);
+    a.changed({ notify: false });
+    await a.settled();
+    return {
+      thrown,
+      resets: window.runtime.resets,
+      restarts: [a.engine.restarts, b.engine.restarts],
+      fresh: [a.engine.call((ex) => ex !== before[0]), b.engine.call((ex) => ex !== before[1])],
+      rows,
+      stale: (() => {
+        try {
+          before[1].labels();
+          return null;
+        } catch (err) {
+          return err.message;
+        }
+      })(),
+    };
+  });
+  assert.equal(result.thrown, 'EngineRestarted');
+  assert.equal(result.resets, 1, 'one fresh instance');
+  assert.deepEqual(result.restarts, [1, 1], 'both explorers have a fresh handle');
+  assert.deepEqual(result.fresh, [true, true]);
+  assert.deepEqual(result.rows, ['第', '二', '个', '解', '释', '器', '画', '这', '句', '话'], 'the second sent its sentence to its fresh handle');
+  assert.match(result.stale, /previous Wasm instance/, 'a handle of the old instance refuses calls');
+  assert.deepEqual(await maps(page, 0), first, 'the first draws its maps again');
+  assert.deepEqual(await maps(page, 1), second, 'the second drew its maps again');
+  // Nothing refers to the thrown-away instance: its memory is collected.
+  await collectGarbage(page, cdp);
+  assert.equal(await page.evaluate(() => window.oldMemory.deref() === undefined), true, 'the old instance was freed');
+  assert.ok(errors.every((e) => /unreachable|panicked|trap_for_tests/.test(e)), errors.join('\n'));
+  await context.close();
+});
+
+test('sixty real Rust panics: every one makes a fresh instance, the handles follow, and memory stays flat', async () => {
+  const { page, errors, context } = await h.newPage();
   await page.goto(h.url('/tests/e2e/fixtures/pkg.html'));
   await waitForReady(page);
+  const cdp = await context.newCDPSession(page);
   const result = await page.evaluate(async () => {
-    const glue = await import('/pkg/bench/diffattn.js');
-    const exports = await glue.default({ module_or_path: '/pkg/bench/diffattn_bg.wasm' });
+    const { loadRuntime } = await import('/www/explorer/runtime.js');
     const { Engine, EngineRestarted } = await import('/www/explorer/engine.js');
-    const engine = new Engine({ glue, exports });
-    // Fill the handle with caches (a 200-token sentence, 8 heads), then make it panic.
-    const grow = () =>
+    const runtime = await loadRuntime({ glue: '/pkg/bench/diffattn.js', wasm: '/pkg/bench/diffattn_bg.wasm' });
+    // Two engines on one runtime, as two explorers of a page; each panics in turn.
+    const told = [0, 0];
+    const engines = [0, 1].map((i) => new Engine(runtime, { onRestart: () => (told[i] += 1) }));
+    // Fill a handle with caches (a 200-token sentence, 8 heads).
+    const grow = (engine) =>
       engine.call((ex) => {
         ex.set_text(Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '));
         ex.update({ heads: 8 });
         ex.work(1e9, true);
       });
-    const sizes = [];
+    const grown = [];
+    const fresh = [];
+    window.oldMemories = [];
     let restarted = 0;
     for (let i = 0; i < 60; i++) {
-      grow();
+      engines.forEach(grow);
+      grown.push(runtime.exports.memory.buffer.byteLength);
+      window.oldMemories.push(new WeakRef(runtime.exports.memory));
       try {
-        engine.call((ex) => ex.trap_for_tests());
+        engines[i % 2].call((ex) => ex.trap_for_tests());
       } catch (err) {
         if (err instanceof EngineRestarted) restarted += 1;
       }
-      sizes.push(exports.memory.buffer.byteLength);
+      fresh.push(runtime.exports.memory.buffer.byteLength);
     }
-    return { restarted, restarts: engine.restarts, state: engine.state, first: sizes[4], last: sizes[sizes.length - 1] };
+    return { restarted, resets: runtime.resets, told, restarts: engines.map((e) => e.restarts), states: engines.map((e) => e.state), grown, fresh };
   });
   assert.equal(result.restarted, 60);
-  assert.equal(result.restarts, 60);
-  assert.equal(result.state, 'ready');
-  // Each handle held about 2.5 MB of maps; leaking 60 of them would grow the memory by
-  // about 150 MB. Freed, the allocator reuses the same pages.
-  assert.ok(result.last - result.first < 8 * 1024 * 1024, `memory grew from ${result.first} to ${result.last} bytes`);
+  assert.equal(result.resets, 60);
+  assert.deepEqual(result.told, [60, 60], 'every engine on the runtime was told every time');
+  assert.deepEqual(result.restarts, [60, 60]);
+  assert.deepEqual(result.states, ['ready', 'ready']);
+  // Each round's instance grew with the caches of two handles; each fresh one starts small,
+  // the same every time: nothing of the last instance is in it.
+  assert.ok(Math.min(...result.grown) > Math.max(...result.fresh), `grown ${Math.min(...result.grown)}, fresh ${Math.max(...result.fresh)}`);
+  assert.equal(new Set(result.fresh).size, 1, `the fresh instances differ: ${[...new Set(result.fresh)]}`);
+  // And the sixty thrown away are freed once nothing refers to them.
+  await collectGarbage(page, cdp);
+  assert.equal(await page.evaluate(() => window.oldMemories.filter((r) => r.deref() !== undefined).length), 0, 'every old instance was freed');
   assert.ok(errors.every((e) => /unreachable|panicked|trap_for_tests/.test(e)), errors.join('\n'));
-  await page.context().close();
+  await context.close();
 });

@@ -189,6 +189,10 @@ test('three elements on a strict-CSP documentation page: own maps, own controls,
   assert.deepEqual(await page.evaluate(() => ['alpha', 'beta', 'gamma', 'gate'].map((k) => document.querySelector('#second')[k])), [1.5, 3, -0.5, '1.5,3,-0.5']);
   assert.equal(await page.evaluate(() => document.querySelector('#second').shadowRoot.querySelector('#token-count').textContent), '7 tokens');
   assert.equal((await page.evaluate(() => window.changes)).length, 1, 'attributes and properties fire no change event');
+  // A parameter added to the schema is an attribute and a property like the others.
+  await page.evaluate(() => (document.querySelector('#third').temperature = 2.5));
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [document.querySelector('#third').getAttribute('temperature'), document.querySelector('#third').temperature, document.querySelector('#third').state.temperature]), ['2.5', 2.5, 2.5]);
 
   // An invalid value is ignored and said once on the console; the element keeps its value.
   await page.evaluate(() => {

@@ -129,7 +129,17 @@ test('a Rust panic restarts the engine and the next input redraws', async () => 
   await message.waitFor();
   assert.match(await message.textContent(), /restarted/);
   assert.ok(await page.evaluate(() => window.diffattn.call((ex) => ex) !== window.__oldExplorer), 'a fresh handle');
-  assert.equal(await page.evaluate(() => window.__oldExplorer.__wbg_ptr), 0, 'the old handle was freed');
+  // The instance was thrown away for a fresh one; the old handle belongs to it and refuses calls.
+  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.resets), 1, 'a fresh instance');
+  const stale = await page.evaluate(() => {
+    try {
+      window.__oldExplorer.labels();
+      return null;
+    } catch (err) {
+      return err.message;
+    }
+  });
+  assert.match(stale, /previous Wasm instance/, 'the old handle is of the thrown-away instance');
   assert.equal(await page.evaluate(() => window.diffattn.view.engine.restarts), 1);
   await page.fill('#sentence', 'and this one draws');
   await settled(page);

@@ -133,7 +133,7 @@ test('switching the mechanism loads its weights lazily, with its trained heads',
   let r = await readout(page);
   assert.ok(['positive', 'negative'].includes(r.label));
   assert.equal(r.engine.label, r.label);
-  assert.match(await page.textContent('#trained-with'), /Differential Transformer, 2 heads, λ = 0\.\d{3}, no causal mask/);
+  assert.match(await page.textContent('#trained-with'), /Differential Transformer, 2 heads, λ = 0\.\d{3}, T = 1\.0, no causal mask/);
   assert.equal(new URL(page.url()).searchParams.get('mechanism'), 'diff_transformer');
 
   // Back to shift_diff: the cached bytes are used, no new request.

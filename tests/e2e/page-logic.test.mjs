@@ -6,14 +6,17 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { test } from 'node:test';
 import { LANGUAGES, Language, PRESETS, STRINGS, detectLanguage, formatParts, loadStrings, placeholders, translate, translated } from '../../www/explorer/i18n.js';
-import { RANGES, nearestChoice, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
+import { RANGES, nearestChoice, parameterParts, parseValue, patchOf, shiftModulo, snap } from '../../www/explorer/state.js';
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
 import { bestGrid, roomBelow } from '../../www/explorer/layout.js';
 import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
+import { runtimeOf } from '../../www/explorer/runtime.js';
 import { ATTRIBUTES, formatGate, nameSet, parseGate, readAttribute, readAttributes, readNameList } from '../../www/explorer/attributes.js';
 import { CONTROL_NAMES } from '../../www/explorer/controls.js';
+import { KEYS } from '../../www/explorer/settings.generated.js';
+import { ViewState } from '../../www/explorer/view-state.js';
 
 /** The engine's names (what `names()` of the wasm module returns), for the pure functions. */
 const NAMES = {
@@ -68,10 +71,16 @@ test('i18n: every key the page uses is in the dictionary', async () => {
   // Keys built at run time.
   for (const id of ['a', 'shifted', 'shifted_back', 'd', 'g', 'fused', 'a1', 'a2', 'diff']) assert.ok(`stage_${id}` in STRINGS.en);
   for (const m of NAMES.mechanisms) assert.ok(`mech_${m}` in STRINGS.en, m);
-  for (const [prefix, list] of [['diff', NAMES.differences], ['fill', NAMES.fills], ['renorm', NAMES.renormalizations]]) {
-    for (const v of list) assert.ok(`${prefix}_${v}` in STRINGS.en, `${prefix}_${v}`);
+  // The schema's: each menu of the engine's names (`<key>_<name>`), each slider's label, the
+  // moved-away word of each parameter (and of the heads and the mask, which every mechanism has).
+  for (const [key, s] of Object.entries(KEYS)) {
+    if (s.engine && s.kind === 'choice' && s.choices !== 'mechanisms') {
+      for (const v of NAMES[s.choices]) assert.ok(`${key}_${v}` in STRINGS.en, `${key}_${v}`);
+    }
+    if (s.slider) assert.ok(`${key}_label` in STRINGS.en, `${key}_label`);
+    if (s.parameter) assert.ok(`moved_${s.parameter}` in STRINGS.en, s.parameter);
   }
-  for (const p of ['heads', 'causal', 'shift', 'difference', 'fill', 'renormalize', 'gate', 'tau', 'window', 'segment', 'lambda']) assert.ok(`moved_${p}` in STRINGS.en, p);
+  for (const p of ['heads', 'causal']) assert.ok(`moved_${p}` in STRINGS.en, p);
   for (const source of ['trained', 'captured', 'seeded']) {
     for (const key of [`lambda_learned_${source}`, `lambda_learned_token_${source}`, `lambda_back_${source}`]) assert.ok(key in STRINGS.en, key);
   }
@@ -172,6 +181,47 @@ test('state: k mod L, the nearest head count, and the patch of what changed', ()
   // Only engine keys whose values differ from what the engine holds are sent.
   assert.deepEqual(patchOf({ shift: 2, heads: 4, text: 'x', lang: 'en' }, { shift: 1, heads: 4 }), { shift: 2 });
   assert.deepEqual(patchOf({ shift: 1 }, { shift: 1 }), {});
+  // A mechanism's parameters as the trained-with note and the exports name them: the schema's
+  // symbols and digits (a learned λ one finer), in the registry's order; names and the gate's
+  // three scalars are not one number, V2's λ per token is a map.
+  const settings = { shift: 3, difference: 'single', alpha: 1, tau: 10, lambda: 0.51234, temperature: 2 };
+  assert.deepEqual(parameterParts(['shift', 'difference', 'fill', 'renormalize', 'gate'], settings, fmt), ['k = 3']);
+  assert.deepEqual(parameterParts(['lambda', 'temperature'], settings, fmt), ['λ = 0.512', 'T = 2.0']);
+  assert.deepEqual(parameterParts(['lambda'], settings, fmt, { lambdaPerToken: true }), []);
+  assert.deepEqual(parameterParts(['tau'], settings, fmt), ['τ = 10.0']);
+});
+
+test('view state: the page keeps its own keys and a pending patch, and of the engine only the last frame', () => {
+  const defaults = { mechanism: 'standard', heads: 4, head: 1, shift: 1, lambda: 0.5, gate_learned: false, lambda_learned: true };
+  const vs = new ViewState(defaults, { view: 'walk', lang: 'en', shift: 2 });
+  assert.ok(Object.isFrozen(vs.state), 'the state is changed through change(), never in place');
+  assert.equal(vs.state.shift, 2, 'a setting given at start is pending');
+  assert.equal(vs.state.heads, 4, "the engine's default until a frame");
+  assert.equal(vs.state.gate_learned, undefined, 'the frame flags are not state');
+  assert.deepEqual(vs.patch(), { shift: 2 });
+  // A frame: the patch is sent, the engine's settings are what the state shows.
+  assert.deepEqual(vs.take(), { shift: 2 });
+  vs.adopt({ ...defaults, shift: 2, heads: 8, lambda: 0.81 });
+  assert.deepEqual([vs.state.shift, vs.state.heads, vs.state.lambda, vs.state.view], [2, 8, 0.81, 'walk']);
+  assert.deepEqual(vs.patch(), {});
+  // Only what differs from the frame is sent; page keys never are.
+  vs.change({ shift: 2, heads: 2, view: 'compare', all_heads: true });
+  assert.deepEqual(vs.patch(), { heads: 2 });
+  assert.deepEqual([vs.state.heads, vs.state.view, vs.state.all_heads], [2, 'compare', true]);
+  // A model brings its own settings: only the pending ones `keep` names stay.
+  vs.change({ shift: 5 });
+  vs.adopt({ ...defaults, heads: 4, shift: 1 }, new Set(['shift']));
+  assert.deepEqual(vs.patch(), { shift: 5 });
+  // A fresh handle: every setting is pending again, but a learned λ (the new handle's model gives it).
+  vs.take();
+  vs.adopt({ ...defaults, heads: 4, shift: 5, lambda: 0.81, lambda_learned: true });
+  vs.forget();
+  const resent = vs.patch();
+  assert.equal(resent.lambda, undefined);
+  assert.deepEqual([resent.heads, resent.shift, resent.mechanism, resent.head], [4, 5, 'standard', 1]);
+  vs.adopt({ ...defaults, lambda: 0.3, lambda_learned: false });
+  vs.forget();
+  assert.equal(vs.patch().lambda, 0.3, 'a chosen λ is sent again');
 });
 
 test('scheduler: many changes in one frame make one render; overlays never render', () => {
@@ -229,24 +279,29 @@ test('scheduler: a render waits for what holds it back, then runs', async () => 
   assert.equal(settled, true);
 });
 
-/** A stand-in for the wasm-bindgen module: handles that count their frees and can trap. */
-function fakeGlue() {
+/**
+ * A stand-in for the wasm-bindgen module (as runtime.js `runtimeOf` reads it): handles that
+ * count their frees and can trap, and an instance that `__wbg_reset_state` makes afresh (the
+ * number of instances made so far is `instance()`; a handle of an older one refuses calls, as
+ * wasm-bindgen's do). `resettable: false` leaves the reset function out, as a glue built
+ * without `--experimental-reset-state-function`.
+ */
+function fakeModule({ resettable = true } = {}) {
   const made = [];
+  let instance = 0;
+  const fake = { made, instance: () => instance, refuse: null };
   class Explorer {
     constructor() {
-      this.__wbg_ptr = 8 + made.length * 16;
+      if (fake.refuse) throw fake.refuse;
+      this.instance = instance;
       this.freed = 0;
       made.push(this);
-    }
-    __destroy_into_raw() {
-      const ptr = this.__wbg_ptr;
-      this.__wbg_ptr = 0;
-      return ptr;
     }
     free() {
       this.freed += 1;
     }
     ok() {
+      if (this.instance !== instance) throw new Error('Invalid stale object from previous Wasm instance');
       return 42;
     }
     trap() {
@@ -256,99 +311,94 @@ function fakeGlue() {
       throw new Error('heads: 3 does not divide 64');
     }
   }
-  // Memory holding each handle's strong count 8 bytes before it: 2 after a trapped call.
-  const memory = { buffer: new ArrayBuffer(1024) };
-  const counts = new Uint32Array(memory.buffer);
-  const frees = [];
-  const exports = {
-    memory,
-    __wbg_explorer_free(ptr, delayed) {
-      frees.push([ptr, delayed]);
-      counts[(ptr - 8) / 4] -= 1;
-    },
+  fake.module = {
+    Explorer,
+    initSync: () => ({ memory: { instance } }),
+    names: () => ({ mechanisms: [] }),
+    defaults: () => ({}),
+    mechanisms: () => [],
+    max_tokens: () => 2048,
+    version: () => '0.1.0',
+    stage_name: (name) => name,
   };
-  return { glue: { Explorer }, exports, made, counts, frees };
+  if (resettable) fake.module.__wbg_reset_state = () => (instance += 1);
+  return fake;
 }
 
-test('engine: a panic frees the old handle (every strong count) and makes a fresh one', () => {
-  const fake = fakeGlue();
-  let restarted = 0;
-  const engine = new Engine(fake, { onRestart: () => (restarted += 1) });
-  assert.equal(engine.state, 'ready');
-  assert.equal(engine.call((ex) => ex.ok()), 42);
-  const old = fake.made[0];
-  // The trapped call's borrow is never given back: the count is 2.
-  fake.counts[(old.__wbg_ptr - 8) / 4] = 2;
-  const ptr = old.__wbg_ptr;
-  assert.throws(() => engine.call((ex) => ex.trap()), EngineRestarted);
-  assert.deepEqual(fake.frees, [[ptr, 1], [ptr, 1]], 'both counts dropped: the memory is given back');
-  assert.equal(fake.counts[(ptr - 8) / 4], 0);
-  assert.equal(old.__wbg_ptr, 0);
-  assert.equal(engine.state, 'ready');
-  assert.equal(engine.restarts, 1);
-  assert.equal(restarted, 1);
-  assert.notEqual(fake.made[1], old);
-  assert.equal(engine.call((ex) => ex.ok()), 42);
+test('engine: a panic throws the instance away; every engine on the runtime gets a fresh handle there, is told, and frees nothing', () => {
+  const fake = fakeModule();
+  const runtime = runtimeOf(fake.module);
+  const told = [];
+  const first = new Engine(runtime, { onRestart: (cause, { own }) => told.push(['first', own, cause.message]) });
+  const second = new Engine(runtime, { onRestart: (cause, { own }) => told.push(['second', own, cause.message]) });
+  assert.equal(first.state, 'ready');
+  assert.equal(first.call((ex) => ex.ok()), 42);
+  const [old1, old2] = fake.made;
+  assert.throws(() => first.call((ex) => ex.trap()), EngineRestarted);
+  assert.equal(fake.instance(), 1, 'one fresh instance');
+  assert.equal(runtime.resets, 1);
+  assert.equal(runtime.exports.memory.instance, 1, "the runtime's exports are the fresh instance's");
+  assert.deepEqual(told, [['first', true, 'unreachable'], ['second', false, 'unreachable']], 'each engine is told, and whether the panic was its own');
+  assert.deepEqual([old1.freed, old2.freed], [0, 0], "the old instance's handles are dropped, never freed into the new one");
+  assert.equal(fake.made.length, 4);
+  for (const engine of [first, second]) {
+    assert.equal(engine.state, 'ready');
+    assert.equal(engine.restarts, 1);
+    assert.equal(engine.call((ex) => ex.instance), 1, 'the handle is on the fresh instance');
+    assert.equal(engine.call((ex) => ex.ok()), 42);
+  }
+  assert.throws(() => old1.ok(), /stale object/, 'a handle of the old instance refuses');
   // An ordinary error is passed on and restarts nothing.
-  assert.throws(() => engine.call((ex) => ex.refuse()), /heads: 3/);
-  assert.equal(engine.restarts, 1);
+  assert.throws(() => second.call((ex) => ex.refuse()), /heads: 3/);
+  assert.equal(fake.instance(), 1);
+  assert.equal(second.restarts, 1);
+  // A panic in the second: the first is renewed as well.
+  assert.throws(() => second.call((ex) => ex.trap()), EngineRestarted);
+  assert.deepEqual(told.slice(2), [['first', false, 'unreachable'], ['second', true, 'unreachable']]);
+  assert.deepEqual([first.restarts, second.restarts, runtime.resets], [2, 2, 2]);
 });
 
-test('engine: when no fresh handle can be made it is stopped, and says so on every call', () => {
-  const fake = fakeGlue();
-  let stopped = null;
-  const engine = new Engine(fake, { onStop: (cause) => (stopped = cause) });
-  fake.counts[(fake.made[0].__wbg_ptr - 8) / 4] = 2;
-  fake.glue.Explorer = class {
-    constructor() {
-      throw new WebAssembly.RuntimeError('out of memory');
-    }
-  };
-  assert.throws(() => engine.call((ex) => ex.trap()), EngineStopped);
-  assert.equal(engine.state, 'stopped');
-  assert.match(String(stopped), /out of memory/);
-  assert.throws(() => engine.call((ex) => ex.ok()), EngineStopped);
+test('engine: a stopped engine is freed once and left alone by later resets', () => {
+  const fake = fakeModule();
+  const runtime = runtimeOf(fake.module);
+  const first = new Engine(runtime);
+  const second = new Engine(runtime, { onRestart: () => assert.fail('a stopped engine is not restarted') });
+  const handle = fake.made[1];
+  second.stop();
+  assert.equal(handle.freed, 1);
+  assert.equal(second.state, 'stopped');
+  assert.throws(() => first.call((ex) => ex.trap()), EngineRestarted);
+  assert.equal(fake.made.length, 3, "only the first engine's fresh handle");
+  assert.equal(second.state, 'stopped');
+  assert.throws(() => second.call((ex) => ex.ok()), EngineStopped);
 });
 
-test('engine: useFull moves the handle to the full build once, with what replay gives it, and frees the old one', async () => {
-  const first = fakeGlue();
-  const full = fakeGlue();
-  let loads = 0;
-  const fullRuntime = { glue: full.glue, exports: full.exports, files: true, full: async () => fullRuntime };
-  const runtime = { glue: first.glue, exports: first.exports, files: false, full: async () => (loads += 1, fullRuntime) };
-  const engine = new Engine(runtime);
-  assert.equal(engine.runtime, runtime);
-  const old = first.made[0];
-  const replayed = [];
-  const moved = await engine.useFull({ prepare: async () => 'model bytes', replay: (handle, prepared) => replayed.push([handle, prepared]) });
-  assert.equal(moved, true);
-  assert.equal(engine.runtime, fullRuntime, 'the engine says which build it is on now');
-  assert.deepEqual(replayed, [[full.made[0], 'model bytes']], 'the new handle was given what the old one held, before it is used');
-  assert.equal(old.freed, 1, 'the old handle is freed');
-  assert.equal(engine.call((ex) => ex), full.made[0]);
-  assert.equal(await engine.useFull(), false, 'once on the full build it stays');
-  assert.equal(loads, 1);
-  // A panic on the full build restarts there (its own exports free the crashed handle).
-  full.counts[(full.made[0].__wbg_ptr - 8) / 4] = 1;
-  assert.throws(() => engine.call((ex) => ex.trap()), EngineRestarted);
-  assert.equal(full.made.length, 2);
-  assert.equal(engine.runtime, fullRuntime);
+test('engine: when no fresh handle can be made every engine on the runtime is stopped, and says so on every call', () => {
+  const fake = fakeModule();
+  const runtime = runtimeOf(fake.module);
+  const stopped = [];
+  const first = new Engine(runtime, { onStop: (cause) => stopped.push(String(cause)) });
+  const second = new Engine(runtime, { onStop: (cause) => stopped.push(String(cause)) });
+  fake.refuse = new WebAssembly.RuntimeError('out of memory');
+  assert.throws(() => first.call((ex) => ex.trap()), EngineStopped);
+  assert.deepEqual([first.state, second.state], ['stopped', 'stopped']);
+  assert.equal(stopped.length, 2);
+  assert.match(stopped[0], /out of memory/);
+  assert.throws(() => first.call((ex) => ex.ok()), EngineStopped);
+  assert.throws(() => second.call((ex) => ex.ok()), EngineStopped);
 });
 
-test('engine: a full build that cannot load, or a replay that throws, leaves the handle where it was', async () => {
-  const first = fakeGlue();
-  const full = fakeGlue();
-  const runtime = { glue: first.glue, exports: first.exports, files: false, full: async () => Promise.reject(new Error('HTTP 404')) };
-  const engine = new Engine(runtime);
-  await assert.rejects(engine.useFull(), /HTTP 404/);
-  assert.equal(engine.runtime, runtime);
-  assert.equal(engine.call((ex) => ex.ok()), 42);
-  runtime.full = async () => ({ glue: full.glue, exports: full.exports, files: true });
-  await assert.rejects(engine.useFull({ replay: () => { throw new Error('bad model'); } }), /bad model/);
-  assert.equal(engine.runtime, runtime);
-  assert.equal(full.made[0].freed, 1, 'the new handle is freed');
-  assert.equal(first.made[0].freed, 0);
-  assert.equal(engine.call((ex) => ex), first.made[0]);
+test('engine: a glue without the reset function stops every engine after a panic, saying why', () => {
+  const fake = fakeModule({ resettable: false });
+  const runtime = runtimeOf(fake.module);
+  const stopped = [];
+  const first = new Engine(runtime, { onStop: (cause) => stopped.push(cause.message) });
+  const second = new Engine(runtime, { onStop: (cause) => stopped.push(cause.message) });
+  assert.throws(() => second.call((ex) => ex.trap()), EngineStopped);
+  assert.deepEqual([first.state, second.state], ['stopped', 'stopped']);
+  assert.equal(stopped.length, 2);
+  assert.match(stopped[0], /cannot make a fresh instance \(no __wbg_reset_state/);
+  assert.equal(fake.made.length, 2, 'no handle made on the broken instance');
 });
 
 test('format: numbers, and the arithmetic of a shift-difference cell', () => {

@@ -121,16 +121,40 @@ test('showing another (computed) head or hovering sends no setting that invalida
   assert.deepEqual(errors, []);
 });
 
+test('the temperature, one line of the schema: its slider redraws A1 and A2, and it is in the address and the state', async () => {
+  const { page, errors } = await openExplorer(h, 'weights=untrained&mechanism=diff_transformer');
+  const [a1, a2] = [await mapData(page, 'a1'), await mapData(page, 'a2')];
+  assert.equal(await page.locator('#temperature').isVisible(), true);
+  assert.equal(await page.textContent('#temperature-out'), '1.0');
+  await setRange(page, '#temperature', 2);
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.diffattn.state.temperature), 2);
+  assert.equal(await page.textContent('#temperature-out'), '2.0');
+  assert.equal(new URL(page.url()).searchParams.get('temperature'), '2');
+  assert.notDeepEqual((await mapData(page, 'a1')).data, a1.data);
+  assert.notDeepEqual((await mapData(page, 'a2')).data, a2.data);
+  // The link opens the same maps.
+  const copied = await openExplorer(h, new URL(page.url()).search.slice(1));
+  assert.deepEqual(await mapData(copied.page, 'a1'), await mapData(page, 'a1'));
+  // Back to 1: the paper's maps, bit for bit, and the address names it no more.
+  await setRange(page, '#temperature', 1);
+  await settled(page);
+  assert.deepEqual(await mapData(page, 'a1'), a1);
+  assert.equal(new URL(page.url()).searchParams.get('temperature'), null);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(copied.errors, []);
+});
+
 test('other mechanisms show their own maps and only the controls that apply', async () => {
   const { page, errors } = await openExplorer(h, 'weights=untrained');
   const visible = (id) => page.locator(`#${id}`).isVisible();
   const expected = {
-    standard: { stages: ['a'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window'] },
-    diff_transformer: { stages: ['a1', 'a2', 'diff'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window'] },
-    input_diff: { stages: ['a'], shown: [], hidden: ['shift', 'tau', 'window'] },
-    cosine: { stages: ['a'], shown: ['tau'], hidden: ['shift', 'alpha', 'window'] },
-    local: { stages: ['a'], shown: ['window'], hidden: ['shift', 'alpha', 'tau'] },
-    shift_diff: { stages: ['a', 'shifted', 'd', 'g', 'fused'], shown: ['shift', 'alpha', 'difference'], hidden: ['tau', 'window'] },
+    standard: { stages: ['a'], shown: [], hidden: ['shift', 'alpha', 'tau', 'window', 'temperature'] },
+    diff_transformer: { stages: ['a1', 'a2', 'diff'], shown: ['temperature'], hidden: ['shift', 'alpha', 'tau', 'window'] },
+    input_diff: { stages: ['a'], shown: [], hidden: ['shift', 'tau', 'window', 'temperature'] },
+    cosine: { stages: ['a'], shown: ['tau'], hidden: ['shift', 'alpha', 'window', 'temperature'] },
+    local: { stages: ['a'], shown: ['window'], hidden: ['shift', 'alpha', 'tau', 'temperature'] },
+    shift_diff: { stages: ['a', 'shifted', 'd', 'g', 'fused'], shown: ['shift', 'alpha', 'difference'], hidden: ['tau', 'window', 'temperature'] },
   };
   await openDetails(page, 'more-shift');
   await openDetails(page, 'more-gate');

@@ -6,16 +6,19 @@
 //    forced garbage collection, before and after the load: the wasm linear memory (it never
 //    shrinks, so a leak shows as growth once the first rounds have reached the high-water
 //    mark), the JS heap, and the DOM's nodes and event listeners.
-// 2. Restarts: a real Rust panic (the bench build's `trap_for_tests`) many times over, once
-//    with the old handling (a fresh handle, the crashed one dropped on the floor) and once with
-//    the engine wrapper's `release`. The first must grow, which shows the measure can see a
-//    leak; the second must not.
+// 2. Restarts: a real Rust panic (the bench build's `trap_for_tests`) many times over, each
+//    throwing the instance away for a fresh one (runtime.js `reset`, through the engine
+//    wrapper). The renderer process's resident memory is read after forced garbage
+//    collections: with every thrown-away instance kept referenced (as a wrapper that held on
+//    to an old instance's exports would), it must grow, which shows the measure can see a
+//    leak; with nothing kept, as the runtime does, it must not, and every old instance must be
+//    collected.
 //
 // The figures are printed as test diagnostics and written to test-results/soak.json; the
 // committed ones are in docs/RELIABILITY.md with the command that measures them.
 
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, startHarness, waitForReady } from './harness.mjs';
@@ -194,41 +197,73 @@ test('thousands of slider moves, retypes and hovers: memory stays flat and the p
   await context.close();
 });
 
-test('sixty real panics: the old handling leaks every handle, release keeps memory flat', async (t) => {
+/** The resident memory (MB) of the browser's renderer processes, from /proc (Linux). */
+async function rendererMegabytes(browserCdp) {
+  const { processInfo } = await browserCdp.send('SystemInfo.getProcessInfo');
+  let kb = 0;
+  for (const p of processInfo.filter((q) => q.type === 'renderer')) {
+    const status = await readFile(`/proc/${p.id}/status`, 'utf8').catch(() => '');
+    kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+  return kb / 1024;
+}
+
+test('sixty real panics: each a fresh instance; kept, the old ones would pile up; dropped, memory stays flat', async (t) => {
   const { page, errors, context } = await h.newPage();
   await page.goto(h.url('/tests/e2e/fixtures/pkg.html'));
   await waitForReady(page);
-  const run = (strategy) =>
-    page.evaluate(async (strategy) => {
-      // A fresh instance per strategy, so one run's pages do not hide the other's growth.
-      const glue = await import(`/pkg/bench/diffattn.js?${strategy}`);
-      const exports = await glue.default({ module_or_path: '/pkg/bench/diffattn_bg.wasm' });
-      const { release } = await import('/www/explorer/engine.js');
-      let handle = new glue.Explorer();
-      const sizes = [];
-      for (let i = 0; i < 60; i++) {
-        handle.set_text(Array.from({ length: 200 }, (_, j) => `w${j}`).join(' '));
-        handle.update({ heads: 8 });
-        handle.work(1e9, true); // computes and caches every stage of the 8 heads
+  const cdp = await context.newCDPSession(page);
+  const browserCdp = await h.browser.newBrowserCDPSession();
+  const collected = async () => {
+    for (let i = 0; i < 3; i++) {
+      await cdp.send('HeapProfiler.collectGarbage');
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)));
+    }
+    return rendererMegabytes(browserCdp);
+  };
+  await page.evaluate(async () => {
+    const { loadRuntime } = await import('/www/explorer/runtime.js');
+    const { Engine } = await import('/www/explorer/engine.js');
+    const runtime = await loadRuntime({ glue: '/pkg/bench/diffattn.js', wasm: '/pkg/bench/diffattn_bg.wasm' });
+    const engine = new Engine(runtime);
+    window.kept = [];
+    window.refs = [];
+    /** `count` panics, each after filling the handle with caches (200 tokens, 8 heads). */
+    window.panics = (count, keep) => {
+      for (let i = 0; i < count; i++) {
+        engine.call((ex) => {
+          ex.set_text(Array.from({ length: 200 }, (_, j) => `w${j}`).join(' '));
+          ex.update({ heads: 8 });
+          ex.work(1e9, true); // computes and caches every stage of the 8 heads
+        });
+        const memory = runtime.exports.memory;
+        window.refs.push(new WeakRef(memory));
+        if (keep) window.kept.push(memory);
         try {
-          handle.trap_for_tests();
+          engine.call((ex) => ex.trap_for_tests());
         } catch (err) {
-          if (!(err instanceof WebAssembly.RuntimeError)) throw err;
+          if (err.name !== 'EngineRestarted') throw err;
         }
-        // What the page did before (a fresh handle, the old one dropped) or does now.
-        if (strategy === 'release') release(handle, exports);
-        handle = new glue.Explorer();
-        sizes.push(exports.memory.buffer.byteLength);
       }
-      return { first: sizes[4], last: sizes[sizes.length - 1] };
-    }, strategy);
-  const leaked = await run('none');
-  const released = await run('release');
-  figures.restarts = { panics: 60, tokens: 200, heads: 8, before_dropped: leaked, after_released: released };
-  t.diagnostic(`dropped: ${(leaked.first / MB).toFixed(1)} -> ${(leaked.last / MB).toFixed(1)} MB`);
-  t.diagnostic(`released: ${(released.first / MB).toFixed(1)} -> ${(released.last / MB).toFixed(1)} MB`);
-  assert.ok(leaked.last - leaked.first > 50 * MB, `the old handling should leak: ${leaked.first} -> ${leaked.last}`);
-  assert.ok(released.last - released.first < 8 * MB, `release should keep memory flat: ${released.first} -> ${released.last}`);
+      return { resets: runtime.resets, state: engine.state };
+    };
+  });
+  // A few first, so that what is made once (compiled code, caches) is in the baseline.
+  await page.evaluate(() => window.panics(5, false));
+  const start = await collected();
+  assert.deepEqual(await page.evaluate(() => window.panics(60, false)), { resets: 65, state: 'ready' });
+  const dropped = await collected();
+  const alive = await page.evaluate(() => window.refs.filter((r) => r.deref() !== undefined).length);
+  assert.deepEqual(await page.evaluate(() => window.panics(60, true)), { resets: 125, state: 'ready' });
+  const kept = await collected();
+  await page.evaluate(() => (window.kept = []));
+  const released = await collected();
+  figures.restarts = { panics: 60, tokens: 200, heads: 8, renderer_mb: { start, after_60_dropped: dropped, after_60_kept: kept, kept_released: released } };
+  t.diagnostic(`renderer resident memory: ${start.toFixed(1)} MB; 60 panics, old instances dropped: ${dropped.toFixed(1)} MB; 60 more, kept: ${kept.toFixed(1)} MB; released: ${released.toFixed(1)} MB`);
+  assert.equal(alive, 0, 'every thrown-away instance was collected');
+  assert.ok(kept - dropped > 40, `kept instances should show: ${dropped.toFixed(1)} -> ${kept.toFixed(1)} MB`);
+  assert.ok(kept - released > 30, `released, the kept instances should go: ${kept.toFixed(1)} -> ${released.toFixed(1)} MB`);
+  assert.ok(dropped - start < 20, `dropped instances should leave memory flat: ${start.toFixed(1)} -> ${dropped.toFixed(1)} MB`);
   assert.ok(errors.every((e) => /unreachable|panicked|trap_for_tests/.test(e)), errors.join('\n'));
   await context.close();
 });

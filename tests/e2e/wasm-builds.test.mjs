@@ -1,12 +1,11 @@
-// The two wasm builds (scripts/build-wasm): the baseline build has no SIMD instruction, the
-// simd128 build has them; www/explorer/wasm-features.js picks the SIMD one in a browser that
-// runs it; the page, the package's element and the single-file build each instantiate the build
-// it picks, in Chromium and in a browser without wasm SIMD (stood in for by a
-// WebAssembly.validate that rejects every module, as such a browser rejects the SIMD probe),
-// and draw with either; both builds load through the one glue file and give every map the
-// same bits. The first view's builds have no spec reader: opening or exporting a spec moves
-// the handle to the full build (pkg/full/), and an element with a spec at start, the lesson
-// and the single file load only the full build.
+// The two wasm builds (scripts/build-wasm), one per SIMD flavour: the baseline build has no SIMD
+// instruction, the simd128 build has them; www/explorer/wasm-features.js picks the SIMD one in a
+// browser that runs it; the page, the lesson, the package's element (with a spec at start or
+// not) and the single-file build each instantiate the build it picks, in Chromium and in a
+// browser without wasm SIMD (stood in for by a WebAssembly.validate that rejects every module,
+// as such a browser rejects the SIMD probe), and draw with either; both builds load through the
+// one glue file and give every map the same bits. Every build has everything (the spec reader,
+// the exports, the lesson's handle): opening a spec or exporting one instantiates nothing more.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -48,9 +47,6 @@ after(async () => {
 
 const files = { baseline: 'pkg/diffattn_bg.wasm', simd128: 'pkg/diffattn_simd_bg.wasm' };
 const hashOf = (build) => fnv1a(readFileSync(path.join(ROOT, files[build])));
-/** The full build's pair (the default features: the spec reader, the JSON export, the lesson; scripts/build-wasm), in pkg/full/. */
-const fullHashOf = (build) => fnv1a(readFileSync(path.join(ROOT, 'pkg', 'full', path.basename(files[build]))));
-const fullFiles = { baseline: '/pkg/full/diffattn_bg.wasm', simd128: '/pkg/full/diffattn_simd_bg.wasm' };
 
 /**
  * Before any script of the page runs: records in `window.wasmInstances` every module the page
@@ -77,8 +73,8 @@ async function recordInstances(page, { simd }) {
       window.wasmInstances.push(hash(await response.clone().arrayBuffer()));
       return streaming(response, imports);
     };
-    // A runtime with the heads' worker compiles the module itself (runtime.js: the worker runs
-    // the same module) and instantiates the compiled module: the bytes are seen here.
+    // The runtime compiles the module itself (runtime.js) and instantiates the compiled
+    // module: the bytes are seen here.
     const compile = WebAssembly.compile.bind(WebAssembly);
     const compileStreaming = WebAssembly.compileStreaming?.bind(WebAssembly);
     WebAssembly.compile = (bytes) => {
@@ -105,8 +101,12 @@ async function elementDrew(page, selector = 'diffattn-explorer') {
   }, selector);
 }
 
-test('the baseline build needs no SIMD and the simd128 build does', () => {
+test('the baseline build needs no SIMD and the simd128 build does; there is no other build', () => {
   for (const f of Object.values(files)) assert.ok(existsSync(path.join(ROOT, f)), `${f}: run scripts/build-wasm`);
+  // The folders of the earlier first-view/full split are gone (scripts/build-wasm removes them).
+  for (const gone of ['pkg/full', 'pkg/lesson']) assert.ok(!existsSync(path.join(ROOT, gone)), `${gone} is left from an old build`);
+  // The glue can make a fresh instance after a panic (runtime.js `reset`).
+  assert.match(readFileSync(path.join(ROOT, 'pkg', 'diffattn.js'), 'utf8'), /export function __wbg_reset_state\b/);
   assert.equal(simdInstructions(path.join(ROOT, files.baseline)), 0, 'SIMD in the baseline build');
   assert.ok(simdInstructions(path.join(ROOT, files.simd128)) > 100, 'the simd128 build has no SIMD kernels');
   assert.notEqual(hashOf('simd128'), hashOf('baseline'));
@@ -160,15 +160,15 @@ test('the page, the lesson, the element and the single file each instantiate the
       assert.deepEqual(errors, []);
       await context.close();
 
-      // The lesson (`?lesson=retrieval`): the same choice, of the full build's pair.
+      // The lesson (`?lesson=retrieval`): the same choice, the same build.
       ({ page, errors, context } = await h.newPage());
       await recordInstances(page, { simd });
       const lessonRequested = [];
       page.on('request', (req) => lessonRequested.push(new URL(req.url()).pathname));
       await page.goto(h.url('/www/?lesson=retrieval'));
       await waitForReady(page);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [fullHashOf(simd ? 'simd128' : 'baseline')], `the lesson, ${label}`);
-      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [fullFiles[simd ? 'simd128' : 'baseline']], `the lesson fetches one build, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the lesson, ${label}`);
+      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'], `the lesson fetches one build, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
 
@@ -181,7 +181,7 @@ test('the page, the lesson, the element and the single file each instantiate the
       assert.deepEqual(errors, []);
       await context.close();
 
-      // An element with a spec (`src`) set before it connects: the full build at once, only it.
+      // An element with a spec (`src`) set before it connects: the same build.
       ({ page, errors, context } = await h.newPage());
       await recordInstances(page, { simd });
       await page.goto(h.url('/pkg/README.md'));
@@ -192,18 +192,17 @@ test('the page, the lesson, the element and the single file each instantiate the
         await import('/pkg/diffattn-explorer.js');
       });
       assert.ok(await elementDrew(page), `the element with a spec draws, ${label}`);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [fullHashOf(simd ? 'simd128' : 'baseline')], `the element with a spec, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the element with a spec, ${label}`);
       assert.equal(await page.evaluate(() => document.querySelector('diffattn-explorer').shadowRoot.querySelector('#spec-banner').hidden), false, 'the spec is drawn');
       assert.deepEqual(errors, []);
       await context.close();
 
-      // The single-file build, alone in a folder: the full build's pair inside (the widget draws
-      // specs with it), the one picked decoded.
+      // The single-file build, alone in a folder: both builds inside, the one picked decoded.
       ({ page, errors, context } = await h.newPage());
       await recordInstances(page, { simd });
       await page.goto(single.url('/'));
       assert.ok(await elementDrew(page), `the single file draws, ${label}`);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [fullHashOf(simd ? 'simd128' : 'baseline')], `the single file, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the single file, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
     }
@@ -235,7 +234,7 @@ async function mapPixelsOnce(page) {
   });
 }
 
-test('the first view has no spec reader: opening or exporting a spec moves the handle to the full build, which draws the same', async () => {
+test('opening and exporting a spec instantiate nothing more: the one handle reads it, and the maps stay the same', async () => {
   for (const simd of [true, false]) {
     const label = simd ? 'with SIMD' : 'without SIMD';
     const build = simd ? 'simd128' : 'baseline';
@@ -243,65 +242,51 @@ test('the first view has no spec reader: opening or exporting a spec moves the h
     await recordInstances(page, { simd });
     const requested = [];
     page.on('request', (req) => requested.push(new URL(req.url()).pathname));
-    // Settings, theme, language and a viewport of the person's: all must reach the new handle.
     await page.goto(h.url('/www/?text=The+cat+sat+on+the+mat+because+it+was+tired&shift=2&heads=2&head=2&theme=dark&lang=zh&viewport=1,1,5'));
     await waitForReady(page);
-    assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(build)], `the first view, ${label}`);
-    // The first view's handle refuses spec calls, saying why.
-    const refused = await page.evaluate(() => {
-      try {
-        window.diffattn.view.engine.call((ex) => ex.load_spec('{}'));
-        return null;
-      } catch (err) {
-        return err.message;
-      }
-    });
-    assert.match(refused, /load_spec: this build of diffattn has no spec reader/);
+    const handle = await page.evaluateHandle(() => window.diffattn.view.engine.call((ex) => ex));
     // The export tools open first: opening them may move the maps (a new size, new pixels).
     await openDetails(page, 'export-tools');
     const before = await mapPixels(page);
     const stateBefore = await page.evaluate(() => window.diffattn.view.getState());
-    // The JSON export moves the handle, then the maps are the same.
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
     const json = readFileSync(await download.path(), 'utf8');
     assert.equal(JSON.parse(json).heads, 2);
-    assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true, 'the handle is on the full build');
-    assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), build);
-    assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(build), fullHashOf(build)], `the page instantiates the full build once, ${label}`);
-    assert.deepEqual(requested.filter((p) => p.endsWith('.wasm')), [files[build].replace(/^pkg/, '/pkg'), fullFiles[build]]);
-    await page.evaluate(() => window.diffattn.view.changed({ notify: false }));
-    assert.deepEqual(await mapPixels(page), before, `the full build draws the same maps, ${label}`);
+    const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+    assert.match(readFileSync(await svg.path(), 'utf8'), /<svg[ >]/);
+    assert.equal(await page.evaluate((h0) => window.diffattn.view.engine.call((ex) => ex === h0), handle), true, 'the same handle');
+    assert.deepEqual(await mapPixels(page), before, `the same maps after the exports, ${label}`);
     assert.deepEqual(await page.evaluate(() => window.diffattn.view.getState()), stateBefore, 'the same state');
-    // The exported spec opens on it, and the sentence comes back as it was.
+    // The exported spec opens on the same handle, and the sentence comes back as it was.
     await page.setInputFiles('#spec-file', { name: 'exported.json', mimeType: 'application/json', buffer: Buffer.from(json) });
     await page.waitForFunction(() => window.diffattn.view.specs.active !== null);
     await page.click('#spec-back');
     await page.waitForFunction(() => window.diffattn.view.specs.active === null);
     assert.deepEqual(await mapPixels(page), before, `the sentence again, the same maps, ${label}`);
-    assert.equal((await page.evaluate(() => window.wasmInstances)).length, 2, 'no third instance');
+    assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(build)], `one instance, ${label}`);
+    assert.deepEqual(requested.filter((p) => p.endsWith('.wasm')), [`/${files[build]}`], `one wasm fetched, ${label}`);
     assert.deepEqual(errors, []);
     await context.close();
   }
 });
 
-test('a spec picked first moves the page to the full build; the spec draws as on the full build alone', async () => {
+test('a spec picked first draws as on a handle of the same build made alone', async () => {
   const { page, errors, context } = await h.newPage();
   await recordInstances(page, { simd: true });
   await page.goto(h.url('/www/?text=The+cat+sat'));
   await waitForReady(page);
   await page.setInputFiles('#spec-file', path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'));
   await page.waitForFunction(() => window.diffattn.view.specs.active !== null);
-  assert.equal(await page.evaluate(() => window.diffattn.view.runtime.files), true);
-  assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf('simd128'), fullHashOf('simd128')]);
+  assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf('simd128')]);
   const drawn = await page.evaluate(async () => {
     const view = window.diffattn.view;
     await view.settled();
     return view.engine.call((ex) => ex.window(view.view.final_stage, 0, 0, 32, 32)).data.join(',');
   });
-  // The same spec in a handle of the full build made here (the spec's own settings, as the page drew it).
+  // The same spec in a handle made here from the glue (the spec's own settings, as the page drew it).
   const alone = await page.evaluate(async (bytes) => {
-    const glue = await import('/pkg/full/diffattn.js');
-    await glue.default({ module_or_path: '/pkg/full/diffattn_simd_bg.wasm' });
+    const glue = await import('/pkg/diffattn.js');
+    await glue.default({ module_or_path: '/pkg/diffattn_simd_bg.wasm' });
     const ex = new glue.Explorer();
     ex.load_spec_bytes(new Uint8Array(bytes));
     ex.work(1e9, false);

@@ -1,17 +1,19 @@
 // The custom element's attributes (pkg/diffattn-explorer.js, www/explorer/element.js) and the
 // page's `maps=` / `controls=` address lists, read into the explorer's state. One name per
-// thing: every attribute is a key of state.js (`shift`, `renormalize`, `all_heads`, ...) or one
-// of `gate` (α, β, γ in one attribute), `maps`, `controls` and `src`. Pure functions, no DOM:
+// thing: every attribute is a key of the schema (settings.generated.js): a key of the state
+// (`shift`, `renormalize`, `all_heads`, ...) or `gate` (α, β, γ in one attribute), `maps`,
+// `controls` or `src`. Pure functions, no DOM:
 // tests/e2e/page-logic.test.mjs runs them under node.
 
 import { CONTROL_NAMES } from './controls.js';
+import { KEYS } from './settings.generated.js';
 import { parseValue, STATE_KEYS } from './state.js';
 
-/** The gate's three parameters, in the order the `gate` attribute lists them. */
-export const GATE_KEYS = Object.freeze(['alpha', 'beta', 'gamma']);
+/** The gate's three parameters (the settings of the registry's parameter `gate`), in the order the `gate` attribute lists them. */
+export const GATE_KEYS = Object.freeze(Object.keys(KEYS).filter((key) => KEYS[key].engine && KEYS[key].parameter === 'gate'));
 
-/** Every attribute the element observes, each reflected as a property of the same name. */
-export const ATTRIBUTES = Object.freeze([...Object.keys(STATE_KEYS), 'gate', 'maps', 'controls', 'src']);
+/** Every attribute the element observes, each reflected as a property of the same name (the schema's). */
+export const ATTRIBUTES = Object.freeze(Object.keys(KEYS).filter((key) => KEYS[key].attribute));
 
 /**
  * A comma list of names as a Set of the names `canon` accepts (each canonicalised by it), or

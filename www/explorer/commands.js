@@ -22,9 +22,9 @@ export function fromControl(v, kind, payload, { exporter }) {
       v.specs.leave({ restore: true });
       return;
     case 'lambda_back':
+      // λ unset: the learned one again (one patch, one frame).
       try {
-        v.engine.call((ex) => ex.reset_lambda());
-        v.adoptEngineSettings();
+        v.send({ lambda: null });
       } catch (err) {
         v.report(err);
       }

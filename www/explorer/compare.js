@@ -2,21 +2,47 @@
 // the ones the engine marks for comparison: standard attention, shift-difference and the
 // Differential Transformer), each with its own engine handle and its trained model, each
 // drawing its final map (A, A′, A1 − λA2). Hovering a cell in one highlights it in all and
-// shows every mechanism's value there. The shown mechanism's panel follows the sliders; the
-// others keep their trained settings and follow the causal mask.
+// shows every mechanism's value there. The shown mechanism's panel follows every setting the
+// schema says it uses; the others keep their trained settings and follow the causal mask.
 
 import { Engine } from './engine.js';
 import { make } from './dom.js';
 import { fmt } from './format.js';
 import { Maps } from './maps.js';
 import { messageOf } from './messages.js';
+import { KEYS } from './settings.generated.js';
+
+/**
+ * The settings a panel of `mechanism` follows (the schema's `compare`): every panel follows
+ * those marked `every` (the causal mask); the shown mechanism's panel also those marked `shown`
+ * that it uses (the heads, and each parameter the view's `parameters` name), but a value that
+ * is the learned one (the frame's flag says so: the trained gate, λ) stays the panel's own.
+ */
+function followed(state, mechanism, settings, parameters) {
+  const patch = {};
+  for (const [key, s] of Object.entries(KEYS)) {
+    if (!s.engine || !s.compare) continue;
+    if (s.compare === 'shown' && (state.mechanism !== mechanism || (s.parameter && !parameters.includes(s.parameter)))) continue;
+    if (s.learned && settings?.[s.learned] !== false) continue;
+    patch[key] = state[key];
+  }
+  return patch;
+}
 
 class Panel {
   constructor(compare, mechanism, container) {
     this.compare = compare;
     this.mechanism = mechanism;
     const { runtime } = compare.view;
-    this.engine = new Engine(runtime);
+    // After a panic anywhere on the runtime the handle is a fresh one: the model, the sentence
+    // and the settings go to it again at the explorer's next render (which the explorer asks
+    // for when the panic was not its own: view.js `#restarted`).
+    this.engine = new Engine(runtime, {
+      onRestart: () => {
+        this.text = null;
+        this.loaded = null;
+      },
+    });
     this.figure = make('div', 'compare-panel');
     this.figure.dataset.mechanism = mechanism;
     this.title = make('h3', 'compare-title');
@@ -66,21 +92,16 @@ class Panel {
   /** Sends the sentence and the settings this panel follows, then draws its final map. */
   render(state, font) {
     const v = this.compare.view;
-    this.engine.call((ex) => {
+    const frame = this.engine.call((ex) => {
       if (this.text !== state.text) {
         ex.set_text(state.text);
         this.text = state.text;
       }
-      const follows = state.mechanism === this.mechanism;
-      const patch = { causal: state.causal };
-      if (follows) {
-        for (const key of ['heads', 'shift', 'difference', 'fill', 'renormalize', 'tau', 'window']) patch[key] = state[key];
-      }
-      ex.update(patch);
       ex.set_theme(v.resolvedTheme());
       ex.set_shared_scale(!!state.shared_scale);
+      return ex.update(followed(state, this.mechanism, v.frame?.settings, v.view?.parameters ?? []));
     });
-    const view = this.engine.call((ex) => ex.view());
+    const view = frame.view;
     this.view = view;
     this.title.textContent = `${v.mechName(this.mechanism)} · ${view.stages.find((s) => s.id === view.final_stage)?.label ?? ''}`;
     this.maps.fit(view.tokens, view.keys);

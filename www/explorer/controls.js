@@ -7,49 +7,27 @@
 import { setOptions } from './dom.js';
 import { fmt } from './format.js';
 import { LANGUAGES, PRESETS } from './i18n.js';
-import { RANGES, shiftModulo } from './state.js';
+import { CONTROLS, KEYS } from './settings.generated.js';
+import { shiftModulo } from './state.js';
 
-/** Every control's name, as the `controls` option lists them. */
-export const CONTROL_NAMES = Object.freeze([
-  'text',
-  'presets',
-  'spec',
-  'weights',
-  'mechanism',
-  'heads',
-  'head',
-  'causal',
-  'all_heads',
-  'shared_scale',
-  'views',
-  'present',
-  'shift',
-  'difference',
-  'fill',
-  'renormalize',
-  'gate',
-  'tau',
-  'window',
-  'segment',
-  'lambda',
-  'export',
-  'zoom',
-  'readout',
-  'howto',
-]);
+/** Every control's name, as the `controls` option lists them (the schema's). */
+export const CONTROL_NAMES = Object.freeze(CONTROLS.map((c) => c.name));
 
 /** The controls an embedded page (`embed=1`) shows unless it names its own. */
-export const EMBED_CONTROLS = Object.freeze(['text', 'heads', 'shift']);
+export const EMBED_CONTROLS = Object.freeze(CONTROLS.filter((c) => c.embed).map((c) => c.name));
 
-/** The sliders that set one state key each, to the number they show. */
-const SLIDERS = Object.freeze(['shift', 'alpha', 'beta', 'gamma', 'tau', 'window', 'segment', 'lambda']);
+/** The controls shown while presenting, unless the `controls` option names others. */
+export const PRESENT_CONTROLS = Object.freeze(CONTROLS.filter((c) => c.present).map((c) => c.name));
 
-/** The menus filled from the engine's names, with the i18n key prefix of their labels. */
-const MENUS = Object.freeze([
-  ['difference', 'differences', 'diff'],
-  ['fill', 'fills', 'fill'],
-  ['renormalize', 'renormalizations', 'renorm'],
-]);
+/** The sliders that set one state key each, to the number they show, with their schema entries (template.js builds them). */
+export const SLIDERS = Object.freeze(Object.entries(KEYS).filter(([, s]) => s.slider));
+
+/**
+ * The menus of the engine's own names (a difference, a fill, a renormalisation): the settings
+ * that are a choice of a `names()` list, each option labelled by the string `<key>_<name>`;
+ * the mechanism has its menu of its own (labelled `mech_<name>`, as everywhere).
+ */
+const MENUS = Object.freeze(Object.entries(KEYS).filter(([key, s]) => s.engine && s.kind === 'choice' && s.control === key && key !== 'mechanism'));
 
 export class Controls {
   #el;
@@ -64,9 +42,6 @@ export class Controls {
     this.#names = names;
     this.#t = t;
     this.#emit = emit;
-    for (const [key, range] of Object.entries(RANGES)) {
-      Object.assign(el[key], { min: String(range.min), max: String(range.max), step: String(range.step) });
-    }
     this.#wire();
   }
 
@@ -78,8 +53,8 @@ export class Controls {
       return text === `${prefix}_${name}` ? name : text;
     };
     setOptions(this.#el.mechanism, this.#names.mechanisms.map((m) => ({ value: m, label: label('mech', m) })));
-    for (const [id, list, prefix] of MENUS) {
-      setOptions(this.#el[id], this.#names[list].map((v) => ({ value: v, label: label(prefix, v) })));
+    for (const [key, s] of MENUS) {
+      setOptions(this.#el[key], this.#names[s.choices].map((v) => ({ value: v, label: label(key, v) })));
     }
     setOptions(this.#el.presets, [
       { value: '', label: t('presets_choose') },
@@ -103,26 +78,30 @@ export class Controls {
     el.causal.checked = state.causal;
     el.allHeads.checked = state.all_heads;
     el.sharedScale.checked = !!state.shared_scale;
-    for (const key of SLIDERS) el[key].value = String(state[key]);
-    for (const [id] of MENUS) el[id].value = state[id];
+    for (const [key] of SLIDERS) el[key].value = String(state[key]);
+    for (const [key] of MENUS) el[key].value = state[key];
     this.#syncHeads(state, view);
     this.outputs(state, view);
   }
 
-  /** The numbers beside the sliders. */
+  /**
+   * The numbers beside the sliders, with the schema's digits; a slider whose value wraps
+   * around the keys (the shift) says the value and its residue, with its strings
+   * `<key>_value` and `<key>_value_empty`.
+   */
   outputs(state, view) {
     const el = this.#el;
     const n = view?.keys ?? 0;
-    el.shiftOut.textContent =
-      n > 0 ? this.#t('shift_value', { k: state.shift, m: shiftModulo(state.shift, n) }) : this.#t('shift_value_empty', { k: state.shift });
-    el.shift.setAttribute('aria-valuetext', el.shiftOut.textContent);
-    el.alphaOut.textContent = fmt(state.alpha, 1);
-    el.betaOut.textContent = fmt(state.beta, 1);
-    el.gammaOut.textContent = fmt(state.gamma, 1);
-    el.tauOut.textContent = fmt(state.tau, 1);
-    el.windowOut.textContent = String(state.window);
-    el.segmentOut.textContent = String(state.segment);
-    el.lambdaOut.textContent = fmt(state.lambda, 2);
+    for (const [key, s] of SLIDERS) {
+      const out = el[`${key}Out`];
+      const v = state[key];
+      if (s.wraps) {
+        out.textContent = n > 0 ? this.#t(`${key}_value`, { k: v, m: shiftModulo(v, n) }) : this.#t(`${key}_value_empty`, { k: v });
+        el[key].setAttribute('aria-valuetext', out.textContent);
+      } else {
+        out.textContent = s.digits > 0 ? fmt(v, s.digits) : String(v);
+      }
+    }
   }
 
   #syncHeads(state, view) {
@@ -185,8 +164,8 @@ export class Controls {
       if (heads !== undefined) set({ heads });
     });
     el.head.addEventListener('change', () => set({ head: Number(el.head.value) }));
-    for (const [id] of MENUS) el[id].addEventListener('change', () => set({ [id]: el[id].value }));
-    for (const key of SLIDERS) {
+    for (const [key] of MENUS) el[key].addEventListener('change', () => set({ [key]: el[key].value }));
+    for (const [key] of SLIDERS) {
       el[key].addEventListener('input', () => set({ [key]: Number(el[key].value) }));
     }
     el.lambdaBack.addEventListener('click', () => this.#emit('lambda_back'));

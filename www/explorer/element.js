@@ -16,10 +16,8 @@ import { formatValue, parseValue, STATE_KEYS } from './state.js';
 const FAILED_CSS = ':host { display: block; } p { margin: 0; padding: 0.75em 1em; border: 1px solid #c2413b; border-radius: 8px; }';
 
 /**
- * The element's class for `assets({ spec })`, which resolves to `{ runtime, styles, weights,
- * docsBase }` (runtime.js, mount.js `loadStyles`, a WeightsStore, the docs folder's URL);
- * `spec`: the element will draw a spec at once, so the runtime should be the full build's
- * (when the page's shared runtime is not made yet).
+ * The element's class for `assets()`, which resolves to `{ runtime, styles, weights, docsBase }`
+ * (runtime.js, mount.js `loadStyles`, a WeightsStore, the docs folder's URL).
  */
 export function explorerElementClass(assets) {
   return class DiffattnExplorerElement extends HTMLElement {
@@ -117,8 +115,7 @@ export function explorerElementClass(assets) {
     async #start(token) {
       let shared;
       try {
-        // An element with a spec to draw (`src`) at start asks for the full build at once.
-        shared = await assets({ spec: this.hasAttribute('src') });
+        shared = await assets();
       } catch (err) {
         if (token === this.#token) this.#failed(err);
         return;
@@ -215,7 +212,8 @@ export function explorerElementClass(assets) {
       const raw = this.getAttribute(name);
       if (raw === null) return undefined;
       // Names of mechanisms and choices need the engine's list; until then the text stands.
-      return STATE_KEYS[name] === 'text' || ['mechanism', 'difference', 'fill', 'renormalize'].includes(STATE_KEYS[name]) ? raw : parseValue(name, raw, null);
+      const spec = STATE_KEYS[name];
+      return spec.kind === 'text' || typeof spec.choices === 'string' ? raw : parseValue(name, raw, null);
     }
 
     #setProperty(name, value) {

@@ -7,6 +7,8 @@
 
 import { make } from './dom.js';
 import { download, pngOf, safeName } from './files.js';
+import { fmt } from './format.js';
+import { parameterParts } from './state.js';
 
 /** The widest PNG a "for slides" export makes, in pixels. */
 export const SLIDE_WIDTH_PX = 1920;
@@ -34,8 +36,6 @@ export class Exporter {
     if (v.engine.state !== 'ready' || v.isEmpty()) return;
     const target = v.el.exportTarget.value || 'panel';
     const parent = v.el.exportTarget.parentElement;
-    // The JSON and SVG exports are the full build's (spec-files.js `fullBuild`).
-    if (kind !== 'png' && !(await v.specs.fullBuild())) return;
     if (kind === 'json') {
       const json = v.engine.call((ex) => ex.export_json());
       download(new Blob([json], { type: 'application/json' }), `${this.#base()}-stages.json`, parent);
@@ -105,15 +105,11 @@ export class Exporter {
     return out;
   }
 
-  /** The settings a slide names: the mechanism's parameters, the heads, the mask. */
+  /** The settings a slide names: the heads, the mechanism's parameters as the trained-with note names them (state.js `parameterParts`), the readout, the mask. */
   #settings() {
     const { state, view } = this.#view;
     const parts = [this.#view.t('tw_heads', { h: state.heads }), this.#view.t('head_option', { n: state.head, total: state.heads })];
-    for (const p of view?.parameters ?? []) {
-      if (p === 'shift') parts.push(`k = ${state.shift}`);
-      if (p === 'tau') parts.push(`τ = ${state.tau}`);
-      if (p === 'window') parts.push(`w = ${state.window}`);
-    }
+    parts.push(...parameterParts(view?.parameters ?? [], state, fmt, { lambdaPerToken: view?.lambda_per_token }));
     if (view?.readout && !parts.includes(view.readout)) parts.push(view.readout);
     parts.push(this.#view.t(state.causal ? 'tw_causal' : 'tw_no_causal'));
     return parts.join(' · ');

@@ -30,12 +30,6 @@ export class ModelLoader {
     this.info = this.#view.engine.call((ex) => ex.model_info());
   }
 
-  /** The bytes of the trained model in use (from the store), or null for the untrained one: for a new handle (spec-files.js `fullBuild`). */
-  async bytesInUse() {
-    await this.pending?.catch(() => {});
-    return this.info?.trained && this.info.mechanism ? this.#store.fetch(this.info.mechanism) : null;
-  }
-
   /** The person chose `trained` or `untrained` weights. */
   choose(choice) {
     const view = this.#view;
@@ -99,7 +93,7 @@ export class ModelLoader {
   #fallBack(mechanism, err) {
     const view = this.#view;
     view.messages.show('weights', view.t('weights_failed', { mech: view.mechName(mechanism), msg: messageOf(err) }));
-    view.state.weights = 'untrained';
+    view.assign({ weights: 'untrained' });
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
     } catch (again) {

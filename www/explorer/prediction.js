@@ -3,6 +3,7 @@
 // (the engine's `view().moved_away`, so nothing here knows a mechanism's parameters).
 
 import { fmt } from './format.js';
+import { parameterParts } from './state.js';
 
 /**
  * Paints the badge, the prediction and the trained-with notes. `s` is
@@ -81,15 +82,9 @@ function paintTrainedWith(el, s, t, mechName) {
   const comma = s.lang === 'zh' ? '，' : ', ';
   const parts = [mechName(trainedWith.mechanism), t('tw_heads', { h: trainedWith.heads })];
   if (trainedWith.mechanism === info.mechanism && s.view?.mechanism === info.mechanism) {
-    // The mechanism's own parameters, as the engine lists them for it.
-    for (const p of s.view.parameters) {
-      if (p === 'shift') parts.push(`k = ${trainedWith.shift}`);
-      if (p === 'tau') parts.push(`τ = ${fmt(trainedWith.tau, 1)}`);
-      if (p === 'window') parts.push(`w = ${trainedWith.window}`);
-      if (p === 'segment') parts.push(`s = ${trainedWith.segment}`);
-      // One learned λ per layer is a number; V2's, one per token and head, is drawn as a map.
-      if (p === 'lambda' && !s.view.lambda_per_token) parts.push(`λ = ${fmt(trainedWith.lambda, 3)}`);
-    }
+    // The mechanism's own parameters, as the engine lists them for it and the schema names
+    // them (one learned λ per layer is a number; V2's, one per token and head, is a map).
+    parts.push(...parameterParts(s.view.parameters, trainedWith, fmt, { lambdaPerToken: s.view.lambda_per_token }));
   }
   parts.push(t(trainedWith.causal ? 'tw_causal' : 'tw_no_causal'));
   let settings = parts.join(comma);

@@ -38,34 +38,6 @@ export class SpecFiles {
     this.#view = view;
   }
 
-  /**
-   * Moves the engine's handle to the full build (runtime.js), which reads specs and exports
-   * JSON and SVG, if it is not there yet: the busy line says so while it loads; the new handle gets the
-   * model in use, then the text, settings, theme, labels and viewport (`view.resend`), and the
-   * old one is freed. Resolves to true when the handle is on the full build, false (with a
-   * message) when it could not load.
-   */
-  async fullBuild() {
-    const view = this.#view;
-    if (view.engine.runtime.files) return true;
-    view.el.busyText.textContent = view.t('busy_full');
-    view.el.busy.hidden = false;
-    try {
-      await view.engine.useFull({
-        prepare: () => view.loader.bytesInUse(),
-        replay: (handle, bytes) => bytes && handle.load_model(new Uint8Array(bytes)),
-      });
-      view.resend({ now: true });
-      return true;
-    } catch (err) {
-      if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
-      else view.messages.show('spec', view.t('full_failed', { msg: messageOf(err) }));
-      return false;
-    } finally {
-      view.el.busy.hidden = true;
-    }
-  }
-
   /** Reads and draws a file (JSON or safetensors), with a progress bar while it reads. */
   async open(file) {
     const view = this.#view;
@@ -77,15 +49,12 @@ export class SpecFiles {
     }
     this.#progress(true, view.t('spec_reading', { name: file.name, mb: mb(file.size) }), 0);
     const started = performance.now();
-    // The full build loads while the file is read.
-    const full = this.fullBuild();
     let bytes;
     try {
       bytes = await readSpecFile(file, (loaded, total) => {
         if (id === this.#reading) view.el.specProgress.value = total > 0 ? loaded / total : 1;
       });
     } catch (err) {
-      await full;
       if (id !== this.#reading) return;
       this.#progress(false);
       const key = { too_large: 'spec_too_large_bytes', not_text: 'spec_not_text' }[err.reason] ?? 'spec_read_error';
@@ -93,10 +62,7 @@ export class SpecFiles {
       return;
     }
     const read = performance.now();
-    if (!(await full) || id !== this.#reading) {
-      if (id === this.#reading) this.#progress(false);
-      return;
-    }
+    if (id !== this.#reading) return;
     // Parsing and the first maps run in the engine at once: the bar turns indeterminate.
     this.#progress(true, view.t('spec_parsing', { name: file.name, n: mb(bytes.length) }), null);
     await painted();
@@ -117,10 +83,9 @@ export class SpecFiles {
     else el.specProgress.value = value;
   }
 
-  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name` (on the full build, moved to first). */
+  /** Draws a spec: its JSON text, or a file's bytes (JSON or safetensors), from a file named `name`. */
   async load(spec, name) {
     const view = this.#view;
-    if (!(await this.fullBuild())) return;
     let info;
     let layer = null;
     this.lastOpen = null;
@@ -143,7 +108,7 @@ export class SpecFiles {
     if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
     this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer };
     view.adoptEngineSettings();
-    view.state.all_heads = false;
+    view.assign({ all_heads: false });
     this.relabel();
     view.el.specBanner.hidden = false;
     view.specChanged();
@@ -165,7 +130,7 @@ export class SpecFiles {
     view.forgetText();
     if (restore) {
       const { lambda, ...rest } = saved;
-      Object.assign(view.state, rest, { lang: view.state.lang });
+      view.assign({ ...rest, lang: view.state.lang });
       if (lambda !== undefined) view.set({ lambda });
     }
     const info = view.loader.info;
@@ -177,7 +142,7 @@ export class SpecFiles {
   /** After an engine restart: the spec is gone with the old handle. */
   drop() {
     if (!this.active) return;
-    Object.assign(this.#view.state, this.active.savedState, { lang: this.#view.state.lang });
+    this.#view.assign({ ...this.active.savedState, lang: this.#view.state.lang });
     this.active = null;
     this.#view.el.specBanner.hidden = true;
     this.#view.specChanged();

@@ -1,8 +1,8 @@
 // The explorer's spec files as its first view loads them: the drop target, and what the view
 // asks before a spec is opened (none is drawn). The rest (reading a file with its progress bar,
-// the move to the full build, the banner: spec-files.js) is a chunk, imported the first time a
-// spec is picked, dropped or given (an element's `src`), or a JSON or SVG export needs the full
-// build; the first view never downloads it (docs/PERFORMANCE.md, "Size of each build").
+// the banner: spec-files.js) is a chunk, imported the first time a spec is picked, dropped or
+// given (an element's `src`); the first view never downloads it (docs/PERFORMANCE.md, "Size of
+// each build"). The wasm reads specs in every build: nothing waits for the engine here.
 
 import { acceptDrops } from './files.js';
 import { messageOf } from './messages.js';
@@ -44,15 +44,9 @@ export class Specs {
       return await this.#importing;
     } catch (err) {
       this.#importing = null;
-      this.#view.messages.show('spec', this.#view.t('full_failed', { msg: messageOf(err) }));
+      this.#view.messages.show('spec', this.#view.t('files_failed', { msg: messageOf(err) }));
       return null;
     }
-  }
-
-  /** Moves the handle to the full build (spec-files.js `fullBuild`): whether it is there. */
-  async fullBuild() {
-    const files = await this.#loaded();
-    return files ? files.fullBuild() : false;
   }
 
   /** Reads and draws a picked or dropped file. */

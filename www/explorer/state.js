@@ -1,106 +1,38 @@
 // The explorer's state: what a person (or an author, through attributes) can set, under one
-// name each, the same in the address, on the custom element and in the engine's settings
-// (`shift`, `difference`, `renormalize`, never `k`, `diff` or `renorm`). Pure functions, no
-// DOM: tests/e2e/page-logic.test.mjs runs them under node.
+// name each, the same in the address, on the custom element, in the engine's patch and in the
+// widget's traits (`shift`, `difference`, `renormalize`, never `k`, `diff` or `renorm`). Pure
+// functions, no DOM: tests/e2e/page-logic.test.mjs runs them under node.
 //
-// The defaults of the engine's settings are Rust's (`defaults()` from the wasm module); the
-// names of mechanisms and choices are Rust's too (`names()`); this module only knows which
-// keys exist, their kinds, and the slider ranges.
+// Which keys exist, their kinds, ranges and the page's defaults are the schema's
+// (settings.generated.js, made from the Rust schema in src/schema/); the engine's defaults and
+// the names of mechanisms and choices are Rust's too (`defaults()`, `names()` of the wasm
+// module). This module derives the tables the page reads from the schema and writes none.
 
+import { KEYS } from './settings.generated.js';
 import { parseViewport } from './viewport.js';
 
-/** Every key of the state, with its kind. `head` counts from 1, as the page shows it. */
-export const STATE_KEYS = Object.freeze({
-  text: 'text',
-  mechanism: 'mechanism',
-  heads: 'int',
-  head: 'int',
-  causal: 'bool',
-  shift: 'range',
-  difference: 'difference',
-  fill: 'fill',
-  renormalize: 'renormalize',
-  alpha: 'range',
-  beta: 'range',
-  gamma: 'range',
-  tau: 'range',
-  window: 'range',
-  segment: 'range',
-  lambda: 'range',
-  all_heads: 'bool',
-  all_heads_stage: 'stage',
-  shared_scale: 'bool',
-  row: 'count',
-  view: 'view',
-  step: 'step',
-  present: 'bool',
-  viewport: 'viewport',
-  weights: 'weights',
-  lang: 'lang',
-  theme: 'theme',
-});
+const entries = (filter) => Object.entries(KEYS).filter(([, spec]) => filter(spec));
+
+/** Every key of the state (the address, the attributes, the `change` detail), with its schema entry. `head` counts from 1, as the page shows it. */
+export const STATE_KEYS = Object.freeze(Object.fromEntries(entries((s) => s.state)));
+
+/** The keys the engine holds (the settings of `Explorer.update`; a frame's `settings` has them all). */
+export const ENGINE_KEYS = Object.freeze(entries((s) => s.engine).map(([key]) => key));
+
+/** The page's own keys of the state (the engine never holds them). */
+export const PAGE_KEYS = Object.freeze(entries((s) => s.state && !s.engine).map(([key]) => key));
 
 /** What the explorer shows until told otherwise, beyond the engine's own defaults. */
-export const PAGE_DEFAULTS = Object.freeze({
-  all_heads: false,
-  all_heads_stage: '',
-  shared_scale: false,
-  row: 0,
-  view: 'explore',
-  step: '',
-  present: false,
-  viewport: '',
-  weights: 'trained',
-  lang: 'en',
-  theme: 'auto',
-});
-
-/** The keys the engine holds (`Explorer.settings()` returns them all). */
-export const ENGINE_KEYS = Object.freeze([
-  'mechanism',
-  'heads',
-  'head',
-  'causal',
-  'shift',
-  'difference',
-  'fill',
-  'renormalize',
-  'alpha',
-  'beta',
-  'gamma',
-  'tau',
-  'window',
-  'segment',
-  'lambda',
-]);
+export const PAGE_DEFAULTS = Object.freeze(Object.fromEntries(entries((s) => s.state && !s.engine && 'default' in s).map(([key, s]) => [key, s.default])));
 
 /** Slider ranges; the controls use the same numbers. */
-export const RANGES = Object.freeze({
-  shift: { min: -24, max: 24, step: 1 },
-  alpha: { min: -10, max: 10, step: 0.1 },
-  beta: { min: -10, max: 10, step: 0.1 },
-  gamma: { min: -10, max: 10, step: 0.1 },
-  tau: { min: 0.1, max: 20, step: 0.1 },
-  window: { min: 0, max: 32, step: 1 },
-  segment: { min: 1, max: 32, step: 1 },
-  // λ of both Differential Transformers: learned values lie in about 0.1 to 0.9 (V2's in
-  // (0, 1), a sigmoid); the slider reaches past them both ways to show what λ does.
-  lambda: { min: -1, max: 2, step: 0.01 },
-});
+export const RANGES = Object.freeze(Object.fromEntries(entries((s) => s.kind === 'slider').map(([key, { min, max, step }]) => [key, Object.freeze({ min, max, step })])));
 
 /** Choices that are the page's own, not the engine's. */
-export const PAGE_CHOICES = Object.freeze({
-  weights: ['trained', 'untrained'],
-  lang: ['en', 'zh'],
-  theme: ['auto', 'light', 'dark'],
-  view: ['explore', 'walk', 'compare'],
-});
+export const PAGE_CHOICES = Object.freeze(Object.fromEntries(entries((s) => !s.engine && Array.isArray(s.choices)).map(([key, s]) => [key, s.choices])));
 
 /** The guided walk's last step, after the mechanism's stages: the layer's output. */
 export const OUTPUT_STEP = 'output';
-
-/** The longest head count or head index a text may name. */
-const MAX_HEADS = 4096;
 
 /** Rounds `value` to the slider's step and clamps it into the slider's range. */
 export function snap(value, { min, max, step }) {
@@ -118,35 +50,24 @@ export function snap(value, { min, max, step }) {
  */
 export function parseValue(key, raw, names) {
   if (raw === null || raw === undefined) return undefined;
+  const spec = KEYS[key];
   const text = String(raw).trim();
-  switch (STATE_KEYS[key]) {
+  switch (spec?.kind) {
     case 'text':
       return String(raw);
-    case 'mechanism':
-      return names.mechanisms.includes(text) ? text : undefined;
-    case 'difference':
-      return names.differences.includes(text) ? text : undefined;
-    case 'fill':
-      return names.fills.includes(text) ? text : undefined;
-    case 'renormalize':
-      return names.renormalizations.includes(text) ? text : undefined;
-    case 'weights':
-    case 'theme':
-    case 'view':
-      return PAGE_CHOICES[STATE_KEYS[key]].includes(text) ? text : undefined;
+    case 'choice': {
+      const choices = typeof spec.choices === 'string' ? names?.[spec.choices] : spec.choices;
+      return choices?.includes(text) ? text : undefined;
+    }
     case 'stage':
-      return text === '' || names.stages?.includes(text) ? text : undefined;
+      return text === '' || names?.stages?.includes(text) ? text : undefined;
     case 'step':
-      return text === OUTPUT_STEP || names.stages?.includes(text) ? text : undefined;
+      return text === OUTPUT_STEP || names?.stages?.includes(text) ? text : undefined;
     case 'viewport':
       return parseViewport(text);
-    case 'count': {
-      const n = Number(text);
-      return text !== '' && Number.isInteger(n) && n >= 0 && n <= 1_000_000 ? n : undefined;
-    }
     case 'lang': {
       const primary = text.toLowerCase().split('-')[0];
-      return PAGE_CHOICES.lang.includes(primary) ? primary : undefined;
+      return spec.choices.includes(primary) ? primary : undefined;
     }
     case 'bool':
       if (['1', 'true', 'yes', 'on', ''].includes(text.toLowerCase())) return true;
@@ -154,11 +75,11 @@ export function parseValue(key, raw, names) {
       return undefined;
     case 'int': {
       const n = Number(text);
-      return text !== '' && Number.isInteger(n) && n >= 1 && n <= MAX_HEADS ? n : undefined;
+      return text !== '' && Number.isInteger(n) && n >= spec.min && n <= spec.max ? n : undefined;
     }
-    case 'range': {
+    case 'slider': {
       const n = Number(text);
-      return text !== '' && Number.isFinite(n) ? snap(n, RANGES[key]) : undefined;
+      return text !== '' && Number.isFinite(n) ? snap(n, spec) : undefined;
     }
     default:
       return undefined;
@@ -167,7 +88,7 @@ export function parseValue(key, raw, names) {
 
 /** The text that `parseValue` reads back as `value` (booleans as 1 and 0). */
 export function formatValue(key, value) {
-  if (STATE_KEYS[key] === 'bool') return value ? '1' : '0';
+  if (KEYS[key]?.kind === 'bool') return value ? '1' : '0';
   return String(value);
 }
 
@@ -195,4 +116,38 @@ export function patchOf(state, applied) {
     if (state[key] !== undefined && state[key] !== applied[key]) patch[key] = state[key];
   }
   return patch;
+}
+
+/** Splits a partial state into the engine's settings (a patch) and the page's own keys. */
+export function splitState(partial) {
+  const engine = {};
+  const page = {};
+  for (const [key, value] of Object.entries(partial)) {
+    if (value === undefined) continue;
+    if (KEYS[key]?.engine) engine[key] = value;
+    else page[key] = value;
+  }
+  return { engine, page };
+}
+
+/**
+ * The mechanism's own parameters as a learner reads them, `k = 1`, `τ = 10.0`, `λ = 0.512`:
+ * every setting with a symbol whose registry parameter is in `parameters` (the engine's
+ * `view().parameters`, in the registry's order), with its value in `settings`. `format(value,
+ * digits)` writes a number; with `lambdaPerToken` (the view's `lambda_per_token`: V2's learned
+ * λ, one per token and head, is drawn as a map) λ is left out.
+ */
+export function parameterParts(parameters, settings, format, { lambdaPerToken = false } = {}) {
+  const parts = [];
+  const named = Object.entries(KEYS).filter(([key, s]) => s.engine && s.symbol && parameters.includes(s.parameter) && s.control === key);
+  // (A setting that is one of a control's several, the gate's α, β, γ, learned per head, is not one number to name.)
+  named.sort(([, a], [, b]) => parameters.indexOf(a.parameter) - parameters.indexOf(b.parameter));
+  for (const [key, s] of named) {
+    if (lambdaPerToken && s.learned === 'lambda_learned') continue;
+    const value = settings?.[key];
+    if (typeof value !== 'number') continue;
+    // A learned value (λ) is off the slider's grid: one digit finer than the slider shows.
+    parts.push(`${s.symbol} = ${s.type === 'integer' ? String(value) : format(value, s.digits + (s.learned ? 1 : 0))}`);
+  }
+  return parts;
 }

@@ -10,6 +10,33 @@
 // that only some mechanisms take (the engine's `view().parameters` says which).
 
 import { byId } from './dom.js';
+import { STRINGS } from './i18n.js';
+import { SLIDERS } from './controls.js';
+
+/**
+ * The markup of the sliders of `group` (the schema's): each with its label (the string
+ * `<key>_label`), its output and its range. A slider that is its own control (the shift)
+ * carries `data-control` and, for a mechanism's parameter, `data-parameter`; the gate's α, β, γ
+ * sit in the gate's disclosure, which carries them. A slider whose value may be unset (λ,
+ * learned until chosen) has a note and a way back under it.
+ */
+function sliders(group) {
+  const fields = [];
+  for (const [key, s] of SLIDERS) {
+    if (s.slider !== group) continue;
+    const own = s.control === key;
+    const marks = own ? ` data-control="${key}"${s.parameter ? ` data-parameter="${s.parameter}"` : ''}` : '';
+    const back = 'unset' in s ? `\n  <p id="${key}-note" class="hint"></p>\n  <button type="button" id="${key}-back" class="button quiet" hidden></button>` : '';
+    fields.push(`<div class="field"${marks}>
+  <div class="field-head">
+    <label for="${key}" data-i18n="${key}_label">${STRINGS.en[`${key}_label`] ?? key}</label>
+    <output id="${key}-out" for="${key}"></output>
+  </div>
+  <input type="range" id="${key}" min="${s.min}" max="${s.max}" step="${s.step}" value="${s.min}">${back}
+</div>`);
+  }
+  return fields.join('\n');
+}
 
 const MARKUP = `
 <div id="explorer" class="explorer" part="explorer">
@@ -63,13 +90,7 @@ const MARKUP = `
 
       <fieldset class="group group-shift">
         <legend data-i18n="group_shift">Shift and difference</legend>
-        <div class="field" data-control="shift" data-parameter="shift">
-          <div class="field-head">
-            <label for="shift" data-i18n="shift_label">Shift k</label>
-            <output id="shift-out" for="shift"></output>
-          </div>
-          <input type="range" id="shift" min="-24" max="24" step="1" value="1">
-        </div>
+${sliders('shift')}
         <details id="more-shift" class="more" data-control="difference" data-parameter="difference">
           <summary data-i18n="more_shift">Difference, fill, renormalisation</summary>
           <div class="field">
@@ -91,27 +112,7 @@ const MARKUP = `
         <legend data-i18n="group_gate">Gate G</legend>
         <details id="more-gate" class="more" data-control="gate" data-parameter="gate">
           <summary id="gate-summary" data-i18n="more_gate">α, β, γ</summary>
-          <div class="field">
-            <div class="field-head">
-              <label for="alpha" data-i18n="alpha_label">α, weight on A</label>
-              <output id="alpha-out" for="alpha"></output>
-            </div>
-            <input type="range" id="alpha" min="-10" max="10" step="0.1" value="0">
-          </div>
-          <div class="field">
-            <div class="field-head">
-              <label for="beta" data-i18n="beta_label">β, weight on D</label>
-              <output id="beta-out" for="beta"></output>
-            </div>
-            <input type="range" id="beta" min="-10" max="10" step="0.1" value="0">
-          </div>
-          <div class="field">
-            <div class="field-head">
-              <label for="gamma" data-i18n="gamma_label">γ, bias</label>
-              <output id="gamma-out" for="gamma"></output>
-            </div>
-            <input type="range" id="gamma" min="-10" max="10" step="0.1" value="0">
-          </div>
+${sliders('gate')}
         </details>
         <p id="gate-learned-note" class="hint" data-i18n="gate_learned" hidden>The gate is the trained per-head gate (the sliders show its mean) until you move a slider.</p>
         <p id="gate-spec-note" class="hint" data-i18n="gate_from_spec" hidden>The gate comes from your file (one α, β, γ per head).</p>
@@ -119,36 +120,7 @@ const MARKUP = `
 
       <fieldset class="group group-params">
         <legend data-i18n="group_params">Parameters</legend>
-        <div class="field" data-control="tau" data-parameter="tau">
-          <div class="field-head">
-            <label for="tau" data-i18n="tau_label">Temperature τ</label>
-            <output id="tau-out" for="tau"></output>
-          </div>
-          <input type="range" id="tau" min="0.1" max="20" step="0.1" value="1">
-        </div>
-        <div class="field" data-control="window" data-parameter="window">
-          <div class="field-head">
-            <label for="window" data-i18n="window_label">Window w (radius)</label>
-            <output id="window-out" for="window"></output>
-          </div>
-          <input type="range" id="window" min="0" max="32" step="1" value="2">
-        </div>
-        <div class="field" data-control="segment" data-parameter="segment">
-          <div class="field-head">
-            <label for="segment" data-i18n="segment_label">Segment size s (tokens)</label>
-            <output id="segment-out" for="segment"></output>
-          </div>
-          <input type="range" id="segment" min="1" max="32" step="1" value="4">
-        </div>
-        <div class="field" data-control="lambda" data-parameter="lambda">
-          <div class="field-head">
-            <label for="lambda" data-i18n="lambda_label">λ, weight on A2</label>
-            <output id="lambda-out" for="lambda"></output>
-          </div>
-          <input type="range" id="lambda" min="-1" max="2" step="0.01" value="0.5">
-          <p id="lambda-note" class="hint"></p>
-          <button type="button" id="lambda-back" class="button quiet" hidden></button>
-        </div>
+${sliders('params')}
       </fieldset>
 
       <fieldset class="group group-view">

@@ -4,12 +4,14 @@
 // noticing each other; the page (www/app.js) is one of them plus chrome, and the custom
 // element (pkg/diffattn-explorer.js) wraps this class in a few lines.
 //
-// The flow is one way. A control, an attribute or a property changes `state` and asks the
-// scheduler for a render; one animation frame later `#renderNow` sends the engine one patch
-// with what really changed (`Explorer.update`), reads back what the engine made of it
-// (`settings()`, `view()`), draws the maps of the current view (explore, the guided walk's
-// steps, or the compare view), and repaints the light layers (highlight, tooltip, readout,
-// row view, table). Hovering only repaints the overlay.
+// The flow is one way. A control, an attribute or a property changes the state (view-state.js:
+// the page's own keys at once, the engine's settings as a pending patch) and asks the scheduler
+// for a render; one animation frame later `#renderNow` sends the engine that patch
+// (`Explorer.update`), which returns one frame (the settings as the engine now has them, the
+// learned λ among them, and what to draw and say), draws the maps of the current view (explore,
+// the guided walk's steps, or the compare view), and repaints the light layers (highlight,
+// tooltip, readout, row view, table). JavaScript keeps no copy of the engine's settings beyond
+// that frame. Hovering only repaints the overlay.
 
 import { Controls } from './controls.js';
 import { buildExplorerDom } from './template.js';
@@ -19,7 +21,9 @@ import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
 import { ScreenReaderTable } from './table.js';
 import { Language, STRINGS, PRESETS, translate } from './i18n.js';
-import { ENGINE_KEYS, PAGE_CHOICES, PAGE_DEFAULTS, patchOf } from './state.js';
+import { PAGE_CHOICES, PAGE_DEFAULTS } from './state.js';
+import { ViewState } from './view-state.js';
+import { PRESENT_CONTROLS } from './controls.js';
 import { ModelLoader } from './loader.js';
 import { Specs } from './specs.js';
 import { Walk } from './walk.js';
@@ -32,18 +36,18 @@ import { fitMaps } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
-/** The controls shown while presenting, unless the `controls` option names others. */
-const PRESENT_CONTROLS = Object.freeze(['mechanism', 'heads', 'head', 'causal', 'shift', 'segment', 'lambda', 'views', 'present', 'text']);
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
 
 export class ExplorerView {
+  /** Whether a frame (`#frame`) is running: a panic during it restarts nothing at once. */
+  #inFrame = false;
   /** The engine wrapper (`call(fn)` on the wasm handle). */
   engine;
-  /** Everything a person can set, under the names of state.js. */
-  state;
-  /** The engine's `view()` after the last render (what it draws and says). */
+  /** The engine's frame after the last change: `{ settings, view }` (null before one). */
+  frame = null;
+  /** Its `view`: what the engine draws and says. */
   view = null;
   /** `{ compute_ms, draw_ms, frame_ms, renders }` of the last render. */
   timings = { compute_ms: 0, draw_ms: 0, frame_ms: 0, renders: 0 };
@@ -64,14 +68,8 @@ export class ExplorerView {
   weightsStore;
   #controls;
   #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; // prettier-ignore
-  /** The engine values the handle holds now; only what differs is sent. */
-  #applied = {};
-  /**
-   * Whether someone chose λ (a person, an attribute, the address): only then is it sent to the
-   * engine. Otherwise the state's λ is the engine's learned one read back, which would become
-   * a slider's λ if sent (after a restart, or a spec left).
-   */
-  #lambdaChosen = false;
+  /** The page's keys, the pending patch and the last frame's settings (view-state.js). */
+  #state;
   #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
@@ -108,12 +106,11 @@ export class ExplorerView {
     this.messages = new Messages(this.el.messages, t);
     const defaults = { ...runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
-    this.state = { ...defaults, text: PRESETS[lang][0], ...options.state, lang };
-    this.#lambdaChosen = options.state?.lambda !== undefined;
+    this.#state = new ViewState(runtime.defaults, { ...PAGE_DEFAULTS, text: PRESETS[lang][0], ...options.state, lang });
     // The walk shares one colour scale unless told otherwise.
-    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.state.shared_scale = true;
+    if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.#state.change({ shared_scale: true });
     this.engine = new Engine(runtime, {
-      onRestart: () => this.#restarted(),
+      onRestart: (cause, { own }) => this.#restarted(own),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
     this.work = new Work(this, {
@@ -157,6 +154,9 @@ export class ExplorerView {
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
   }
+
+  /** Everything a person can set, under the schema's names (frozen: `set`, `setFromPerson` and `assign` change it). */
+  get state() { return this.#state.state; } // prettier-ignore
 
   /** The runtime the engine's handle is on now (runtime.js; engine.js `runtime`). */
   get runtime() { return this.engine.runtime; } // prettier-ignore
@@ -206,6 +206,11 @@ export class ExplorerView {
     return { ...this.state };
   }
 
+  /** Changes keys of the state without what a change does (no model loaded, nothing drawn): a restored state. */
+  assign(partial) {
+    this.#state.change(partial);
+  }
+
   /** Changes any keys of the state from outside (an attribute, a property); no change event. */
   set(partial) {
     this.#change(partial);
@@ -221,14 +226,13 @@ export class ExplorerView {
 
   #change(partial) {
     const before = this.state;
-    if (partial.lambda !== undefined) this.#lambdaChosen = true;
-    this.state = { ...before, ...partial };
+    this.#state.change(partial);
     const moved = (key) => partial[key] !== undefined && partial[key] !== before[key];
-    if (partial.heads !== undefined && this.state.head > this.state.heads) this.state.head = this.state.heads;
+    if (partial.heads !== undefined && this.state.head > this.state.heads) this.#state.change({ head: this.state.heads });
     if (moved('lang')) this.#useLanguage();
     if (moved('theme')) this.#applyTheme();
     if (moved('present')) this.#present(this.state.present);
-    if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.state.shared_scale = true;
+    if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.#state.change({ shared_scale: true });
     if (moved('view') && before.view === 'compare') this.#compare.clear();
     if (moved('text') || moved('mechanism')) this.messages.clearTransient();
     if (moved('weights')) this.loader.choose(this.state.weights);
@@ -275,8 +279,15 @@ export class ExplorerView {
     }
   }
 
-  /** A fresh handle replaced a crashed one: everything is sent again at the next render. */
-  #restarted() {
+  /**
+   * A fresh handle replaced one lost to a panic: everything is sent again at the next render.
+   * When the panic was another engine's (another explorer of the page on the same runtime),
+   * that render comes at once, so this explorer draws what it drew before; when it was this
+   * explorer's own call, or came during its render (a compare panel's), the next change does
+   * (drawing the same state at once could panic again, and again).
+   */
+  #restarted(own) {
+    if (!own && !this.#inFrame) this.#scheduler.schedule('render');
     this.resend();
     this.specs.drop();
     this.loader.refreshInfo();
@@ -285,22 +296,16 @@ export class ExplorerView {
     this.#maps.hover = null;
   }
 
-  /** The handle is a fresh one (a restart; a move to the full build, `now`): text, settings, theme, labels and viewport are sent again, at the next render or now. */
+  /** The handle is a fresh one (a restart): text, settings, theme, labels and viewport are sent again, at the next render or now. */
   resend({ now = false } = {}) {
-    this.#applied = {};
-    this.#lambdaChosen = this.view?.lambda_learned === false;
+    this.#state.forget();
     this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
     if (now) this.#applyEngine();
   }
 
-  /** The handle now holds these engine values (after a model or a spec set them). */
+  /** The handle now holds its own settings (a model or a spec set them): its frame, and of the pending settings only those `keep` names. */
   adoptEngineSettings(keep = new Set()) {
-    const settings = this.engine.call((ex) => ex.settings());
-    for (const key of ENGINE_KEYS) {
-      if (!keep.has(key)) this.state[key] = settings[key];
-    }
-    if (!keep.has('lambda')) this.#lambdaChosen = false;
-    this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
+    this.#adoptFrame(this.engine.call((ex) => ex.frame()), keep);
     this.#maps.selected = null;
     this.#maps.hover = null;
     this.#controls.sync(this.state, this.view);
@@ -319,11 +324,14 @@ export class ExplorerView {
 
   #frame(work) {
     if (this.engine.state !== 'ready') return;
+    this.#inFrame = true;
     try {
       if (work.render) this.#renderNow();
       else this.#readouts.paint();
     } catch (err) {
       this.report(err);
+    } finally {
+      this.#inFrame = false;
     }
   }
 
@@ -350,27 +358,30 @@ export class ExplorerView {
         this.#layoutKey = '';
       }
     });
-    const patch = patchOf(this.state, this.#applied);
-    if (!this.#lambdaChosen) delete patch.lambda;
-    if (Object.keys(patch).length) {
-      try {
-        this.engine.call((ex) => ex.update(patch));
-        this.messages.clear('settings');
-      } catch (err) {
-        if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
-        this.messages.show('settings', messageOf(err));
-      }
-    }
-    // What the engine made of it (a new mechanism snaps the heads, a refused value stays).
-    this.#readEngineSettings();
+    this.send(this.#state.take());
   }
 
-  /** The state's engine keys as the handle holds them. */
-  #readEngineSettings() {
-    const settings = this.engine.call((ex) => ex.settings());
-    for (const key of ENGINE_KEYS) this.state[key] = settings[key];
-    this.#applied = Object.fromEntries(ENGINE_KEYS.map((k) => [k, settings[k]]));
-    this.#lambdaChosen = false;
+  /**
+   * Sends `patch` to the engine and takes the frame it returns: what the engine made of it (a
+   * new mechanism snaps the heads; the learned λ; a refused patch changes nothing, and its
+   * message says why).
+   */
+  send(patch) {
+    let frame = null;
+    try {
+      frame = this.engine.call((ex) => ex.update(patch));
+      if (Object.keys(patch).length) this.messages.clear('settings');
+    } catch (err) {
+      if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
+      this.messages.show('settings', messageOf(err));
+    }
+    this.#adoptFrame(frame ?? this.engine.call((ex) => ex.frame()));
+  }
+
+  #adoptFrame(frame, keep = null) {
+    this.frame = frame;
+    this.view = frame.view;
+    this.#state.adopt(frame.settings, keep);
   }
 
   /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
@@ -386,7 +397,6 @@ export class ExplorerView {
     const started = performance.now();
     this.#applyEngine();
     const empty = this.isEmpty();
-    this.view = this.engine.call((ex) => ex.view());
     const mode = this.state.view;
     this.el.emptyHint.hidden = !empty;
     this.el.maps.hidden = empty || mode === 'compare';
@@ -443,10 +453,6 @@ export class ExplorerView {
       allHeads ? ex.render_all_heads(canvases, font, allStage) : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
-    // Computing may fill in what only the maps know (the learned λ the λ slider shows, the
-    // readout's λ): read them again.
-    this.#readEngineSettings();
-    this.view = this.engine.call((ex) => ex.view());
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');

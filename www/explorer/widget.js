@@ -7,15 +7,14 @@
 // at what it shows.
 
 import { ATTRIBUTES, formatGate } from './attributes.js';
+import { KEYS } from './settings.generated.js';
 import { STATE_KEYS } from './state.js';
-
-/** The attributes the widget never syncs (a URL means nothing to a notebook kernel). */
-const NOT_SYNCED = Object.freeze(['src']);
 
 /** anywidget's `render` for the element registered as `tagName`. */
 export function renderWidget({ model, el }, tagName = 'diffattn-explorer') {
   const element = document.createElement(tagName);
-  const synced = ATTRIBUTES.filter((name) => !NOT_SYNCED.includes(name) && model.get(name) !== undefined);
+  // The attributes the schema makes traits (not `src`: a URL means nothing to a notebook kernel).
+  const synced = ATTRIBUTES.filter((name) => KEYS[name].widget && model.get(name) !== undefined);
   const fromModel = (name) => {
     const value = model.get(name);
     if (value === null || value === undefined) return;

@@ -35,7 +35,6 @@ mod lanes;
 pub mod reference;
 
 use std::ops::Range;
-#[cfg(any(not(target_arch = "wasm32"), feature = "kernel_switch"))]
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -43,17 +42,11 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 pub use reference::{exp, sigmoid};
 
 /// When set, every kernel runs the scalar reference (see [`force_portable`]).
-#[cfg(any(not(target_arch = "wasm32"), feature = "kernel_switch"))]
 static PORTABLE: AtomicBool = AtomicBool::new(false);
 
 /// Makes every kernel run the scalar reference (`true`) or the fastest path this machine has
 /// (`false`, the default). The results are the same bits either way, so this only changes the
 /// speed: for benchmarks (`diffattn bench --portable`) and for tests that compare the paths.
-///
-/// In wasm only with the cargo feature `kernel_switch` (a default: the wasm tests use it):
-/// the page's first-view builds leave it out, so their kernels always take the build's own
-/// path and the simd128 build carries no second, scalar copy of each kernel.
-#[cfg(any(not(target_arch = "wasm32"), feature = "kernel_switch"))]
 pub fn force_portable(portable: bool) {
     PORTABLE.store(portable, Ordering::Relaxed);
 }
@@ -80,7 +73,6 @@ enum Path {
 
 #[inline]
 fn path() -> Path {
-    #[cfg(any(not(target_arch = "wasm32"), feature = "kernel_switch"))]
     if PORTABLE.load(Ordering::Relaxed) {
         return Path::Portable;
     }

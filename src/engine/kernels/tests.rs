@@ -205,7 +205,10 @@ mod avx2 {
         with_avx2!(l, {
             for len in [0, 1, 7, 8, 9, 15, 16, 17, 1000] {
                 let mut xs = floats(len, 5, -3.0, 3.0);
-                for (i, special) in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY].iter().enumerate() {
+                for (i, special) in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY]
+                    .iter()
+                    .enumerate()
+                {
                     let mut with = xs.clone();
                     if len > i {
                         with[len - 1 - i] = *special;
@@ -218,7 +221,11 @@ mod avx2 {
                 xs.iter_mut().for_each(|x| *x = f32::NAN);
                 let mut got = [0.0; 2];
                 generic::extremes(l, &xs, &mut got);
-                assert_eq!(got, [f32::INFINITY, f32::NEG_INFINITY], "all NaN, len {len}");
+                assert_eq!(
+                    got,
+                    [f32::INFINITY, f32::NEG_INFINITY],
+                    "all NaN, len {len}"
+                );
             }
         });
     }

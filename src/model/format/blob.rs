@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use super::checks::finite;
 use super::{truncated, ModelError, Quantization};
-use crate::model::json::{Fields, Json};
 use crate::text::fnv1a_64;
 
 /// One tensor's entry in the header.
@@ -20,26 +19,6 @@ pub(in crate::model) struct TensorEntry {
     shape: Vec<usize>,
     /// Byte offset from the start of the blob.
     offset: usize,
-}
-
-impl TensorEntry {
-    /// An entry of the header's `tensors` ([`json`](crate::model::json); the same rules as the derive).
-    pub(in crate::model) fn read(value: &Json) -> Result<TensorEntry, String> {
-        let mut f = Fields::of(value, "tensors")?;
-        let entry = TensorEntry {
-            name: f.required("name")?.str("name")?.to_string(),
-            dtype: f.required("dtype")?.str("dtype")?.to_string(),
-            shape: f
-                .required("shape")?
-                .array("shape")?
-                .iter()
-                .map(|n| n.int("shape"))
-                .collect::<Result<_, _>>()?,
-            offset: f.required("offset")?.int("offset")?,
-        };
-        f.finish()?;
-        Ok(entry)
-    }
 }
 
 /// The blob being written, and the table of contents that goes into the header.

@@ -2,27 +2,24 @@
 //! blob's hash), and the whole file written (`encode`) and read back into its parts (`decode`).
 
 use ndarray::Array1;
-#[cfg(test)]
-use serde::Deserialize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::blob::{check_blob, quantize_rows, BlobReader, BlobWriter, TensorEntry};
-use super::{container, open, ModelError, Quantization};
+use super::{container, open, task_of, ModelError, Quantization};
 use crate::engine::bilstm::{BiLstm, LstmWeights};
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams};
 use crate::engine::{Mechanism, MechanismKind, Weights};
-use crate::model::json::{self, Fields, Json};
 use crate::model::{Pooling, TokenTable, Trained};
 use crate::names::{name_of, parse, Named};
 use crate::text::fnv1a_64;
 use crate::text::limits::MAX_D_MODEL;
 
-/// The JSON header, written with serde and read with [`json`] (so the first view's wasm has
-/// no JSON deserializer: [`Header::read`]). The tests read it with serde's derive too, the
-/// reader it had before, and check that the two agree.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(Deserialize), serde(deny_unknown_fields))]
+/// The JSON header, written and read by serde with serde_json. Reading is strict: every field
+/// of its type, the optional ones absent or `null`, no field twice, no other field
+/// (`deny_unknown_fields`; serde's derive refuses a duplicate field), the same on every target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Header {
     mechanism: String,
     d_model: usize,
@@ -33,90 +30,28 @@ struct Header {
     labels: Vec<String>,
     /// `"f32"` or `"int8_rows"`: how `embedding` is stored.
     quantization: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     shift: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     difference: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     fill: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     renormalize: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     depth: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     window: Option<usize>,
     /// Hierarchical attention's segment size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, serde(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     segment: Option<usize>,
     vocab: Vec<String>,
     tensors: Vec<TensorEntry>,
     /// FNV-1a 64 of the blob, 16 lower-case hex digits.
     blob_fnv1a64: String,
-    /// Anything (`null` when absent); native only ([`Trained::info`]).
-    #[cfg(not(target_arch = "wasm32"))]
-    #[cfg_attr(test, serde(default))]
+    /// Anything (`null` when absent): [`Trained::info`].
+    #[serde(default)]
     info: serde_json::Value,
-}
-
-impl Header {
-    /// Reads a parsed header with the rules serde's derive had: every field of the right type,
-    /// the optional ones absent or `null`, no field twice, no other field. `info` is any JSON
-    /// value; natively it is kept (serde_json), in wasm skipped, since nothing there reads it
-    /// and serde_json's reader would be in the first view's wasm for it alone.
-    fn read(value: &Json) -> Result<Header, String> {
-        fn text(f: &mut Fields, key: &str) -> Result<String, String> {
-            Ok(f.required(key)?.str(key)?.to_string())
-        }
-        fn maybe_text(f: &mut Fields, key: &str) -> Result<Option<String>, String> {
-            f.optional(key)
-                .map(|v| v.str(key).map(str::to_string))
-                .transpose()
-        }
-        let mut f = Fields::of(value, "the header")?;
-        let header = Header {
-            mechanism: text(&mut f, "mechanism")?,
-            d_model: f.required("d_model")?.int("d_model")?,
-            heads: f.required("heads")?.int("heads")?,
-            positions: text(&mut f, "positions")?,
-            pooling: text(&mut f, "pooling")?,
-            labels: f.required("labels")?.strings("labels")?,
-            quantization: text(&mut f, "quantization")?,
-            shift: f.optional("shift").map(|v| v.int("shift")).transpose()?,
-            difference: maybe_text(&mut f, "difference")?,
-            fill: maybe_text(&mut f, "fill")?,
-            renormalize: maybe_text(&mut f, "renormalize")?,
-            depth: f.optional("depth").map(|v| v.int("depth")).transpose()?,
-            window: f.optional("window").map(|v| v.int("window")).transpose()?,
-            segment: f
-                .optional("segment")
-                .map(|v| v.int("segment"))
-                .transpose()?,
-            vocab: f.required("vocab")?.strings("vocab")?,
-            tensors: f
-                .required("tensors")?
-                .array("tensors")?
-                .iter()
-                .map(TensorEntry::read)
-                .collect::<Result<_, _>>()?,
-            blob_fnv1a64: text(&mut f, "blob_fnv1a64")?,
-            #[cfg(not(target_arch = "wasm32"))]
-            info: match f.take("info") {
-                Some(m) => serde_json::from_str(m.text).map_err(|e| format!("info: {e}"))?,
-                None => serde_json::Value::Null,
-            },
-        };
-        #[cfg(target_arch = "wasm32")]
-        f.take("info");
-        f.finish()?;
-        Ok(header)
-    }
 }
 
 fn names(m: &Mechanism) -> (&'static str, &'static str, &'static str) {
@@ -217,7 +152,6 @@ pub(in crate::model) fn encode(
         vocab: t.table.tokens().to_vec(),
         tensors: w.entries,
         blob_fnv1a64: format!("{:016x}", fnv1a_64(&w.blob)),
-        #[cfg(not(target_arch = "wasm32"))]
         info: t.info.clone(),
     };
     let json = serde_json::to_vec(&header).expect("a header of strings and numbers serialises");
@@ -233,20 +167,14 @@ fn header_name<T: Named>(field: &str, value: Option<&str>) -> Result<T, ModelErr
 /// Reads a weights file into its parts (unchecked: [`check`](super::check) follows).
 pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), ModelError> {
     let (header_bytes, blob) = open(bytes)?;
-    let text = std::str::from_utf8(header_bytes)
-        .map_err(|e| ModelError::Header(format!("not UTF-8: {e}")))?;
-    let parsed = json::parse(text).map_err(ModelError::Header)?;
-    if let Json::Object(members) = &parsed {
-        // The last `task`, as a JSON object of serde_json keeps it.
-        let task = members.iter().rev().find(|m| m.key == "task");
-        if task.is_some_and(|m| m.value == Json::String("retrieval".to_string())) {
-            return Err(ModelError::Header(
-                "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
-                    .to_string(),
-            ));
-        }
+    if task_of(header_bytes)?.as_deref() == Some("retrieval") {
+        return Err(ModelError::Header(
+            "a retrieval model (`diffattn retrieve` reads it), not a sentiment classifier"
+                .to_string(),
+        ));
     }
-    let header = Header::read(&parsed).map_err(ModelError::Header)?;
+    let header: Header =
+        serde_json::from_slice(header_bytes).map_err(|e| ModelError::Header(e.to_string()))?;
     if header.d_model > MAX_D_MODEL {
         return Err(ModelError::Invalid(format!(
             "d_model {} is over the limit of {MAX_D_MODEL} (diffattn::text::limits::MAX_D_MODEL)",
@@ -333,9 +261,8 @@ pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), Model
             lambda_q2: r.vector("lambda_q2")?,
             lambda_k2: r.vector("lambda_k2")?,
             subln: r.vector("subln")?,
-            lambda_init: None,
             subln_eps: crate::engine::diff_transformer::RMS_NORM_EPS,
-            lambda: None,
+            ..Default::default()
         }),
         MechanismKind::Cosine => Mechanism::Cosine {
             tau: *r
@@ -380,7 +307,6 @@ pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), Model
         classifier: r.matrix("classifier.weight")?,
         classifier_bias: Array1::from(r.vector("classifier.bias")?),
         quantization,
-        #[cfg(not(target_arch = "wasm32"))]
         info: header.info,
     };
     Ok((weights, trained))
@@ -394,23 +320,68 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
-    /// `Header::read` accepts what serde's derive accepted, refuses what it refused, and reads
-    /// the same header: the shipped files' headers, and each changed field by field.
+    /// What a header field accepts, by the type it has in [`Header`].
+    #[derive(Clone, Copy, Debug)]
+    enum Kind {
+        Text,
+        Count,
+        Texts,
+        Tensors,
+        MaybeInt,
+        MaybeText,
+        MaybeU32,
+        MaybeCount,
+        Any,
+    }
+
+    fn kind(key: &str) -> Option<Kind> {
+        use Kind::*;
+        Some(match key {
+            "mechanism" | "positions" | "pooling" | "quantization" | "blob_fnv1a64" => Text,
+            "d_model" | "heads" => Count,
+            "labels" | "vocab" => Texts,
+            "tensors" => Tensors,
+            "shift" => MaybeInt,
+            "difference" | "fill" | "renormalize" => MaybeText,
+            "depth" => MaybeU32,
+            "window" | "segment" => MaybeCount,
+            "info" => Any,
+            _ => return None,
+        })
+    }
+
+    /// Whether a field of `kind` takes `value` (the odd values of the test below), derived
+    /// from its Rust type: `usize` is 64 bits natively (u64::MAX fits) and 32 bits in wasm.
+    fn takes(kind: Kind, value: &Value) -> bool {
+        use Kind::*;
+        let optional = matches!(kind, MaybeInt | MaybeText | MaybeU32 | MaybeCount | Any);
+        match value {
+            Value::Null => optional,
+            Value::String(_) => matches!(kind, Text | MaybeText | Any),
+            Value::Array(items) => match kind {
+                Texts => items.iter().all(Value::is_string),
+                // An empty table parses; `["a"]` and `[1, 2]` are no tensor entries.
+                Tensors => items.is_empty(),
+                Any => true,
+                _ => false,
+            },
+            Value::Number(n) => match kind {
+                MaybeInt => n.is_i64(),
+                Count | MaybeCount => n.as_u64().is_some_and(|v| usize::try_from(v).is_ok()),
+                MaybeU32 => n.as_u64().is_some_and(|v| u32::try_from(v).is_ok()),
+                Any => true,
+                _ => false,
+            },
+            Value::Bool(_) | Value::Object(_) => matches!(kind, Any),
+        }
+    }
+
+    /// The header reader's strictness, on every shipped header changed field by field: a
+    /// required field missing, an unknown field, a field twice, a value of the wrong type,
+    /// each refused; an optional field absent or `null`, and any `info`, accepted.
     #[test]
-    fn the_header_reader_agrees_with_serde() {
-        let agree = |text: &str| {
-            let ours = json::parse(text).and_then(|v| Header::read(&v));
-            let serde = serde_json::from_str::<Header>(text);
-            match (&ours, &serde) {
-                (Ok(a), Ok(b)) => assert_eq!(
-                    serde_json::to_value(a).unwrap(),
-                    serde_json::to_value(b).unwrap(),
-                    "{text}"
-                ),
-                (Err(_), Err(_)) => {}
-                _ => panic!("{text}: ours {ours:?}, serde's {serde:?}"),
-            }
-        };
+    fn the_header_reader_refuses_what_does_not_fit_its_fields() {
+        let read = |text: &str| serde_json::from_str::<Header>(text);
         let odd = [
             Value::Null,
             json!(1),
@@ -437,37 +408,127 @@ mod tests {
             let bytes = std::fs::read(path).unwrap();
             let (header, _) = open(&bytes).unwrap();
             let text = std::str::from_utf8(header).unwrap();
-            agree(text);
+            let shipped = read(text).unwrap();
+            // What is read is what was written: the header goes back to the same JSON.
             let mut value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_value(&shipped).unwrap(), value, "{name}");
             value["info"] = json!({ "nested": [1, 2.5, { "a": null }], "s": "\u{e9}" });
-            agree(&value.to_string());
+            assert_eq!(read(&value.to_string()).unwrap().info, value["info"]);
             let keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
             for key in keys.iter().chain(["unknown".to_string()].iter()) {
+                let field = kind(key);
                 let mut v = value.clone();
                 v.as_object_mut().unwrap().remove(key);
-                agree(&v.to_string());
+                let optional = takes(field.unwrap_or(Kind::Text), &Value::Null);
+                assert_eq!(
+                    read(&v.to_string()).is_ok(),
+                    optional || field.is_none(),
+                    "{name}: without {key}"
+                );
                 for o in &odd {
                     let mut v = value.clone();
                     v[key.as_str()] = o.clone();
-                    agree(&v.to_string());
+                    let ok = field.is_some_and(|k| takes(k, o));
+                    assert_eq!(read(&v.to_string()).is_ok(), ok, "{name}: {key} = {o}");
                 }
-                // The key twice.
+                // The key twice, and an unknown one: refused.
                 let text = value.to_string();
-                agree(&format!("{{\"{key}\": 1, {}", &text[1..]));
+                let twice = read(&format!("{{\"{key}\": 1, {}", &text[1..]));
+                assert!(twice.is_err(), "{name}: {key} twice");
             }
             for key in ["name", "dtype", "shape", "offset", "other"] {
                 let mut v = value.clone();
                 v["tensors"][0].as_object_mut().unwrap().remove(key);
-                agree(&v.to_string());
+                let ok = key == "other";
+                assert_eq!(
+                    read(&v.to_string()).is_ok(),
+                    ok,
+                    "{name}: tensors[0] without {key}"
+                );
                 for o in &odd {
                     let mut v = value.clone();
                     v["tensors"][0][key] = o.clone();
-                    agree(&v.to_string());
+                    let ok = match key {
+                        "name" | "dtype" => o.is_string(),
+                        "offset" => takes(Kind::Count, o),
+                        // A shape of integers only: `[]` (a scalar) and `[1, 2]`.
+                        "shape" => o.as_array().is_some_and(|a| a.iter().all(Value::is_u64)),
+                        _ => false,
+                    };
+                    assert_eq!(
+                        read(&v.to_string()).is_ok(),
+                        ok,
+                        "{name}: tensors[0].{key} = {o}"
+                    );
                 }
             }
             for o in &odd {
-                agree(&o.to_string());
+                assert!(
+                    read(&o.to_string()).is_err(),
+                    "{name}: a header that is {o}"
+                );
             }
         }
+    }
+
+    /// A number too large for an `f64` is refused wherever it is, `info` included (serde_json
+    /// on every target: natively and in wasm the same files open).
+    #[test]
+    fn a_number_out_of_range_is_refused_even_in_info() {
+        let path = format!("{}/weights/local.bin", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(path).unwrap();
+        let (header, _) = open(&bytes).unwrap();
+        let text = std::str::from_utf8(header).unwrap();
+        let mut value: Value = serde_json::from_str(text).unwrap();
+        value.as_object_mut().unwrap().remove("info");
+        let text = value.to_string();
+        let text = text.as_str();
+        let with = |info: &str| format!("{}, \"info\": {info}}}", &text[..text.len() - 1]);
+        assert!(serde_json::from_str::<Header>(&with("[1e300]")).is_ok());
+        assert!(serde_json::from_str::<Header>(&with("[1e400]")).is_err());
+    }
+
+    /// serde's derive reads a struct from a JSON array of its fields in order too; the file's
+    /// header is an object, and [`task_of`] refuses anything else before the derive reads it.
+    #[test]
+    fn a_header_that_is_an_array_of_its_fields_is_refused() {
+        let path = format!("{}/weights/local.bin", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(path).unwrap();
+        let (header, blob) = open(&bytes).unwrap();
+        let v: Value = serde_json::from_slice(header).unwrap();
+        let order = [
+            "mechanism",
+            "d_model",
+            "heads",
+            "positions",
+            "pooling",
+            "labels",
+            "quantization",
+            "shift",
+            "difference",
+            "fill",
+            "renormalize",
+            "depth",
+            "window",
+            "segment",
+            "vocab",
+            "tensors",
+            "blob_fnv1a64",
+            "info",
+        ];
+        let fields: Vec<Value> = order
+            .iter()
+            .map(|k| v.get(*k).cloned().unwrap_or(Value::Null))
+            .collect();
+        let array = serde_json::to_vec(&fields).unwrap();
+        assert!(
+            serde_json::from_slice::<Header>(&array).is_ok(),
+            "the derive alone reads it"
+        );
+        let err = decode(&container(&array, blob)).unwrap_err();
+        assert!(
+            err.to_string().contains("the header as a JSON object"),
+            "{err}"
+        );
     }
 }

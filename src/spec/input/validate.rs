@@ -56,6 +56,7 @@ pub(super) struct RawSpec<L = TokenRows> {
     subln_eps: Option<f64>,
     w_lambda: Option<Matrix<WidthRows>>,
     lambda: Option<f64>,
+    temperature: Option<f64>,
     tau: Option<f64>,
     window: Option<i64>,
     segment: Option<i64>,
@@ -282,6 +283,10 @@ pub(super) fn validate<L: RowLimit>(
                     Some(eps) => positive_finite("subln_eps", eps)?,
                 },
                 lambda: raw.lambda.map(|l| finite("lambda", l)).transpose()?,
+                temperature: match raw.temperature {
+                    None => 1.0,
+                    Some(t) => positive_finite("temperature", t)?,
+                },
             };
             params.check(shape.head_dim)?;
             Mechanism::DiffTransformer(params)

@@ -1,183 +1,120 @@
-//! Every control's value (`SettingsJs`, what `settings()` returns) and the patch
-//! `Explorer.update` takes (`SettingsPatchJs`), unknown keys and wrong types named.
+//! Every setting's value (`SettingsJs`, the `settings` of a frame) and the patch
+//! `Explorer.update` takes (`SettingsPatchJs`), both walked over the schema (`crate::schema`):
+//! no setting is named here, so a new one needs nothing in this file. Unknown keys, wrong types
+//! and unknown names are errors naming the key.
 
-use serde::{Deserialize, Serialize};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::choice;
 use crate::explorer::{Settings, SettingsPatch};
-use crate::names::{self, name_of};
+use crate::schema::value::{Raw, Value};
+use crate::schema::{self, LearnedBy};
 
-/// Every control: `{ mechanism, heads, head, causal, shift, difference, fill, renormalize,
-/// alpha, beta, gamma, tau, window, segment, lambda, gate_learned, lambda_learned }`. `head`
-/// counts from 1, as the page shows it. `gate_learned` says the gate comes from the trained
-/// model or the loaded spec (one `alpha, beta, gamma` per head; the three values here are
-/// their means), not the sliders; `lambda_learned` likewise for λ (V2: `lambda` is the mean
-/// of its λ per token and head).
-#[derive(Serialize)]
+/// Every setting of the schema the engine holds, `{ mechanism, heads, causal, tau, window,
+/// segment, head, shift, difference, fill, renormalize, alpha, beta, gamma, lambda, …,
+/// gate_learned, lambda_learned }` (the generated `www/explorer/settings.generated.js` lists
+/// them): choices by name, `head` from 1, as the page shows it. `gate_learned` says the gate
+/// comes from the trained model or the loaded spec (one `alpha, beta, gamma` per head; the
+/// three values here are their means), not the sliders; `lambda_learned` likewise for λ (V2:
+/// `lambda` is the mean of its λ per token and head).
 pub(in crate::web) struct SettingsJs {
-    mechanism: &'static str,
-    heads: usize,
+    settings: Settings,
     head: usize,
-    causal: bool,
-    shift: i64,
-    difference: &'static str,
-    fill: &'static str,
-    renormalize: &'static str,
-    alpha: f32,
-    beta: f32,
-    gamma: f32,
-    tau: f32,
-    window: usize,
-    segment: usize,
-    lambda: f32,
     gate_learned: bool,
     lambda_learned: bool,
 }
 
 impl SettingsJs {
+    /// `settings` as shown: an unset value (λ) is the learned one where `settings` has it
+    /// filled in, else the schema's `unset` value.
     pub(in crate::web) fn new(
-        s: &Settings,
+        settings: &Settings,
         head: usize,
         gate_learned: bool,
         lambda_learned: bool,
     ) -> SettingsJs {
         SettingsJs {
-            mechanism: name_of(s.maps.mechanism),
-            heads: s.maps.heads,
-            head: head + 1,
-            causal: s.maps.causal,
-            shift: s.shift.shift,
-            difference: name_of(s.shift.difference),
-            fill: name_of(s.shift.fill),
-            renormalize: name_of(s.shift.renormalize),
-            alpha: s.shift.alpha,
-            beta: s.shift.beta,
-            gamma: s.shift.gamma,
-            tau: s.maps.tau,
-            window: s.maps.window,
-            segment: s.maps.segment,
-            lambda: s.shift.lambda,
+            settings: *settings,
+            head,
             gate_learned,
             lambda_learned,
         }
     }
 }
 
-/// The fields of `SettingsPatchJs`, for the check of unknown keys (a test keeps the two in step).
-pub(in crate::web) const SETTING_NAMES: [&str; 15] = [
-    "mechanism",
-    "heads",
-    "head",
-    "causal",
-    "shift",
-    "difference",
-    "fill",
-    "renormalize",
-    "alpha",
-    "beta",
-    "gamma",
-    "tau",
-    "window",
-    "segment",
-    "lambda",
-];
-
-/// What `Explorer.update` takes: any of the controls of `SettingsJs` (but `gate_learned`),
-/// with the same names; anything else is an error naming it. `head` counts from 1.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(in crate::web) struct SettingsPatchJs {
-    pub mechanism: Option<String>,
-    pub heads: Option<usize>,
-    pub head: Option<usize>,
-    pub causal: Option<bool>,
-    pub shift: Option<i64>,
-    pub difference: Option<String>,
-    pub fill: Option<String>,
-    pub renormalize: Option<String>,
-    pub alpha: Option<f32>,
-    pub beta: Option<f32>,
-    pub gamma: Option<f32>,
-    pub tau: Option<f32>,
-    pub window: Option<usize>,
-    pub segment: Option<usize>,
-    pub lambda: Option<f32>,
+impl Serialize for SettingsJs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for key in schema::engine_keys() {
+            match self.settings.value(key, self.head) {
+                Some(Value::Int(n)) => map.serialize_entry(key.name, &n)?,
+                Some(Value::Float(x)) => map.serialize_entry(key.name, &x)?,
+                Some(Value::Bool(b)) => map.serialize_entry(key.name, &b)?,
+                Some(Value::Name(s)) => map.serialize_entry(key.name, s)?,
+                Some(Value::Unset) => map.serialize_entry(key.name, &key.unset)?,
+                None => {}
+            }
+        }
+        map.serialize_entry(LearnedBy::Gate.flag(), &self.gate_learned)?;
+        map.serialize_entry(LearnedBy::Lambda.flag(), &self.lambda_learned)?;
+        map.end()
+    }
 }
+
+/// What `Explorer.update` takes: any of the settings of `SettingsJs` (but the `…_learned`
+/// flags), with the same names; `lambda: null` is λ back to the learned one. Anything else is
+/// an error naming it. `head` counts from 1.
+pub(in crate::web) struct SettingsPatchJs;
 
 impl SettingsPatchJs {
-    /// Reads a patch object into the explorer's patch (`head` from 1 to from 0). Unknown
-    /// fields, wrong types and unknown names are errors naming the field and, for a near miss,
-    /// the closest known name.
+    /// Reads a patch object into the explorer's patch (`head` from 1 to from 0). Unknown keys
+    /// (with the closest known one), wrong types and unknown names are errors naming the key;
+    /// unknown keys are found before any value is read.
     pub(in crate::web) fn from_js(value: JsValue) -> Result<SettingsPatch, JsError> {
-        // serde-wasm-bindgen reads a struct by looking up its own fields only, so it would not
-        // see an unknown one: the keys are checked first.
-        if let Some(object) = value.dyn_ref::<js_sys::Object>() {
-            for key in js_sys::Object::keys(object).iter() {
-                let key = key.as_string().unwrap_or_default();
-                if !SETTING_NAMES.contains(&key.as_str()) {
-                    let hint = names::closest(&key, &SETTING_NAMES)
-                        .map(|k| format!(" (did you mean {k:?}?)"))
-                        .unwrap_or_default();
-                    return Err(JsError::new(&format!("{key}: not a setting{hint}")));
-                }
+        let Some(object) = value
+            .dyn_ref::<js_sys::Object>()
+            .filter(|_| value.is_object())
+        else {
+            return Err(JsError::new(&format!(
+                "settings: invalid type: {}, expected an object",
+                raw_of(&value)
+            )));
+        };
+        let entries: Vec<(String, JsValue)> = js_sys::Object::entries(object)
+            .iter()
+            .map(|entry| {
+                let pair = js_sys::Array::from(&entry);
+                (pair.get(0).as_string().unwrap_or_default(), pair.get(1))
+            })
+            .filter(|(_, v)| !v.is_undefined())
+            .collect();
+        let mut patch = SettingsPatch::default();
+        for (key, _) in &entries {
+            if schema::key(key).is_none_or(|k| !k.is_engine()) {
+                return Err(JsError::new(&schema::not_a_setting(key)));
             }
         }
-        let raw: SettingsPatchJs = match serde_wasm_bindgen::from_value(value.clone()) {
-            Ok(raw) => raw,
-            Err(e) => return Err(JsError::new(&type_error(&value, &e.to_string()))),
-        };
-        let head = match raw.head {
-            Some(0) => return Err(JsError::new("head: heads count from 1, found 0")),
-            h => h.map(|h| h - 1),
-        };
-        Ok(SettingsPatch {
-            mechanism: raw
-                .mechanism
-                .as_deref()
-                .map(|m| choice("mechanism", m))
-                .transpose()?,
-            heads: raw.heads,
-            head,
-            causal: raw.causal,
-            shift: raw.shift,
-            difference: raw
-                .difference
-                .as_deref()
-                .map(|d| choice("difference", d))
-                .transpose()?,
-            fill: raw.fill.as_deref().map(|f| choice("fill", f)).transpose()?,
-            renormalize: raw
-                .renormalize
-                .as_deref()
-                .map(|r| choice("renormalize", r))
-                .transpose()?,
-            alpha: raw.alpha,
-            beta: raw.beta,
-            gamma: raw.gamma,
-            tau: raw.tau,
-            window: raw.window,
-            segment: raw.segment,
-            lambda: raw.lambda,
-        })
+        for (key, v) in &entries {
+            patch.set(key, &raw_of(v)).map_err(|e| JsError::new(&e))?;
+        }
+        Ok(patch)
     }
 }
 
-/// serde-wasm-bindgen does not say which field had the wrong type: try each key alone to find
-/// it, and name it (`shift: invalid type: string "two", expected i64`).
-fn type_error(value: &JsValue, message: &str) -> String {
-    if let Some(object) = value.dyn_ref::<js_sys::Object>() {
-        for entry in js_sys::Object::entries(object).iter() {
-            let pair = js_sys::Array::from(&entry);
-            let alone = js_sys::Object::new();
-            if js_sys::Reflect::set(&alone, &pair.get(0), &pair.get(1)).is_err() {
-                continue;
-            }
-            if let Err(e) = serde_wasm_bindgen::from_value::<SettingsPatchJs>(alone.into()) {
-                return format!("{}: {e}", pair.get(0).as_string().unwrap_or_default());
-            }
-        }
+/// A JavaScript value as the schema reads it.
+fn raw_of(value: &JsValue) -> Raw {
+    if let Some(n) = value.as_f64() {
+        Raw::Number(n)
+    } else if let Some(b) = value.as_bool() {
+        Raw::Bool(b)
+    } else if let Some(s) = value.as_string() {
+        Raw::Text(s)
+    } else if value.is_null() || value.is_undefined() {
+        Raw::Null
+    } else if js_sys::Array::is_array(value) {
+        Raw::Other("sequence".to_string())
+    } else {
+        Raw::Other("map".to_string())
     }
-    format!("settings: {message}")
 }

@@ -77,6 +77,14 @@ pub(in crate::web) struct ViewJs {
     pub masked: bool,
 }
 
+/// `{ settings: SettingsJs, view: ViewJs }`: what `update` and `frame` return, read once per
+/// change.
+#[derive(Serialize)]
+pub(in crate::web) struct FrameJs {
+    pub settings: super::SettingsJs,
+    pub view: ViewJs,
+}
+
 /// `{ model: string | null, layer: number | null, labelled, heads, kv_heads, head_dim,
 ///    d_model, rope: { layout: "half" | "interleaved", theta: number | null } | null,
 ///    biases: boolean }`: a loaded layer's name, index and head layout.

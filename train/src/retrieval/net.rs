@@ -589,9 +589,7 @@ impl Net {
                         lambda_q2: to_vec(q2.as_tensor())?,
                         lambda_k2: to_vec(k2.as_tensor())?,
                         subln: to_vec(l.subln.as_ref().expect("subln").as_tensor())?,
-                        lambda_init: None,
-                        subln_eps: RMS_NORM_EPS,
-                        lambda: None,
+                        ..Default::default()
                     })
                 }
             };
