@@ -142,16 +142,16 @@ async function main() {
     if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
   };
   let timer = null;
-  let lastAt = -Infinity;
   /** The spec file drawn (the explorer's `onSpec`), for the header. */
   let spec = null;
+  // Written once the changes pause (replaceState takes milliseconds: not on every tick of a
+  // dragged slider).
   const scheduleAddress = () => {
-    if (timer !== null) return;
+    clearTimeout(timer);
     timer = setTimeout(() => {
       timer = null;
-      lastAt = performance.now();
       writeAddress();
-    }, Math.max(0, lastAt + URL_INTERVAL_MS - performance.now()));
+    }, URL_INTERVAL_MS);
   };
   const view = mountExplorer(host, styles, {
     runtime,
