@@ -9,12 +9,14 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use diffattn::engine::shift_diff::{
-    shift_diff_maps, shift_diff_maps_into, Difference, Gate, Renormalize, ShiftDiffMaps,
-    ShiftDiffParams, ShiftFill,
+    shift_diff_maps_into, Difference, Gate, Renormalize, ShiftDiffMaps, ShiftDiffParams, ShiftFill,
 };
-use diffattn::engine::{run, standard, Mask, Mechanism, MechanismKind, Projected, Weights};
+use diffattn::engine::{
+    run, standard, HeadShape, Mask, Mechanism, MechanismKind, Projected, Weights,
+};
 use diffattn::model::Model;
 use diffattn::text::seeded_normal;
+use ndarray::Array3;
 use std::hint::black_box;
 
 const D: usize = 64;
@@ -69,6 +71,25 @@ fn layer(c: &mut Criterion) {
     }
 }
 
+/// Standard attention maps `A` of every head of the plain layout, every row.
+fn attention(p: &Projected, heads: usize) -> Array3<f32> {
+    let shape = HeadShape::plain(p.q.ncols(), heads).expect("heads divide d");
+    let (all, rows): (Vec<usize>, _) = ((0..heads).collect(), 0..p.q.nrows());
+    let mut a = Array3::zeros((0, 0, 0));
+    standard::maps_into(
+        p.q.view(),
+        p.k.view(),
+        &shape,
+        Mask::FULL,
+        &all,
+        rows,
+        1.0,
+        &mut a,
+    )
+    .expect("maps");
+    a
+}
+
 fn shift_stages(c: &mut Criterion) {
     let weights = weights();
     let params = shift_params();
@@ -77,10 +98,16 @@ fn shift_stages(c: &mut Criterion) {
     for &len in &LENGTHS {
         let x = seeded_normal(len, D, 9, 1.0);
         let p = Projected::new(x.view(), &weights);
-        let a = standard::attention(p.q.view(), p.k.view(), HEADS, Mask::FULL).expect("maps");
+        let a = attention(&p, HEADS);
         group.throughput(Throughput::Elements((len * len) as u64));
         group.bench_with_input(BenchmarkId::from_parameter(len), &a, |b, a| {
-            b.iter(|| shift_diff_maps(black_box(a), &params, Mask::FULL).expect("stages"))
+            b.iter(|| {
+                let mut out = ShiftDiffMaps::empty();
+                let rows = 0..a.dim().1;
+                shift_diff_maps_into(black_box(a), &params, Mask::FULL, rows, &mut out)
+                    .expect("stages");
+                out
+            })
         });
     }
     group.finish();
@@ -118,11 +145,11 @@ fn page_engine(c: &mut Criterion) {
             maps_group.bench_with_input(BenchmarkId::from_parameter(&id), &x, |b, x| {
                 b.iter(|| {
                     let p = Projected::new(black_box(x.view()), &weights);
-                    standard::attention(p.q.view(), p.k.view(), heads, Mask::FULL).expect("maps")
+                    attention(&p, heads)
                 })
             });
             let p = Projected::new(x.view(), &weights);
-            let a = standard::attention(p.q.view(), p.k.view(), heads, Mask::FULL).expect("maps");
+            let a = attention(&p, heads);
             inputs.push((id, heads, a));
         }
     }
@@ -141,7 +168,7 @@ fn page_engine(c: &mut Criterion) {
             b.iter(|| {
                 tick += 1;
                 params.shift = 1 + tick % 8;
-                shift_diff_maps_into(black_box(a), &params, Mask::FULL, &mut stages)
+                shift_diff_maps_into(black_box(a), &params, Mask::FULL, 0..a.dim().1, &mut stages)
                     .expect("stages");
             })
         });

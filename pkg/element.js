@@ -31,9 +31,8 @@ let shared = null;
 function assets() {
   if (!shared) {
     const build = wasmBuild();
-    const worker = new URL('./diffattn-heads-worker.js', import.meta.url);
     const promise = Promise.all([
-      loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build, worker }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('./', import.meta.url), build), build }),
       loadStyles(new URL('./explorer/explorer.css', import.meta.url)),
     ]).then(([runtime, styles]) => ({
       runtime,

@@ -6,11 +6,6 @@
 //                                             lesson (www/lesson-page.js and its modules) is a
 //                                             chunk in www/dist/ that only ?lesson= loads
 //   pkg/element.js    → pkg/diffattn-explorer.js   the package's entry (<diffattn-explorer>)
-//   pkg/heads-worker.js → www/dist/heads-worker.js and pkg/diffattn-heads-worker.js
-//                                             the heads' Web Worker of each (a bundle of its
-//                                             own, the glue inside, no chunks: a worker
-//                                             starts from one file), which the entries
-//                                             name by URL
 //
 // The glue (pkg/diffattn.js, from scripts/build-wasm) is inside both bundles. Every URL an
 // entry computes from `import.meta.url` is computed in the entry module itself, so it holds for
@@ -43,18 +38,6 @@ export const BUNDLES = Object.freeze({
     outdir: at('pkg'),
     entry: at('pkg', 'diffattn-explorer.js'),
     chunkNames: 'chunks/[name]-[hash]',
-  }),
-  pageWorker: Object.freeze({
-    entryPoints: { 'heads-worker': at('pkg', 'heads-worker.js') },
-    outdir: at('www', 'dist'),
-    entry: at('www', 'dist', 'heads-worker.js'),
-    splitting: false,
-  }),
-  elementWorker: Object.freeze({
-    entryPoints: { 'diffattn-heads-worker': at('pkg', 'heads-worker.js') },
-    outdir: at('pkg'),
-    entry: at('pkg', 'diffattn-heads-worker.js'),
-    splitting: false,
   }),
 });
 
@@ -135,11 +118,8 @@ export async function bundleAll() {
   return out;
 }
 
-/** The folders only chunks of a bundle live in (its hashed names change with its content);
- * the workers' bundles, one file each, have none. */
+/** The folders only chunks of a bundle live in (its hashed names change with its content). */
 const CHUNK_DIRS = Object.freeze({ page: at('www', 'dist'), element: at('pkg', 'chunks') });
-/** Files of a chunk folder that another bundle writes (the page's worker, in www/dist/). */
-const OTHER_BUNDLES = Object.freeze(['heads-worker.js', 'heads-worker.js.map']);
 
 /** Rebuilds both bundles on every change of a module they import (scripts/serve). */
 async function watch() {
@@ -153,7 +133,7 @@ async function watch() {
             const written = new Set(Object.keys(r.metafile.outputs).map((f) => path.resolve(ROOT, f)));
             const dir = CHUNK_DIRS[name];
             const files = dir ? await readdir(dir).catch(() => []) : [];
-            for (const file of files) if (!written.has(path.join(dir, file)) && !OTHER_BUNDLES.includes(file)) await rm(path.join(dir, file), { force: true });
+            for (const file of files) if (!written.has(path.join(dir, file))) await rm(path.join(dir, file), { force: true });
           }
           console.log(`bundle: ${name} ${r.errors.length ? `failed (${r.errors.length} errors)` : 'rebuilt'}`);
         });
@@ -166,7 +146,7 @@ async function watch() {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const run = process.argv.includes('--watch') ? watch() : bundleAll().then(() => console.log('bundle: www/dist/app.js, www/dist/heads-worker.js, pkg/diffattn-explorer.js, pkg/diffattn-heads-worker.js'));
+  const run = process.argv.includes('--watch') ? watch() : bundleAll().then(() => console.log('bundle: www/dist/app.js, pkg/diffattn-explorer.js'));
   run.catch((err) => {
     console.error(`bundle: ${err.message}`);
     process.exit(1);

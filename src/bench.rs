@@ -13,7 +13,8 @@
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::{Gate, ShiftDiffMaps, ShiftDiffParams};
 use crate::engine::{
-    base_maps, output, shift_stages_into, EngineError, Mechanism, MechanismKind, Projection,
+    base_maps_into, output, shift_stages_into, BaseMaps, Block, EngineError, Mechanism,
+    MechanismKind, Projection,
 };
 use crate::model::Model;
 use crate::text::{seeded_normal, seeded_normal_vec};
@@ -123,6 +124,8 @@ pub fn time_layer(
     weights.check_input(x.view())?;
     let mut mechanism = mechanism(bench.mechanism, bench.heads, d);
     let mut shift = ShiftDiffMaps::empty();
+    let mut base = BaseMaps::default();
+    let block = Block::all(bench.heads, bench.tokens);
     let mut layers = 0usize;
     // One layer, each stage's end time (from `t0`) added into `acc`.
     let mut layer = |acc: &mut [f64; 4]| -> Result<(), EngineError> {
@@ -131,19 +134,31 @@ pub fn time_layer(
         }
         layers += 1;
         let t0 = now_ms();
-        let projection = Projection::new(bench.mechanism, x.view(), weights);
+        let projection = Projection::new(bench.mechanism, x.view(), weights, bench.heads)?;
         let t1 = now_ms();
-        let base = base_maps(&mechanism, &projection, weights, bench.heads, false)?;
-        let t2 = now_ms();
-        let has_shift = shift_stages_into(&mechanism, &base, false, &mut shift)?;
-        let t3 = now_ms();
-        let out = output(
+        let heads = bench.heads;
+        base_maps_into(
             &mechanism,
             &projection,
-            &base,
-            has_shift.then_some(&shift),
             weights,
+            heads,
+            false,
+            &block,
+            &mut base,
         )?;
+        let t2 = now_ms();
+        let has_shift = shift_stages_into(&mechanism, &base, false, &block, &mut shift)?;
+        let t3 = now_ms();
+        let finals = match (&base, has_shift) {
+            (_, true) => &shift.fused,
+            (BaseMaps::Attention(a), false) => a,
+            (BaseMaps::DiffTransformer(m), false) => &m.diff,
+            (BaseMaps::DiffTransformerV2(m), false) => &m.diff,
+            (BaseMaps::Hierarchical(m), false) => &m.a,
+        };
+        let out = output(&mechanism, &projection, weights, heads, &|h| {
+            finals.index_axis(ndarray::Axis(0), h)
+        })?;
         let t4 = now_ms();
         std::hint::black_box(out);
         for (a, t) in acc.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3]) {
@@ -223,14 +238,20 @@ pub fn time_spec_open(
     spec.check_limits()?;
     spec.page_support()?;
     let t2 = now_ms();
-    let projection = Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights);
+    let (kind, heads) = (spec.mechanism.kind(), spec.heads);
+    let projection = Projection::new(kind, spec.x.view(), &spec.weights, heads)?;
     let t3 = now_ms();
-    let base = base_maps(
-        &spec.mechanism,
+    let mut base = BaseMaps::default();
+    let block = Block::all(heads, spec.x.nrows());
+    let (mechanism, causal) = (&spec.mechanism, spec.causal);
+    base_maps_into(
+        mechanism,
         &projection,
         &spec.weights,
-        spec.heads,
-        spec.causal,
+        heads,
+        causal,
+        &block,
+        &mut base,
     )?;
     let t4 = now_ms();
     drop((base, projection, spec));

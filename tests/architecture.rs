@@ -126,15 +126,12 @@ fn the_engine_knows_nothing_of_the_page_state_or_the_names() {
 /// The element's entry modules, the package's committed sources (pkg/ is otherwise built).
 const ELEMENT_ENTRIES: [&str; 2] = ["pkg/element.js", "pkg/inline.js"];
 
-/// The heads' Web Worker's entry (bundled for the page and the element; no memo: one handle).
-const WORKER_ENTRIES: [&str; 1] = ["pkg/heads-worker.js"];
-
 /// The one top-level mutable binding an element entry may hold: the page-wide memo of the wasm
 /// runtime, the stylesheet and the weights store, shared by every element of a page.
 const PAGE_WIDE_MEMO: &str = "let shared = null;";
 
 /// Every page module (www/, www/explorer/, www/examples/, the benchmark harness too, and the
-/// element's and the worker's entries in pkg/) as `(path, text)`.
+/// element's entries in pkg/) as `(path, text)`.
 fn page_modules() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
@@ -147,7 +144,7 @@ fn page_modules() -> Vec<(String, String)> {
             }
         }
     }
-    for file in ELEMENT_ENTRIES.iter().chain(&WORKER_ENTRIES) {
+    for file in ELEMENT_ENTRIES {
         let path = root.join(file);
         let text = std::fs::read_to_string(&path).expect("element entry");
         out.push((path.display().to_string(), text));
@@ -470,5 +467,86 @@ fn no_hand_written_list_of_setting_names() {
                 found.join(", ")
             );
         }
+    }
+}
+
+#[test]
+fn the_page_has_one_path_for_heavy_work() {
+    // No Web Worker computes heads beside the page's handle, and no handle is mirrored or
+    // adopts maps computed elsewhere: heavy work is the engine's pieces (src/explorer/work.rs),
+    // run between frames by www/explorer/work.js.
+    for (path, text) in page_modules() {
+        for forbidden in ["new Worker(", "new SharedWorker(", "importScripts("] {
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//") && !l.trim_start().starts_with('*'))
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(
+                !code.contains(forbidden),
+                "{path} uses {forbidden}: heavy work has one path (work.js)"
+            );
+        }
+    }
+    assert_absent(
+        "src",
+        &["export_head", "adopt_head", "adopt_map", "HeadKey"],
+    );
+}
+
+#[test]
+fn the_engine_has_no_import_circle() {
+    // Each engine module's `use super::m` edges; a depth-first search finds any circle.
+    let modules: Vec<(String, Vec<String>)> = sources("src/engine")
+        .into_iter()
+        .filter(|(path, _)| !path.contains("/kernels/") && !path.ends_with("mod.rs"))
+        .map(|(path, text)| {
+            let name = Path::new(&path)
+                .file_stem()
+                .expect("a file name")
+                .to_string_lossy()
+                .to_string();
+            let uses = text
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim_start();
+                    let rest = l
+                        .strip_prefix("use super::")
+                        .or_else(|| l.strip_prefix("pub use super::"))?;
+                    Some(rest.split([':', ';', '{']).next()?.trim().to_string())
+                })
+                .filter(|m| !m.is_empty() && m != "kernels")
+                .collect();
+            (name, uses)
+        })
+        .collect();
+    assert!(modules.len() > 15, "found {} engine modules", modules.len());
+    fn visit(
+        m: &str,
+        modules: &[(String, Vec<String>)],
+        path: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) {
+        if done.iter().any(|d| d == m) {
+            return;
+        }
+        if let Some(at) = path.iter().position(|p| p == m) {
+            panic!(
+                "src/engine imports in a circle: {} -> {m}",
+                path[at..].join(" -> ")
+            );
+        }
+        path.push(m.to_string());
+        if let Some((_, uses)) = modules.iter().find(|(n, _)| n == m) {
+            for u in uses {
+                visit(u, modules, path, done);
+            }
+        }
+        path.pop();
+        done.push(m.to_string());
+    }
+    let mut done = Vec::new();
+    for (m, _) in &modules {
+        visit(m, &modules, &mut Vec::new(), &mut done);
     }
 }

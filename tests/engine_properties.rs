@@ -6,7 +6,7 @@ use diffattn::engine::diff_transformer::DiffTransformerParams;
 use diffattn::engine::shift_diff::{
     shift, shift_diff_maps, Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill,
 };
-use diffattn::engine::{run, standard, Mask, Mechanism, Projected, Stages, Weights};
+use diffattn::engine::{run, standard, HeadShape, Mask, Mechanism, Projected, Stages, Weights};
 use ndarray::{Array2, Array3, Axis};
 use proptest::prelude::*;
 
@@ -74,8 +74,22 @@ fn gate(heads: usize) -> impl Strategy<Value = Gate> {
 
 fn attention(layer: &Layer, causal: bool) -> Array3<f32> {
     let p = Projected::new(layer.x.view(), &layer.weights);
-    standard::attention(p.q.view(), p.k.view(), layer.heads, Mask::causal(causal))
-        .expect("heads divide d")
+    let shape = HeadShape::plain(p.q.ncols(), layer.heads).expect("heads divide d");
+    let all: Vec<usize> = (0..layer.heads).collect();
+    let mut a = Array3::zeros((0, 0, 0));
+    let rows = 0..p.q.nrows();
+    standard::maps_into(
+        p.q.view(),
+        p.k.view(),
+        &shape,
+        Mask::causal(causal),
+        &all,
+        rows,
+        1.0,
+        &mut a,
+    )
+    .expect("rows within the tokens");
+    a
 }
 
 fn every_mechanism(heads: usize, half_width: usize) -> Vec<Mechanism> {

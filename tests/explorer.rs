@@ -2,7 +2,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use diffattn::engine::{MechanismKind, StageId};
-use diffattn::explorer::{Explorer, Recomputations};
+use diffattn::explorer::{Explorer, Need, Recomputations};
 use diffattn::model::Model;
 
 fn explorer(text: &str) -> Explorer {
@@ -99,12 +99,14 @@ fn the_shown_head_is_computed_first_and_a_head_once_computed_is_kept() {
         (e.recomputations().maps, e.recomputations().shift_stages),
         (2, 4)
     );
-    // What needs every head computes the rest, one step at a time or all at once.
-    assert!(e.compute_next().unwrap());
+    // What needs every head computes the rest, one piece at a time or all at once.
+    while e.missing_heads().len() == 2 {
+        assert!(e.work(Need::Every).unwrap());
+    }
     assert_eq!(e.missing_heads(), vec![3]);
     e.layer_output().unwrap().unwrap();
     assert!(e.missing_heads().is_empty());
-    assert!(!e.compute_next().unwrap());
+    assert!(!e.work(Need::Every).unwrap());
     assert_eq!(e.recomputations().maps, 4, "each head's maps once");
 }
 
@@ -123,7 +125,6 @@ fn changing_heads_recomputes_maps_not_projections() {
             maps: r0.maps + 1,
             shift_stages: r0.shift_stages + 1,
             lambda: r0.lambda,
-            adopted: 0,
         }
     );
     assert_ne!(e.map(StageId::A).unwrap(), a4);
@@ -760,6 +761,34 @@ fn the_page_refuses_a_spec_past_its_token_cap_and_says_why() {
     // The page's cap is the library's: the CLI refuses it too, by its own name.
     let cli = diffattn::spec::parse_spec(&spec).unwrap_err();
     assert!(cli.message.contains("MAX_TOKENS"), "{}", cli.message);
+}
+
+#[test]
+fn the_extremes_found_piece_by_piece_are_those_of_the_whole_map() {
+    use diffattn::engine::shift_diff::Difference;
+    use diffattn::render::MapStats;
+    // 600 tokens: each map is computed in several pieces of rows (diffattn::explorer::piece_rows).
+    let words: Vec<&str> = "the film was not good but the actors were wonderful"
+        .split(' ')
+        .collect();
+    let text: Vec<&str> = (0..600).map(|i| words[i % words.len()]).collect();
+    let mut e = explorer(&text.join(" "));
+    assert!(
+        diffattn::explorer::piece_rows(600) < 600,
+        "more than one piece"
+    );
+    for difference in [Difference::Single, Difference::Symmetric] {
+        e.update_shift(|s| s.difference = difference).unwrap();
+        e.compute().unwrap();
+        for stage in e.stages() {
+            let map = e.map(stage).unwrap().to_owned();
+            assert_eq!(
+                e.head_stats(stage, e.head()),
+                Some(MapStats::of(map.view())),
+                "{stage:?}"
+            );
+        }
+    }
 }
 
 #[test]

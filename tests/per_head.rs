@@ -1,20 +1,21 @@
-//! One head at a time: the engine's staged steps for some heads only (`base_maps_of`,
-//! `apply_lambda_of`, `shift_stages_of_into`, `output_of`) give every map the bits it has when
-//! every head is computed together (`engine::run`), for every mechanism and layout the fixtures
-//! hold: V2, the Differential Transformer in both pairings, hierarchical, input difference,
-//! causal and windowed masks, grouped-query heads, rotary positions, biases. The explorer, which
-//! computes the shown head first and the others when asked, draws the same bits and gives the
-//! same output.
+//! One block at a time: the engine's staged steps over a block of the stack (one head, and
+//! its query rows in blocks of any size: `Projection::project_into`, `base_maps_into`,
+//! `apply_lambda`, `shift_stages_into`, `mix_into`) give every map the bits it has when every
+//! head and row is computed together (`engine::run`), for every mechanism and layout the
+//! fixtures hold: V2, the Differential Transformer in both pairings, hierarchical, input
+//! difference, causal and windowed masks, grouped-query heads, rotary positions, biases. The
+//! explorer, which computes the shown head first, in pieces, and the others when asked, draws
+//! the same bits and gives the same output.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
 use diffattn::engine::shift_diff::ShiftDiffMaps;
 use diffattn::engine::{
-    apply_lambda_of, base_maps, base_maps_of, output_of, run, shift_stages_of_into, Mechanism,
+    apply_lambda, base_maps_into, mix_into, run, shift_stages_into, BaseMaps, Block, Mechanism,
     Projection, StageId, Stages,
 };
-use diffattn::explorer::Explorer;
+use diffattn::explorer::{Explorer, Need};
 use diffattn::model::Model;
 use ndarray::{array, Array2, ArrayView2, ArrayView3, Axis};
 
@@ -72,76 +73,122 @@ fn with_fixed_lambda(m: &Mechanism, lambda: f32) -> Mechanism {
     }
 }
 
+/// Splits `0..n` into blocks of `size` rows (the last one shorter).
+fn blocks_of(n: usize, size: usize) -> Vec<std::ops::Range<usize>> {
+    (0..n)
+        .step_by(size.max(1))
+        .map(|s| s..(s + size).min(n))
+        .collect()
+}
+
 #[test]
-fn each_head_alone_has_the_bits_of_every_head_together() {
+fn each_head_alone_in_blocks_of_rows_has_the_bits_of_every_head_together() {
     let specs = common::fixture_specs();
     assert!(specs.len() >= 100, "{} fixtures", specs.len());
     for (name, spec) in &specs {
-        let whole = run(
-            spec.x.view(),
-            &spec.weights,
-            spec.heads,
-            spec.causal,
-            &spec.mechanism,
-        )
-        .unwrap();
-        let projection = Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights);
-        let mut finals = Vec::new();
-        for h in 0..spec.heads {
-            let base = base_maps_of(
-                &spec.mechanism,
-                &projection,
-                &spec.weights,
-                spec.heads,
-                spec.causal,
-                h..h + 1,
-            )
-            .unwrap();
-            let mut shift = ShiftDiffMaps::empty();
-            let has_shift =
-                shift_stages_of_into(&spec.mechanism, &base, spec.causal, h, &mut shift).unwrap();
-            for (stage, stack) in stacks(&whole) {
-                let one = base
-                    .stage(stage)
-                    .or_else(|| {
-                        has_shift
-                            .then(|| shift.stage(stage))
-                            .flatten()
-                            .map(|m| m.view())
-                    })
-                    .unwrap_or_else(|| panic!("{name}: head {h} has no {stage:?}"));
-                assert_eq!(one.len_of(Axis(0)), 1, "{name}: {stage:?}");
-                assert!(
-                    same_bits(one.index_axis(Axis(0), 0), stack.index_axis(Axis(0), h)),
-                    "{name}: head {h}, {stage:?} differs"
-                );
+        let (heads, causal, mechanism) = (spec.heads, spec.causal, &spec.mechanism);
+        let whole = run(spec.x.view(), &spec.weights, heads, causal, mechanism).unwrap();
+        let tokens = spec.x.nrows();
+        // Block sizes that cut through the engine's own blocks of 16 rows and the last row.
+        for size in [1, 3, 16, tokens.max(1)] {
+            let mut projection = Projection::empty();
+            for rows in blocks_of(tokens, size) {
+                let kind = mechanism.kind();
+                Projection::project_into(
+                    kind,
+                    spec.x.view(),
+                    &spec.weights,
+                    heads,
+                    rows,
+                    &mut projection,
+                )
+                .unwrap();
             }
-            if let Stages::DiffTransformerV2 { maps, .. } = &whole {
-                let column = base.lambda_table().unwrap();
-                assert!(same_bits(
-                    column.view(),
-                    maps.lambda.slice(ndarray::s![.., h..h + 1])
-                ));
+            assert_eq!(
+                projection,
+                Projection::new(mechanism.kind(), spec.x.view(), &spec.weights, heads).unwrap(),
+                "{name}: projection in blocks of {size}"
+            );
+            let mut finals = Vec::new();
+            for h in 0..heads {
+                let mut base = BaseMaps::default();
+                let mut shift = ShiftDiffMaps::empty();
+                let mut has_shift = false;
+                for rows in blocks_of(tokens, size) {
+                    let block = Block {
+                        heads: h..h + 1,
+                        queries: rows,
+                    };
+                    base_maps_into(
+                        mechanism,
+                        &projection,
+                        &spec.weights,
+                        heads,
+                        causal,
+                        &block,
+                        &mut base,
+                    )
+                    .unwrap();
+                }
+                apply_lambda(mechanism, &projection, &mut base, h).unwrap();
+                for rows in blocks_of(tokens, size) {
+                    let block = Block {
+                        heads: h..h + 1,
+                        queries: rows,
+                    };
+                    has_shift =
+                        shift_stages_into(mechanism, &base, causal, &block, &mut shift).unwrap();
+                }
+                for (stage, stack) in stacks(&whole) {
+                    let one = base
+                        .stage(stage)
+                        .or_else(|| {
+                            has_shift
+                                .then(|| shift.stage(stage))
+                                .flatten()
+                                .map(|m| m.view())
+                        })
+                        .unwrap_or_else(|| panic!("{name}: head {h} has no {stage:?}"));
+                    assert_eq!(one.len_of(Axis(0)), 1, "{name}: {stage:?}");
+                    assert!(
+                        same_bits(one.index_axis(Axis(0), 0), stack.index_axis(Axis(0), h)),
+                        "{name}: head {h}, {stage:?} in blocks of {size} differs"
+                    );
+                }
+                if let Stages::DiffTransformerV2 { maps, .. } = &whole {
+                    let column = base.lambda_table().unwrap();
+                    assert!(same_bits(
+                        column.view(),
+                        maps.lambda.slice(ndarray::s![.., h..h + 1])
+                    ));
+                }
+                let final_stage = mechanism.kind().final_stage();
+                let map = base
+                    .stage(final_stage)
+                    .map(|m| m.index_axis_move(Axis(0), 0).to_owned())
+                    .unwrap_or_else(|| shift.fused.index_axis(Axis(0), 0).to_owned());
+                finals.push(map);
             }
-            let final_stage = spec.mechanism.kind().final_stage();
-            let map = base
-                .stage(final_stage)
-                .map(|m| m.index_axis_move(Axis(0), 0).to_owned())
-                .unwrap_or_else(|| shift.fused.index_axis(Axis(0), 0).to_owned());
-            finals.push(map);
+            // The output head by head, in any order, into one concatenation.
+            let mut concat = Array2::zeros((0, 0));
+            for h in (0..heads).rev() {
+                mix_into(
+                    mechanism,
+                    &projection,
+                    &spec.weights,
+                    heads,
+                    h..h + 1,
+                    &|h| finals[h].view(),
+                    &mut concat,
+                )
+                .unwrap();
+            }
+            let out = spec.weights.out(concat.view());
+            assert!(
+                same_bits(out.view(), whole.output().view()),
+                "{name}: output"
+            );
         }
-        let out = output_of(
-            &spec.mechanism,
-            &projection,
-            &spec.weights,
-            spec.heads,
-            &|h| finals[h].view(),
-        )
-        .unwrap();
-        assert!(
-            same_bits(out.view(), whole.output().view()),
-            "{name}: output"
-        );
     }
 }
 
@@ -154,20 +201,36 @@ fn a_new_lambda_put_into_one_head_has_the_bits_of_every_head_computed_with_it() 
         ) {
             continue;
         }
+        let (heads, causal) = (spec.heads, spec.causal);
         let fixed = with_fixed_lambda(&spec.mechanism, 0.3);
-        let projection = Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights);
-        let whole = base_maps(&fixed, &projection, &spec.weights, spec.heads, spec.causal).unwrap();
-        for h in 0..spec.heads {
-            let mut one = base_maps_of(
+        let projection =
+            Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights, heads).unwrap();
+        let mut whole = BaseMaps::default();
+        let all = Block::all(heads, spec.x.nrows());
+        base_maps_into(
+            &fixed,
+            &projection,
+            &spec.weights,
+            heads,
+            causal,
+            &all,
+            &mut whole,
+        )
+        .unwrap();
+        for h in 0..heads {
+            let mut one = BaseMaps::default();
+            let block = Block::head(h, spec.x.nrows());
+            base_maps_into(
                 &spec.mechanism,
                 &projection,
                 &spec.weights,
-                spec.heads,
-                spec.causal,
-                h..h + 1,
+                heads,
+                causal,
+                &block,
+                &mut one,
             )
             .unwrap();
-            assert!(apply_lambda_of(&fixed, &projection, &mut one, h).unwrap());
+            assert!(apply_lambda(&fixed, &projection, &mut one, h).unwrap());
             let want = whole.stage(StageId::Diff).unwrap();
             let got = one.stage(StageId::Diff).unwrap();
             assert!(
@@ -179,38 +242,56 @@ fn a_new_lambda_put_into_one_head_has_the_bits_of_every_head_computed_with_it() 
 }
 
 #[test]
-fn a_head_range_past_the_heads_is_an_error_naming_the_head() {
+fn a_block_past_the_heads_or_rows_is_an_error_naming_it() {
     let (_, spec) = common::fixture_specs().remove(0);
-    let projection = Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights);
     let heads = spec.heads;
-    let err = base_maps_of(
-        &spec.mechanism,
-        &projection,
-        &spec.weights,
-        heads,
-        spec.causal,
-        heads..heads + 1,
-    )
-    .unwrap_err();
+    let tokens = spec.x.nrows();
+    let projection =
+        Projection::new(spec.mechanism.kind(), spec.x.view(), &spec.weights, heads).unwrap();
+    let mut out = BaseMaps::default();
+    let (m, w, c) = (&spec.mechanism, &spec.weights, spec.causal);
+    let past_heads = Block {
+        heads: heads..heads + 1,
+        queries: 0..tokens,
+    };
+    let err = base_maps_into(m, &projection, w, heads, c, &past_heads, &mut out).unwrap_err();
     assert!(err.to_string().contains("head"), "{err}");
+    let past_rows = Block {
+        heads: 0..1,
+        queries: tokens..tokens + 1,
+    };
+    let err = base_maps_into(m, &projection, w, heads, c, &past_rows, &mut out).unwrap_err();
+    assert!(err.to_string().contains("queries"), "{err}");
 }
 
 #[test]
-fn by_hand_the_second_head_alone_is_the_second_map() {
+fn by_hand_the_second_head_alone_is_the_second_map_and_its_second_row_alone_is_its_row() {
     // d = 2, two heads of width 1, W = I: head 0 sees x[:, 0], head 1 sees x[:, 1]. Token rows
     // (1, 0) and (0, 2): head 1's scores are q·k = [[0, 0], [0, 4]], so its row 0 is uniform
     // [1/2, 1/2] and row 1 is softmax([0, 4]) = [1/(1+e⁴), e⁴/(1+e⁴)].
     let eye = Array2::<f32>::eye(2);
     let w = diffattn::engine::Weights::new(eye.clone(), eye.clone(), eye.clone(), eye).unwrap();
     let x = array![[1.0f32, 0.0], [0.0, 2.0]];
-    let p = Projection::new(Mechanism::Standard.kind(), x.view(), &w);
-    let one = base_maps_of(&Mechanism::Standard, &p, &w, 2, false, 1..2).unwrap();
+    let p = Projection::new(Mechanism::Standard.kind(), x.view(), &w, 2).unwrap();
+    let mut one = BaseMaps::default();
+    let block = Block::head(1, 2);
+    base_maps_into(&Mechanism::Standard, &p, &w, 2, false, &block, &mut one).unwrap();
     let a = one.stage(StageId::A).unwrap();
     assert_eq!(a.dim(), (1, 2, 2));
     assert_eq!(a[[0, 0, 0]], 0.5);
     assert_eq!(a[[0, 0, 1]], 0.5);
     let e4 = 4f32.exp();
     assert!((a[[0, 1, 1]] - e4 / (1.0 + e4)).abs() < 1e-6, "{a}");
+    // Row 1 alone: row 0 stays as it was (zeros in a fresh buffer), row 1 is the same.
+    let mut row = BaseMaps::default();
+    let block = Block {
+        heads: 1..2,
+        queries: 1..2,
+    };
+    base_maps_into(&Mechanism::Standard, &p, &w, 2, false, &block, &mut row).unwrap();
+    let r = row.stage(StageId::A).unwrap();
+    assert_eq!((r[[0, 0, 0]], r[[0, 0, 1]]), (0.0, 0.0));
+    assert_eq!(r[[0, 1, 1]].to_bits(), a[[0, 1, 1]].to_bits());
 }
 
 #[test]
@@ -226,9 +307,9 @@ fn the_explorer_computes_the_shown_head_first_and_every_head_with_the_same_bits(
         let last = heads - 1;
         e.set_head(last).unwrap();
         e.compute().unwrap();
-        // Only the shown head (and the head loading checked) is computed.
+        // Only the shown head is computed.
         let r = e.recomputations();
-        assert_eq!(r.maps, if last == 0 { 1 } else { 2 }, "{name}");
+        assert_eq!(r.maps, 1, "{name}");
         let missing = e.missing_heads();
         assert_eq!(missing.len(), heads - 1, "{name}: {missing:?}");
         let stages = stacks(&whole);
@@ -239,8 +320,9 @@ fn the_explorer_computes_the_shown_head_first_and_every_head_with_the_same_bits(
                 "{name}: {stage:?}"
             );
         }
-        while e.compute_next().unwrap() {}
+        while e.work(Need::Every).unwrap() {}
         assert!(e.missing_heads().is_empty(), "{name}");
+        assert!(e.progress(Need::Every).finished, "{name}");
         assert_eq!(
             e.recomputations().maps,
             heads as u64,

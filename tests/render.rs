@@ -602,3 +602,46 @@ fn maps_drawn_together_share_one_scale_so_one_value_has_one_colour() {
     // colour of 0.6 on 0..0.9, two thirds up the palette.
     assert_eq!(shared.color(0.6), Scale::sequential(0.0, 0.9).color(0.6));
 }
+
+#[test]
+fn the_colorbar_as_one_image_runs_from_the_scales_top_down_to_its_bottom() {
+    // A sequential scale over [0, 1]: the top row of the bar is (nearly) the high end of
+    // viridis, the bottom row (nearly) the low end; every pixel of a row has the row's colour.
+    let rows = labels(&["a", "b"]);
+    let scale = Scale::sequential(0.0, 1.0);
+    let mut frame = Frame {
+        title: "A",
+        row_labels: &rows,
+        col_labels: &rows,
+        scale: &scale,
+        theme: &Theme::light(),
+        font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
+    };
+    let layout = frame.layout_with(
+        400,
+        300,
+        (2, 2),
+        &diffattn::render::LabelWidths::measure(&rows, &rows),
+    );
+    let bar = layout.colorbar;
+    assert!(bar.width > 0 && bar.height > 1, "{bar:?}");
+    let mut rgba = Vec::new();
+    diffattn::render::colorbar_rgba(&frame, &layout, &mut rgba);
+    assert_eq!(rgba.len(), (bar.width * bar.height * 4) as usize);
+    let row = |y: u32| &rgba[(y * bar.width * 4) as usize..((y + 1) * bar.width * 4) as usize];
+    let (lo, hi) = scale.range();
+    let top = scale.color(lo + (1.0 - 0.5 / bar.height as f32) * (hi - lo));
+    let bottom = scale.color(lo + (0.5 / bar.height as f32) * (hi - lo));
+    assert!(row(0).chunks_exact(4).all(|p| p[..3] == top && p[3] == 255));
+    assert!(row(bar.height - 1)
+        .chunks_exact(4)
+        .all(|p| p[..3] == bottom));
+    // A constant map has no gradient: its swatch is part of the frame.
+    frame.constant = Some(0.5);
+    diffattn::render::colorbar_rgba(&frame, &layout, &mut rgba);
+    assert!(rgba.is_empty());
+}

@@ -46,8 +46,12 @@ fn canvases(n: usize, width: u32, height: u32) -> Vec<HtmlCanvasElement> {
         .collect()
 }
 
-/// The whole shown map of `stage`, through a window as large as any map.
+/// The whole shown map of `stage`, through a window as large as any map, once the shown head's
+/// work is done (a window computes nothing).
 fn map_data(ex: &mut Explorer, stage: &str) -> Vec<f32> {
+    ex.work(f64::INFINITY, false)
+        .map_err(error_message)
+        .unwrap();
     let m = ex
         .window(stage, 0, 0, usize::MAX, usize::MAX)
         .map_err(error_message)
@@ -107,7 +111,7 @@ fn set_text_reports_tokens_and_truncation() {
 }
 
 #[wasm_bindgen_test]
-fn a_render_computes_the_shown_head_and_compute_step_the_others() {
+fn a_render_computes_the_shown_head_and_work_the_others() {
     let mut ex = sentence("the film was not bad at all");
     update(&mut ex, r#"{"heads": 8, "head": 3}"#).unwrap();
     ex.render(canvases(5, 300, 300), 12.0, vec![])
@@ -116,11 +120,14 @@ fn a_render_computes_the_shown_head_and_compute_step_the_others() {
     assert_eq!(ex.pending_heads(), 7, "only the shown head is computed");
     let maps = |ex: &Explorer| num(&ex.recomputations().map_err(error_message).unwrap(), "maps");
     assert_eq!(maps(&ex), 1.0);
-    // A step of no time still computes one head; a long one the rest.
-    let step = ex.compute_step(0.0, None).map_err(error_message).unwrap();
-    assert_eq!((num(&step, "done"), num(&step, "total")), (2.0, 8.0));
-    let step = ex.compute_step(1e9, None).map_err(error_message).unwrap();
+    // Work of no time still does one piece (here: the next head's maps, 7 tokens being one
+    // piece), and heads done count only whole heads; a long call does the rest and the output.
+    let step = ex.work(0.0, true).map_err(error_message).unwrap();
+    assert_eq!((num(&step, "done"), num(&step, "total")), (1.0, 8.0));
+    assert_eq!(maps(&ex), 2.0);
+    let step = ex.work(1e9, true).map_err(error_message).unwrap();
     assert_eq!(num(&step, "done"), 8.0);
+    assert_eq!(get(&step, "finished").as_bool(), Some(true));
     assert_eq!(ex.pending_heads(), 0);
     assert_eq!(maps(&ex), 8.0, "each head once");
     // Every head cached: the all-heads view and another head recompute nothing.
@@ -198,6 +205,11 @@ fn the_shift_changes_later_stages_but_not_a() {
 fn a_cell_carries_the_arithmetic_of_the_fused_map() {
     let mut ex = sentence("not good , not bad");
     update(&mut ex, r#"{"alpha": 1.5, "beta": 3.0, "gamma": -0.5}"#).unwrap();
+    // Hovering computes nothing: the maps come from work (or a render) first.
+    assert!(ex.cell(3, 1).unwrap().is_undefined());
+    ex.work(f64::INFINITY, false)
+        .map_err(error_message)
+        .unwrap();
     let cell = ex.cell(3, 1).map_err(error_message).unwrap();
     assert_eq!(get(&cell, "query").as_string().as_deref(), Some("not"));
     assert_eq!(get(&cell, "key").as_string().as_deref(), Some("good"));
@@ -627,6 +639,9 @@ fn the_overview_fills_its_canvas_with_the_whole_map() {
     let mut ex = sentence(&text.join(" "));
     update(&mut ex, r#"{"causal": true}"#).unwrap();
     ex.set_viewport(8, 8, 16, 16);
+    ex.work(f64::INFINITY, false)
+        .map_err(error_message)
+        .unwrap();
     let c = canvases(1, 128, 128).remove(0);
     ex.render_overview(c.clone(), "")
         .map_err(error_message)

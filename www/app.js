@@ -125,7 +125,7 @@ async function main() {
   try {
     [runtime, styles] = await Promise.all([
       // The simd128 build where the browser runs WebAssembly SIMD, the baseline build elsewhere.
-      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build, worker: new URL('heads-worker.js', import.meta.url) }),
+      loadRuntime({ glue, wasm: wasmUrl(new URL('pkg/', base), build), build }),
       loadStyles(new URL('www/explorer/explorer.css', base)),
     ]);
   } catch (err) {
@@ -142,16 +142,16 @@ async function main() {
     if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
   };
   let timer = null;
-  let lastAt = -Infinity;
   /** The spec file drawn (the explorer's `onSpec`), for the header. */
   let spec = null;
+  // Written once the changes pause (replaceState takes milliseconds: not on every tick of a
+  // dragged slider).
   const scheduleAddress = () => {
-    if (timer !== null) return;
+    clearTimeout(timer);
     timer = setTimeout(() => {
       timer = null;
-      lastAt = performance.now();
       writeAddress();
-    }, Math.max(0, lastAt + URL_INTERVAL_MS - performance.now()));
+    }, URL_INTERVAL_MS);
   };
   const view = mountExplorer(host, styles, {
     runtime,

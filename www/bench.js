@@ -110,7 +110,7 @@ function createBench(ex) {
     render();
     // `all`: every head computed first (the page does it between frames for the all-heads view
     // and the prediction), so that showing another head finds it cached.
-    if (all) ex.compute_step(1e9);
+    if (all) ex.work(1e9, true);
     flush();
     return { tokens: info.tokens.length, maps: count, stages: ex.view().stages.map((s) => s.id) };
   }

@@ -3,13 +3,15 @@
 //! Scores are cosine similarities in `[-1, 1]` times a temperature `tau` (1 in the source
 //! article); there is no `1/sqrt(d_h)`. A zero vector normalises to zero, so its scores are 0.
 
+use std::ops::Range;
+
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
+use super::head_shape::HeadShape;
 use super::kernels;
-use super::layout::HeadShape;
 use super::mask::Mask;
-use super::standard::maps_from_scores_of;
+use super::standard::maps_from_scores_into;
 
 /// Each row divided by its Euclidean norm; all-zero rows stay zero.
 ///
@@ -42,39 +44,20 @@ pub fn cosine_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>, tau: f32) -> Ar
     kernels::matmul(normalize_rows(q_h).view(), normalize_rows(k_h).t(), tau)
 }
 
-/// Cosine attention maps, shape `(heads, tokens, tokens)`.
-pub fn attention(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    heads: usize,
-    mask: Mask,
-    tau: f32,
-) -> Result<Array3<f32>, EngineError> {
-    grouped(q, k, &HeadShape::plain(q.ncols(), heads)?, mask, tau)
-}
-
-/// Cosine attention maps over any head layout, `(query_heads, tokens, tokens)`.
-pub fn grouped(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    shape: &HeadShape,
-    mask: Mask,
-    tau: f32,
-) -> Result<Array3<f32>, EngineError> {
-    let all: Vec<usize> = (0..shape.query_heads).collect();
-    grouped_of(q, k, shape, mask, tau, &all)
-}
-
-/// [`grouped`] for the query heads `query_heads` only (map `i` is query head `query_heads[i]`).
-pub fn grouped_of(
+/// Rows `queries` of cosine attention maps over any head layout for the query heads
+/// `query_heads`, into `out` (`(query_heads.len(), tokens, keys)`; see
+/// [`maps_from_scores_into`]).
+#[allow(clippy::too_many_arguments)]
+pub fn maps_into(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     shape: &HeadShape,
     mask: Mask,
     tau: f32,
     query_heads: &[usize],
-) -> Result<Array3<f32>, EngineError> {
-    maps_from_scores_of(q, k, shape, mask, 0, query_heads, |q_h, k_h| {
-        cosine_scores(q_h, k_h, tau)
-    })
+    queries: Range<usize>,
+    out: &mut Array3<f32>,
+) -> Result<(), EngineError> {
+    let score = |q_h: ArrayView2<f32>, k_h: ArrayView2<f32>| cosine_scores(q_h, k_h, tau);
+    maps_from_scores_into(q, k, shape, mask, 0, query_heads, queries, score, out)
 }

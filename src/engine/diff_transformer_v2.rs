@@ -10,12 +10,14 @@
 //! The official module subtracts the two heads' outputs `A1·V - λ·A2·V`, which is `diff·V`.
 //! There is no per-head norm and no `lambda_init`.
 
+use std::ops::Range;
+
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
-use super::layout::HeadShape;
+use super::head_shape::HeadShape;
 use super::mask::Mask;
-use super::numeric::{saturate_all, sigmoid};
+use super::numeric::{fit, saturate_all, sigmoid};
 use super::standard;
 
 /// Every stage of one V2 layer.
@@ -77,61 +79,78 @@ pub fn lambda_columns(
     Ok(table.slice(s![.., heads]).to_owned())
 }
 
-/// The maps of V2 from (rotated) queries and keys and the λ logits `x·W_λᵀ`; `fixed` replaces
-/// every λ.
-pub fn maps(
+impl DiffTransformerV2Maps {
+    /// No maps yet: buffers for [`maps_into`] to fill.
+    pub fn empty() -> DiffTransformerV2Maps {
+        DiffTransformerV2Maps {
+            a1: Array3::zeros((0, 0, 0)),
+            a2: Array3::zeros((0, 0, 0)),
+            lambda: Array2::zeros((0, 0)),
+            diff: Array3::zeros((0, 0, 0)),
+        }
+    }
+}
+
+/// Rows `queries` of the maps of V2 for the diff heads `heads`, from (rotated) queries and keys
+/// and the λ logits `x·W_λᵀ`, into `out`; `fixed` replaces every λ. Map `i` of each stack (and
+/// column `i` of λ) is diff head `heads.start + i`, with the bits it has in the whole stack.
+#[allow(clippy::too_many_arguments)]
+pub fn maps_into(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     lambda_logits: Option<&Array2<f32>>,
     shape: &HeadShape,
     mask: Mask,
     fixed: Option<f32>,
-) -> Result<DiffTransformerV2Maps, EngineError> {
-    maps_of(q, k, lambda_logits, shape, mask, fixed, 0..shape.heads)
+    heads: Range<usize>,
+    queries: Range<usize>,
+    out: &mut DiffTransformerV2Maps,
+) -> Result<(), EngineError> {
+    out.lambda = lambda_columns(lambda_logits, shape.heads, fixed, heads.clone())?;
+    let firsts: Vec<usize> = heads.clone().map(|h| 2 * h).collect();
+    let seconds: Vec<usize> = heads.map(|h| 2 * h + 1).collect();
+    standard::maps_into(
+        q,
+        k,
+        shape,
+        mask,
+        &firsts,
+        queries.clone(),
+        1.0,
+        &mut out.a1,
+    )?;
+    standard::maps_into(
+        q,
+        k,
+        shape,
+        mask,
+        &seconds,
+        queries.clone(),
+        1.0,
+        &mut out.a2,
+    )?;
+    fit(&mut out.diff, out.a1.dim());
+    subtract(out, queries);
+    Ok(())
 }
 
-/// [`maps`] of the diff heads `heads` only: map `i` of each stack (and column `i` of λ) is
-/// diff head `heads.start + i`, with the same bits as in the whole stack.
-pub fn maps_of(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    lambda_logits: Option<&Array2<f32>>,
-    shape: &HeadShape,
-    mask: Mask,
-    fixed: Option<f32>,
-    heads: std::ops::Range<usize>,
-) -> Result<DiffTransformerV2Maps, EngineError> {
-    let lambda = lambda_columns(lambda_logits, shape.heads, fixed, heads.clone())?;
-    let query_heads: Vec<usize> = heads.flat_map(|h| [2 * h, 2 * h + 1]).collect();
-    let both = standard::grouped_of(q, k, shape, mask, &query_heads)?;
-    let a1 = both.slice(s![0..;2, .., ..]).to_owned();
-    let a2 = both.slice(s![1..;2, .., ..]).to_owned();
-    let mut maps = DiffTransformerV2Maps {
-        diff: a1.clone(),
-        a1,
-        a2,
-        lambda,
-    };
-    subtract(&mut maps);
-    Ok(maps)
-}
-
-/// `diff = A1 - λ·A2`, row `i` of head `h` with `λ[i, h]`.
-fn subtract(maps: &mut DiffTransformerV2Maps) {
+/// Rows `queries` of `diff = A1 - λ·A2`, row `i` of head `h` with `λ[i, h]`.
+fn subtract(maps: &mut DiffTransformerV2Maps, queries: Range<usize>) {
     let DiffTransformerV2Maps {
         a1,
         a2,
         lambda,
         diff,
     } = maps;
-    diff.assign(a1);
     for (h, mut diff_h) in diff.axis_iter_mut(Axis(0)).enumerate() {
-        for (i, mut row) in diff_h.outer_iter_mut().enumerate() {
+        for i in queries.clone() {
             let l = lambda[[i, h]];
+            let mut row = diff_h.row_mut(i);
+            row.assign(&a1.slice(s![h, i, ..]));
             row.zip_mut_with(&a2.slice(s![h, i, ..]), |d, &b| *d -= l * b);
+            saturate_all(&mut row);
         }
     }
-    saturate_all(diff);
 }
 
 /// Puts a new λ table into `maps` (a slider moved): `A1 - λ·A2` is recomputed from the kept
@@ -146,6 +165,7 @@ pub fn set_lambda(maps: &mut DiffTransformerV2Maps, lambda: Array2<f32>) -> bool
         return false;
     }
     maps.lambda = lambda;
-    subtract(maps);
+    let tokens = maps.a1.dim().1;
+    subtract(maps, 0..tokens);
     true
 }

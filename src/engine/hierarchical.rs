@@ -13,14 +13,16 @@
 //!
 //! Rows of `a` sum to 1; `s = 1` and `s ≥ L` are both standard attention.
 
-use ndarray::{Array2, Array3, ArrayView2, Axis};
+use std::ops::Range;
+
+use ndarray::{s, Array2, Array3, ArrayView2};
 
 use super::error::EngineError;
-use super::layout::HeadShape;
+use super::head_shape::HeadShape;
 use super::mask::Mask;
-use super::numeric::exp_nonpositive;
+use super::numeric::{exp_nonpositive, fit};
 use super::projection::head;
-use super::standard::scaled_dot_scores;
+use super::standard::{check_rows, scaled_dot_scores};
 
 /// Every stage of one hierarchical layer.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,27 +35,31 @@ pub struct HierarchicalMaps {
     pub a: Array3<f32>,
 }
 
-/// The maps of hierarchical attention with segments of `segment` tokens.
-pub fn maps(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    shape: &HeadShape,
-    mask: Mask,
-    segment: usize,
-) -> Result<HierarchicalMaps, EngineError> {
-    maps_of(q, k, shape, mask, segment, 0..shape.heads)
+impl HierarchicalMaps {
+    /// No maps yet: buffers for [`maps_into`] to fill.
+    pub fn empty() -> HierarchicalMaps {
+        HierarchicalMaps {
+            local: Array3::zeros((0, 0, 0)),
+            segments: Array3::zeros((0, 0, 0)),
+            a: Array3::zeros((0, 0, 0)),
+        }
+    }
 }
 
-/// [`maps`] of the heads `heads` only: map `i` of each stack is head `heads.start + i`, with
-/// the same bits as in the whole stack (every head is computed alone).
-pub fn maps_of(
+/// Rows `queries` of the maps of hierarchical attention with segments of `segment` tokens,
+/// for the heads `heads`, into `out` (map `i` of each stack is head `heads.start + i`; each
+/// head and row is computed alone, so a block has the bits it has in the whole stack).
+#[allow(clippy::too_many_arguments)]
+pub fn maps_into(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     shape: &HeadShape,
     mask: Mask,
     segment: usize,
-    heads: std::ops::Range<usize>,
-) -> Result<HierarchicalMaps, EngineError> {
+    heads: Range<usize>,
+    queries: Range<usize>,
+    out: &mut HierarchicalMaps,
+) -> Result<(), EngineError> {
     if segment == 0 {
         return Err(EngineError::Shape {
             field: "segment",
@@ -62,12 +68,15 @@ pub fn maps_of(
         });
     }
     let tokens = q.nrows();
+    check_rows(&queries, tokens)?;
     let n = tokens.div_ceil(segment);
     let of = |i: usize| i / segment;
     let size = |m: usize| ((m + 1) * segment).min(tokens) - m * segment;
     let d_h = shape.head_dim;
-    let mut local = Array3::<f32>::zeros((heads.len(), tokens, tokens));
-    let mut segments = Array3::<f32>::zeros((heads.len(), tokens, n));
+    fit(&mut out.local, (heads.len(), tokens, tokens));
+    fit(&mut out.segments, (heads.len(), tokens, n));
+    fit(&mut out.a, (heads.len(), tokens, tokens));
+    let rows = queries.clone();
     for (slot, h) in heads.enumerate() {
         let k_h = head(k, shape.key_head(h), d_h);
         let mut means = Array2::<f32>::zeros((n, d_h));
@@ -75,32 +84,37 @@ pub fn maps_of(
             let mut mean = means.row_mut(of(j));
             mean.scaled_add(1.0 / size(of(j)) as f32, &row);
         }
-        let q_h = head(q, h, d_h);
+        let q_h = head(q, h, d_h).slice_move(s![rows.clone(), ..]);
         let token_scores = scaled_dot_scores(q_h, k_h);
         let summary_scores = scaled_dot_scores(q_h, means.view());
-        for i in 0..tokens {
+        for i in rows.clone() {
+            let r = i - rows.start;
             let own = of(i);
             let keys =
                 (own * segment..(own + 1) * segment).filter(|&j| j < tokens && mask.allows(i, j));
             let summaries = (0..n).filter(|&m| m != own && (!mask.causal || m < own));
             let cells: Vec<(bool, usize, f32)> = keys
-                .map(|j| (true, j, token_scores[[i, j]]))
-                .chain(summaries.map(|m| (false, m, summary_scores[[i, m]])))
+                .map(|j| (true, j, token_scores[[r, j]]))
+                .chain(summaries.map(|m| (false, m, summary_scores[[r, m]])))
                 .collect();
             let max = cells.iter().fold(f32::NEG_INFINITY, |m, c| m.max(c.2));
             let weights: Vec<f32> = cells.iter().map(|c| exp_nonpositive(c.2 - max)).collect();
             let total: f32 = weights.iter().sum();
+            out.local.slice_mut(s![slot, i, ..]).fill(0.0);
+            out.segments.slice_mut(s![slot, i, ..]).fill(0.0);
             for (&(is_token, at, _), w) in cells.iter().zip(weights) {
-                let target = if is_token { &mut local } else { &mut segments };
+                let target = if is_token {
+                    &mut out.local
+                } else {
+                    &mut out.segments
+                };
                 target[[slot, i, at]] = w / total;
+            }
+            for j in 0..tokens {
+                out.a[[slot, i, j]] =
+                    out.local[[slot, i, j]] + out.segments[[slot, i, of(j)]] / size(of(j)) as f32;
             }
         }
     }
-    let mut a = local.clone();
-    for (h, mut a_h) in a.axis_iter_mut(Axis(0)).enumerate() {
-        for ((i, j), cell) in a_h.indexed_iter_mut() {
-            *cell += segments[[h, i, of(j)]] / size(of(j)) as f32;
-        }
-    }
-    Ok(HierarchicalMaps { local, segments, a })
+    Ok(())
 }

@@ -5,10 +5,12 @@
 //! it sits at position `j + 1` (a causal query `i` sees the steps into tokens `1..=i`). One
 //! token gives no steps, an `L x 0` map, and a zero output.
 
+use std::ops::Range;
+
 use ndarray::{s, Array2, Array3, ArrayView2};
 
 use super::error::EngineError;
-use super::layout::HeadShape;
+use super::head_shape::HeadShape;
 use super::mask::Mask;
 use super::numeric::saturate_all;
 use super::projection::Weights;
@@ -54,31 +56,26 @@ impl InputDiffProjected {
     }
 }
 
-/// Input-difference attention maps, shape `(query heads, tokens, tokens - 1)`.
-pub fn attention(
-    projected: &InputDiffProjected,
-    shape: &HeadShape,
-    causal: bool,
-) -> Result<Array3<f32>, EngineError> {
-    let all: Vec<usize> = (0..shape.query_heads).collect();
-    attention_of(projected, shape, causal, &all)
-}
-
-/// [`attention`] for the query heads `query_heads` only (map `i` is query head
-/// `query_heads[i]`).
-pub fn attention_of(
+/// Rows `queries` of input-difference attention maps for the query heads `query_heads`, into
+/// `out`, which becomes `(query_heads.len(), tokens, tokens - 1)` (see
+/// [`standard::maps_from_scores_into`]).
+pub fn maps_into(
     projected: &InputDiffProjected,
     shape: &HeadShape,
     causal: bool,
     query_heads: &[usize],
-) -> Result<Array3<f32>, EngineError> {
-    standard::maps_from_scores_of(
+    queries: Range<usize>,
+    out: &mut Array3<f32>,
+) -> Result<(), EngineError> {
+    standard::maps_from_scores_into(
         projected.q.view(),
         projected.k.view(),
         shape,
         Mask::causal(causal),
         1,
         query_heads,
+        queries,
         standard::scaled_dot_scores,
+        out,
     )
 }

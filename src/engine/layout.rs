@@ -8,8 +8,7 @@
 use ndarray::{Array2, ArrayView2};
 
 use super::error::EngineError;
-use super::mechanism::MechanismKind;
-use super::projection::{head_width, Weights};
+use super::numeric::saturate;
 
 /// Which query heads of the Differential Transformer form a diff head, and how `V` splits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,9 +54,14 @@ pub struct Rope {
 }
 
 impl Rope {
-    /// Every head of `m` (`(tokens, heads · head_dim)`) rotated by its token's position.
-    pub fn rotate(&self, m: ArrayView2<f32>, head_dim: usize) -> Result<Array2<f32>, EngineError> {
-        use super::numeric::saturate;
+    /// Every head of `m` (`(rows, heads · head_dim)`, the rows of tokens `first..first + rows`)
+    /// rotated by its token's position.
+    pub fn rotate(
+        &self,
+        m: ArrayView2<f32>,
+        head_dim: usize,
+        first: usize,
+    ) -> Result<Array2<f32>, EngineError> {
         let r = self.rotary_dim.unwrap_or(head_dim);
         if r < 2 || r % 2 != 0 || r > head_dim {
             return Err(EngineError::Shape {
@@ -79,10 +83,10 @@ impl Rope {
                 })
             }
         };
-        if self.positions.len() != m.nrows() {
+        if self.positions.len() < first + m.nrows() {
             return Err(EngineError::Shape {
                 field: "rope.positions",
-                expected: format!("{} positions (one per token)", m.nrows()),
+                expected: format!("{} positions (one per token)", first + m.nrows()),
                 found: format!("{} positions", self.positions.len()),
             });
         }
@@ -93,7 +97,7 @@ impl Rope {
             let turns: Vec<(f64, f64)> = inv_freq
                 .iter()
                 .map(|f| {
-                    let angle = self.positions[t] as f64 * f;
+                    let angle = self.positions[first + t] as f64 * f;
                     let c = self.attention_scaling;
                     (angle.cos() * c, angle.sin() * c)
                 })
@@ -132,122 +136,5 @@ impl Layout {
     /// Whether this is the layout of §1–§6 (the page's heads slider can re-split it).
     pub fn is_plain(&self) -> bool {
         *self == Layout::default()
-    }
-}
-
-/// The heads of one layer, resolved from its layout, the mechanism and the head count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeadShape {
-    /// The mechanism's heads (diff heads for both Differential Transformers).
-    pub heads: usize,
-    /// Key/value heads per DESIGN.md §7.1 (`G`).
-    pub kv_heads: usize,
-    /// `d_h`.
-    pub head_dim: usize,
-    /// Softmax query heads in `w_q`.
-    pub query_heads: usize,
-    /// Key heads in `w_k` (and value heads of width `d_h` in `w_v`).
-    pub key_heads: usize,
-    /// Heads entering `w_o`, each `d_h` wide.
-    pub out_heads: usize,
-}
-
-impl HeadShape {
-    /// The shape of `kind` with `heads` heads over `weights`, checking every projection's size.
-    pub fn resolve(
-        kind: MechanismKind,
-        weights: &Weights,
-        heads: usize,
-    ) -> Result<HeadShape, EngineError> {
-        let d = weights.d_model();
-        let layout = &weights.layout;
-        let diff = kind == MechanismKind::DiffTransformer;
-        let pairs = kind.query_heads_per_head() == 2;
-        let head_dim = match layout.head_dim {
-            Some(w) if heads > 0 => w,
-            _ if diff => super::diff_transformer::diff_head_width(d, heads)?,
-            _ => head_width(d, heads, "d_model")?,
-        };
-        let kv_heads = layout.kv_heads.unwrap_or(heads);
-        if kv_heads == 0 || heads % kv_heads != 0 {
-            return Err(EngineError::Shape {
-                field: "kv_heads",
-                expected: format!("a divisor of heads {heads}"),
-                found: kv_heads.to_string(),
-            });
-        }
-        let query_heads = if pairs { 2 * heads } else { heads };
-        let key_heads = if diff { 2 * kv_heads } else { kv_heads };
-        let out_heads = if diff { 2 * heads } else { heads };
-        let shape = HeadShape {
-            heads,
-            kv_heads,
-            head_dim,
-            query_heads,
-            key_heads,
-            out_heads,
-        };
-        shape.check(weights)?;
-        Ok(shape)
-    }
-
-    /// `heads` heads of width `width / heads`, one key/value head each: the plain layout of
-    /// one map per head.
-    pub fn plain(width: usize, heads: usize) -> Result<HeadShape, EngineError> {
-        let head_dim = head_width(width, heads, "d_model")?;
-        Ok(HeadShape {
-            heads,
-            kv_heads: heads,
-            head_dim,
-            query_heads: heads,
-            key_heads: heads,
-            out_heads: heads,
-        })
-    }
-
-    /// The key (and value) head that query head `j` attends with: `⌊j / (query / key heads)⌋`.
-    pub fn key_head(&self, query_head: usize) -> usize {
-        query_head / (self.query_heads / self.key_heads)
-    }
-
-    /// The value head (of width `d_h`) that head `h`'s map mixes, for one map per head and V2.
-    pub fn value_head(&self, head: usize) -> usize {
-        head / (self.heads / self.kv_heads)
-    }
-
-    fn check(&self, weights: &Weights) -> Result<(), EngineError> {
-        let (d, dh) = (weights.d_model(), self.head_dim);
-        let rows = |n: usize, what: &str| (n * dh, format!("{what} {n} x head_dim {dh}"));
-        let checks = [
-            (
-                "w_q",
-                &weights.w_q,
-                rows(self.query_heads, "query heads"),
-                d,
-            ),
-            ("w_k", &weights.w_k, rows(self.key_heads, "key heads"), d),
-            ("w_v", &weights.w_v, rows(self.key_heads, "value heads"), d),
-        ];
-        for (field, w, (want, why), cols) in checks {
-            if w.dim() != (want, cols) {
-                return Err(EngineError::Shape {
-                    field,
-                    expected: format!("{want} x {cols} ({why}, d_model {d})"),
-                    found: format!("{} x {}", w.nrows(), w.ncols()),
-                });
-            }
-        }
-        let out_cols = self.out_heads * dh;
-        if weights.w_o.dim() != (d, out_cols) {
-            return Err(EngineError::Shape {
-                field: "w_o",
-                expected: format!(
-                    "{d} x {out_cols} (d_model, {} heads x head_dim {dh})",
-                    self.out_heads
-                ),
-                found: format!("{} x {}", weights.w_o.nrows(), weights.w_o.ncols()),
-            });
-        }
-        weights.biases.check(weights)
     }
 }

@@ -8,22 +8,24 @@
 //! settings than the next:
 //!
 //! 1. [`Projection::new`](crate::engine::Projection::new): `Q`, `K`, `V` from the sentence (the tokens, or for input difference
-//!    the steps between them);
-//! 2. [`base_maps`](crate::engine::base_maps): the maps before any shift (`A`, or `A1`, `A2` and `A1 − λA2`);
+//!    the steps between them), rotated when the layer has rotary positions;
+//! 2. [`base_maps_into`](crate::engine::base_maps_into): the maps before any shift (`A`, or `A1`, `A2` and `A1 − λA2`);
 //! 3. [`shift_stages_into`](crate::engine::shift_stages_into): `shift(A)`, `D`, `G`, `A′`, for the mechanisms that have them;
 //!
-//! and [`output`](crate::engine::output) mixes the values with the final map. [`run`](crate::engine::run) is the three in a row.
+//! and [`output`](crate::engine::output) mixes the values with the final map. Steps 2 and 3
+//! run over a [`Block`](crate::engine::Block) of the stack (some heads, some query rows; the
+//! whole stack is a block), so a caller can spread one layer over many short steps.
+//! [`run`](crate::engine::run) is the steps in a row over the whole stack.
 //!
 //! Adding a mechanism means a module of its own, a variant here (with its entries in the
-//! `impl MechanismKind` tables), its arm in `steps::base_maps_of`, and its name in `crate::names`.
+//! `impl MechanismKind` tables), its arm in `steps::base_maps_into`, and its name in `crate::names`.
 //!
 //! Every mechanism runs over a head layout ([`HeadShape`](crate::engine::HeadShape), DESIGN.md §7.1): the plain one of
 //! §1–§6, where `heads` re-splits square projections, or a real layer's (head width, key/value
 //! heads, biases, rotary positions), fixed by its weights.
 
-use super::diff_transformer::DiffTransformerParams;
 use super::mask::Mask;
-use super::shift_diff::{Difference, ShiftDiffParams};
+use super::params::{DiffTransformerParams, Difference, ShiftDiffParams};
 use super::stage::StageId;
 
 /// Which mechanism, without its parameter values: the registry.
@@ -218,9 +220,9 @@ impl MechanismKind {
 
     /// The mask of the mechanism's maps: causal or not, and local attention's window.
     pub fn mask(self, causal: bool, window: usize) -> Mask {
-        Mask {
-            causal,
-            window: (self == MechanismKind::Local).then_some(window),
+        match self {
+            MechanismKind::Local => super::local::mask(causal, window),
+            _ => Mask::causal(causal),
         }
     }
 

@@ -14,7 +14,7 @@ pub mod cosine;
 pub mod diff_transformer;
 pub mod diff_transformer_v2;
 pub mod error;
-pub mod heads;
+pub mod head_shape;
 pub mod hierarchical;
 pub mod input_diff;
 pub mod kernels;
@@ -23,7 +23,9 @@ pub mod local;
 pub mod mask;
 pub mod mechanism;
 pub mod numeric;
+pub mod params;
 pub mod projection;
+pub mod run;
 pub mod shift_diff;
 pub mod softmax;
 pub mod stage;
@@ -31,13 +33,14 @@ pub mod standard;
 pub mod steps;
 
 pub use error::EngineError;
-pub use heads::{apply_lambda_of, lambda_table_of, output_of, shift_stages_of_into};
-pub use layout::{Frequencies, HeadShape, Layout, Pairing, Rope, RopeLayout};
+pub use head_shape::HeadShape;
+pub use layout::{Frequencies, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{Mechanism, MechanismKind, Parameter};
 pub use projection::{Biases, Projected, Weights};
+pub use run::{run, Stages};
 pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};
 pub use steps::{
-    apply_lambda, base_maps, base_maps_of, output, run, shift_stages_into, BaseMaps, Projection,
-    Stages,
+    apply_lambda, base_maps_into, lambda_table, mix_into, output, shift_stages_into, BaseMaps,
+    Block, Projection,
 };

@@ -9,7 +9,7 @@
 //! polynomial without fused multiply-add), not the platform's `expf`, so that a map has the
 //! same bits natively and in wasm.
 
-use ndarray::{ArrayBase, DataMut, Dimension};
+use ndarray::{Array3, ArrayBase, DataMut, Dimension};
 
 /// Maps a possibly non-finite value to a finite one: infinities saturate, NaN becomes 0.
 ///
@@ -71,4 +71,13 @@ pub fn sigmoid(x: f32) -> f32 {
 #[inline]
 pub fn exp_nonpositive(x: f32) -> f32 {
     super::kernels::exp(x)
+}
+
+/// Makes `buffer` a standard-layout array of shape `dim`, keeping it (and its cells) when it
+/// already is one: the engine's steps write their maps into buffers a caller keeps, block by
+/// block, and a dragged slider refills the same buffers every frame.
+pub(crate) fn fit(buffer: &mut Array3<f32>, dim: (usize, usize, usize)) {
+    if buffer.dim() != dim || !buffer.is_standard_layout() {
+        *buffer = Array3::zeros(dim);
+    }
 }

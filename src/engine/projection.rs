@@ -1,11 +1,11 @@
 //! The layer's weights and the linear maps around attention: `Q, K, V = X·Wᵀ + b`, head
-//! splitting, and `O = concat_h(A_h·V_h)·W_oᵀ + b_o` (DESIGN.md §1, §7.1).
+//! splitting, and the output projection `·W_oᵀ + b_o` (DESIGN.md §1, §7.1).
 
-use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView2};
 
 use super::error::EngineError;
-use super::kernels::{self, PackedB};
-use super::layout::{HeadShape, Layout};
+use super::kernels;
+use super::layout::Layout;
 use super::numeric::saturate_all;
 
 /// The projection matrices of one attention layer, PyTorch layout `[out, in]`, with the
@@ -90,7 +90,7 @@ impl Weights {
 
     /// The projections of a real layer (DESIGN.md §7.1): `w_q`, `w_k`, `w_v` read rows of width
     /// `d` (the rows of `w_o`); their heights, the biases and the layout are checked against the
-    /// heads when the layer runs ([`HeadShape::resolve`]).
+    /// heads when the layer runs ([`HeadShape::resolve`](super::head_shape::HeadShape::resolve)).
     pub fn real(
         w_q: Array2<f32>,
         w_k: Array2<f32>,
@@ -257,54 +257,4 @@ pub fn head_width(width: usize, heads: usize, what: &'static str) -> Result<usiz
 /// Head `h` of a `(tokens, d)` matrix split column-wise into heads of width `d_h`.
 pub fn head(m: ArrayView2<'_, f32>, h: usize, d_h: usize) -> ArrayView2<'_, f32> {
     m.slice_move(s![.., h * d_h..(h + 1) * d_h])
-}
-
-/// `O = concat_h(A_h·V_{g(h)})·W_oᵀ + b_o`: mixes the values with each head's map and projects
-/// back.
-///
-/// `maps` has shape `(heads, queries, keys)` and `v` shape `(keys, kv_heads · d_h)`; head `h`
-/// uses value head `g(h) = ⌊h / (heads / kv_heads)⌋` (grouped-query attention, §7.1), which is
-/// head `h` itself in the plain layout.
-pub fn mix_values(
-    maps: &Array3<f32>,
-    v: ArrayView2<f32>,
-    shape: &HeadShape,
-    weights: &Weights,
-) -> Array2<f32> {
-    let heads = maps.dim().0;
-    mix_values_of(heads, &|h| maps.index_axis(Axis(0), h), v, shape, weights)
-}
-
-/// [`mix_values`] from each head's final map (`map_of(h)`, `(queries, keys)`), wherever it is
-/// kept: the same bits as from one stack.
-pub fn mix_values_of<'a>(
-    heads: usize,
-    map_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
-    v: ArrayView2<f32>,
-    shape: &HeadShape,
-    weights: &Weights,
-) -> Array2<f32> {
-    let queries = if heads == 0 { 0 } else { map_of(0).nrows() };
-    let d_v = shape.head_dim;
-    let width = heads * d_v;
-    let mut concat = Array2::<f32>::zeros((queries, width));
-    let cells = concat.as_slice_mut().expect("a fresh array is contiguous");
-    for h in 0..heads {
-        let map = map_of(h);
-        // saturate(A_h·V_g(h)), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
-        let v_h = PackedB::new(head(v, shape.value_head(h), d_v));
-        let map = map.as_standard_layout();
-        let keys = map.ncols();
-        let a = map.as_slice().expect("standard layout");
-        v_h.mul_rows(
-            a,
-            keys,
-            0..queries,
-            0..d_v,
-            1.0,
-            &mut cells[h * d_v..],
-            width,
-        );
-    }
-    weights.out(concat.view())
 }

@@ -6,101 +6,20 @@
 //! `L == d_h`; DESIGN.md §2 gives the well-posed version implemented here, whose gate has three
 //! scalars per head and so serves sentences of any length.
 
-use ndarray::{Array2, Array3, ArrayView2, Axis, Ix3};
+use std::ops::Range;
+
+use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
 use super::kernels;
 use super::mask::Mask;
+use super::numeric::fit;
 #[cfg(test)]
 use super::numeric::{saturate, sigmoid};
+pub use super::params::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
 use super::softmax::softmax_rows;
 use super::stage::StageId;
-
-/// What enters the cells that a shift uncovers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ShiftFill {
-    /// Wrap around: `shift_k(A)[i, j] = A[i, (j - k) mod L]` (the article's `torch.cat`, i.e.
-    /// `torch.roll(A, k, dim=-1)`). Each row of the shifted map is a permutation of `A`'s row.
-    #[default]
-    Circular,
-    /// Uncovered cells are 0: `shift_k(A)[i, j] = A[i, j - k]`, or 0 out of range.
-    Zero,
-}
-
-/// Which difference `D` is taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Difference {
-    /// `D = A - shift_k(A)` (the article's text; the default).
-    #[default]
-    Single,
-    /// `D = shift_{-k}(A) - shift_{+k}(A)` (the article's code, there with `k = 1`).
-    Symmetric,
-}
-
-/// Whether the fused map is renormalised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Renormalize {
-    /// `A' = A + G ⊙ D` as it is (the article's text; the default). Rows need not sum to 1.
-    #[default]
-    None,
-    /// `softmax_row(A + G ⊙ D)` over the cells the mask allows (the article's code).
-    Softmax,
-}
-
-/// The gate's three learned scalars per head: `G_h = sigmoid(alpha_h·A_h + beta_h·D_h + gamma_h)`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gate {
-    /// Weight of `A` in the gate, one per head.
-    pub alpha: Vec<f32>,
-    /// Weight of `D` in the gate, one per head.
-    pub beta: Vec<f32>,
-    /// Bias of the gate, one per head.
-    pub gamma: Vec<f32>,
-}
-
-impl Gate {
-    /// The same three scalars for every one of `heads` heads.
-    pub fn uniform(heads: usize, alpha: f32, beta: f32, gamma: f32) -> Gate {
-        Gate {
-            alpha: vec![alpha; heads],
-            beta: vec![beta; heads],
-            gamma: vec![gamma; heads],
-        }
-    }
-
-    /// Checks that the gate has exactly one scalar of each kind per head.
-    pub fn check(&self, heads: usize) -> Result<(), EngineError> {
-        for (field, v) in [
-            ("gate.alpha", &self.alpha),
-            ("gate.beta", &self.beta),
-            ("gate.gamma", &self.gamma),
-        ] {
-            if v.len() != heads {
-                return Err(EngineError::Shape {
-                    field,
-                    expected: format!("{heads} values (one per head)"),
-                    found: format!("{} values", v.len()),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Everything that shapes the stages after `A`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShiftDiffParams {
-    /// The shift `k`, any integer; positive `k` moves attention mass to later keys.
-    pub shift: i64,
-    /// Which difference to take.
-    pub difference: Difference,
-    /// What fills uncovered cells.
-    pub fill: ShiftFill,
-    /// Whether to renormalise the fused map.
-    pub renormalize: Renormalize,
-    /// The per-head gate.
-    pub gate: Gate,
-}
+use super::standard::check_rows;
 
 /// `shift_k(A)` along the keys (columns) of one map.
 ///
@@ -172,6 +91,12 @@ pub struct ShiftDiffMaps {
     pub fused: Array3<f32>,
 }
 
+impl Default for ShiftDiffMaps {
+    fn default() -> ShiftDiffMaps {
+        ShiftDiffMaps::empty()
+    }
+}
+
 impl ShiftDiffMaps {
     /// Every head's map of `stage`, if it is one of the shift stages.
     pub fn stage(&self, stage: StageId) -> Option<&Array3<f32>> {
@@ -233,34 +158,38 @@ pub fn shift_diff_maps(
     mask: Mask,
 ) -> Result<ShiftDiffMaps, EngineError> {
     let mut out = ShiftDiffMaps::empty();
-    shift_diff_maps_into(a, params, mask, &mut out)?;
+    shift_diff_maps_into(a, params, mask, 0..a.dim().1, &mut out)?;
     Ok(out)
 }
 
-/// [`shift_diff_maps`] into `out`, reusing its buffers when they have `a`'s shape: a dragged
-/// shift slider recomputes these stages every frame, and at 512 tokens and 8 heads they are
-/// 32 MB that would otherwise be allocated and zeroed each time. Every cell is overwritten.
+/// Rows `queries` of [`shift_diff_maps`] into `out`, reusing its buffers when they have `a`'s
+/// shape: a dragged shift slider recomputes these stages every frame, and at 512 tokens and 8
+/// heads they are 32 MB that would otherwise be allocated and zeroed each time. Every cell of
+/// those rows is overwritten; the other rows are left as they were (a caller computes a map's
+/// rows in blocks, between frames). `params.gate` has one scalar of each kind per map of `a`.
 /// On error `out` is left as it was.
 pub fn shift_diff_maps_into(
     a: &Array3<f32>,
     params: &ShiftDiffParams,
     mask: Mask,
+    queries: Range<usize>,
     out: &mut ShiftDiffMaps,
 ) -> Result<(), EngineError> {
-    let (heads, queries, keys) = a.dim();
+    let (heads, tokens, keys) = a.dim();
     params.gate.check(heads)?;
-    let dim = a.raw_dim();
+    check_rows(&queries, tokens)?;
+    let dim = a.dim();
     for buffer in [&mut out.shifted, &mut out.d, &mut out.g, &mut out.fused] {
-        fit(buffer, &dim);
+        fit(buffer, dim);
     }
     match params.difference {
         Difference::Single => out.shifted_back = None,
         Difference::Symmetric => fit(
             out.shifted_back.get_or_insert_with(|| Array3::zeros(dim)),
-            &dim,
+            dim,
         ),
     }
-    if a.is_empty() {
+    if a.is_empty() || queries.is_empty() {
         return Ok(());
     }
     let a = a.as_standard_layout();
@@ -275,7 +204,7 @@ pub fn shift_diff_maps_into(
         .shifted_back
         .as_mut()
         .map(|b| b.as_slice_mut().expect(contiguous));
-    let map_len = queries * keys;
+    let map_len = tokens * keys;
     // Rows go to the difference and gate kernel in blocks of about GATE_BLOCK cells, not one
     // by one: the kernel is elementwise, so a block's bits are its rows' bits, and a call per
     // row cost more than its work at small sizes (the wasm build makes the kernel's eighteen
@@ -287,8 +216,8 @@ pub fn shift_diff_maps_into(
             params.gate.beta[h],
             params.gate.gamma[h],
         );
-        for first in (0..queries).step_by(block_rows) {
-            let rows = first..(first + block_rows).min(queries);
+        for first in (queries.start..queries.end).step_by(block_rows) {
+            let rows = first..(first + block_rows).min(queries.end);
             for i in rows.clone() {
                 let row = h * map_len + i * keys..h * map_len + (i + 1) * keys;
                 let a_row = &a_cells[row.clone()];
@@ -323,7 +252,8 @@ pub fn shift_diff_maps_into(
     }
     if params.renormalize == Renormalize::Softmax {
         for fused_h in out.fused.axis_iter_mut(Axis(0)) {
-            softmax_rows(fused_h, mask, 0);
+            let rows = fused_h.slice_move(s![queries.clone(), ..]);
+            softmax_rows(rows, mask, 0, queries.start);
         }
     }
     Ok(())
@@ -337,13 +267,6 @@ const GATE_BLOCK: usize = 8192;
 fn keep_only(row: &mut [f32], allowed: std::ops::Range<usize>) {
     row[..allowed.start].fill(0.0);
     row[allowed.end..].fill(0.0);
-}
-
-/// Makes `buffer` a standard-layout array of shape `dim`, keeping it when it already is one.
-fn fit(buffer: &mut Array3<f32>, dim: &Ix3) {
-    if buffer.raw_dim() != *dim || !buffer.is_standard_layout() {
-        *buffer = Array3::zeros(*dim);
-    }
 }
 
 #[cfg(test)]
@@ -449,7 +372,7 @@ mod tests {
                         };
                         let mask = Mask::causal(shift % 2 == 0);
                         let want = reference(&a, &p, mask);
-                        shift_diff_maps_into(&a, &p, mask, &mut reused).unwrap();
+                        shift_diff_maps_into(&a, &p, mask, 0..a.dim().1, &mut reused).unwrap();
                         for (name, got, want) in [
                             ("shifted", &reused.shifted, &want.shifted),
                             ("d", &reused.d, &want.d),

@@ -58,22 +58,28 @@ pub fn masked_softmax_rows(mut scores: ArrayViewMut2<f32>, allowed: impl Fn(usiz
     }
 }
 
-/// [`masked_softmax_rows`] with `allowed(i, j) = mask.allows(i, j + key_offset)`, the same bits,
-/// but over each row's contiguous range of allowed keys ([`Mask::allowed_keys`]) with no
-/// per-cell test, by the SIMD kernel.
+/// [`masked_softmax_rows`] with `allowed(i, j) = mask.allows(first_query + i, j + key_offset)`
+/// (row `i` of `scores` is query `first_query + i`), the same bits, but over each row's
+/// contiguous range of allowed keys ([`Mask::allowed_keys`]) with no per-cell test, by the SIMD
+/// kernel.
 ///
 /// ```
 /// use diffattn::engine::{softmax::softmax_rows, Mask};
 /// use ndarray::array;
 /// let mut s = array![[0.0f32, 3.0f32.ln()], [5.0, 7.0]];
-/// softmax_rows(s.view_mut(), Mask::causal(true), 0);
+/// softmax_rows(s.view_mut(), Mask::causal(true), 0, 0);
 /// assert!((s[[1, 0]] - 1.0 / (1.0 + 2.0f32.exp())).abs() < 1e-6);
 /// assert_eq!((s[[0, 0]], s[[0, 1]]), (1.0, 0.0));
 /// ```
-pub fn softmax_rows(mut scores: ArrayViewMut2<f32>, mask: Mask, key_offset: usize) {
+pub fn softmax_rows(
+    mut scores: ArrayViewMut2<f32>,
+    mask: Mask,
+    key_offset: usize,
+    first_query: usize,
+) {
     let keys = scores.ncols();
     for (i, mut row) in scores.axis_iter_mut(Axis(0)).enumerate() {
-        let range = mask.allowed_keys(i, key_offset, keys);
+        let range = mask.allowed_keys(first_query + i, key_offset, keys);
         match row.as_slice_mut() {
             Some(cells) => softmax_range(cells, range),
             None => {

@@ -1,12 +1,15 @@
 //! Standard scaled dot-product attention, the baseline every view starts from (DESIGN.md §1;
 //! Vaswani et al. 2017, eq. 1): `A_h = softmax_row(Q_h·K_hᵀ / sqrt(d_h) + M)`.
 
-use ndarray::{Array2, Array3, ArrayView2, Axis};
+use std::ops::Range;
+
+use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::error::EngineError;
+use super::head_shape::HeadShape;
 use super::kernels::{self, PackedB};
-use super::layout::HeadShape;
 use super::mask::Mask;
+use super::numeric::fit;
 use super::projection::head;
 use super::softmax::{softmax_range, softmax_rows};
 
@@ -24,125 +27,95 @@ pub fn scaled_dot_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>) -> Array2<f
     kernels::matmul(q_h, k_h.t(), scale)
 }
 
-/// Per-head attention maps from any per-head score function, masked and softmaxed.
+/// Rows `queries` of per-head attention maps from any per-head score function, masked and
+/// softmaxed, into `out`.
 ///
-/// `q` is `(queries, query_heads · d_h)` and `k` is `(keys, key_heads · d_h)`; query head `j`
+/// `q` is `(tokens, query_heads · d_h)` and `k` is `(keys, key_heads · d_h)`; query head `j`
 /// scores against key head `shape.key_head(j)` (grouped-query attention; the same `j` in the
-/// plain layout). Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). The
-/// result has shape `(query_heads, queries, keys)`.
-pub fn maps_from_scores(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    shape: &HeadShape,
-    mask: Mask,
-    key_offset: usize,
-    score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
-) -> Result<Array3<f32>, EngineError> {
-    let all: Vec<usize> = (0..shape.query_heads).collect();
-    maps_from_scores_of(q, k, shape, mask, key_offset, &all, score)
-}
-
-/// [`maps_from_scores`] of the query heads `query_heads` only, in that order: map `i` of the
-/// result is query head `query_heads[i]`, with the same bits as in the whole stack.
-pub fn maps_from_scores_of(
+/// plain layout). Key `j` sits at position `j + key_offset` for the mask (see [`Mask`]). `out`
+/// becomes `(query_heads.len(), tokens, keys)` (kept when it already is), map `i` being query
+/// head `query_heads[i]`; only the rows `queries` are written, each with the bits it has when
+/// every row is computed at once (a row's cells depend on that row alone).
+#[allow(clippy::too_many_arguments)]
+pub fn maps_from_scores_into(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     shape: &HeadShape,
     mask: Mask,
     key_offset: usize,
     query_heads: &[usize],
+    queries: Range<usize>,
     score: impl Fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>,
-) -> Result<Array3<f32>, EngineError> {
+    out: &mut Array3<f32>,
+) -> Result<(), EngineError> {
     let d_h = shape.head_dim;
-    let mut maps = Array3::<f32>::zeros((query_heads.len(), q.nrows(), k.nrows()));
-    for (&j, mut map) in query_heads.iter().zip(maps.axis_iter_mut(Axis(0))) {
-        map.assign(&score(head(q, j, d_h), head(k, shape.key_head(j), d_h)));
-        softmax_rows(map.view_mut(), mask, key_offset);
+    fit(out, (query_heads.len(), q.nrows(), k.nrows()));
+    check_rows(&queries, q.nrows())?;
+    let rows = q.slice(s![queries.clone(), ..]);
+    for (&j, mut map) in query_heads.iter().zip(out.axis_iter_mut(Axis(0))) {
+        let mut block = map.slice_mut(s![queries.clone(), ..]);
+        block.assign(&score(head(rows, j, d_h), head(k, shape.key_head(j), d_h)));
+        softmax_rows(block, mask, key_offset, queries.start);
     }
-    Ok(maps)
+    Ok(())
 }
 
-/// Standard attention maps `A`, shape `(heads, tokens, tokens)`.
+/// Rows `queries` of standard attention maps `A_h = softmax_row(Q_h·K_hᵀ / (T·sqrt(d_h)) + M)`
+/// over any head layout, for the query heads `query_heads`, into `out`, which becomes
+/// `(query_heads.len(), tokens, keys)` (kept when it already is; map `i` is query head
+/// `query_heads[i]`). Each head and row is computed alone, so a block has the bits it has in
+/// the whole stack; the rest of `out` is left as it was.
 ///
-/// The number of heads re-splits the same projections, so any `heads` dividing `d` works.
+/// The same cells as [`maps_from_scores_into`] with [`scaled_dot_scores`], without the score
+/// matrix: a block of rows of `Q_h·K_hᵀ` goes straight into the map, only over the keys some
+/// row of the block may see (half the products under the causal mask), and is softmaxed while
+/// it is still in cache. `temperature` `T` is 1 but for the Differential Transformer's
+/// (DESIGN.md §3); the scale is `fl(fl(1/√d_h)/T)`, so `T = 1` is exactly the plain scale.
 ///
 /// ```
-/// use diffattn::engine::{standard, Mask};
-/// use ndarray::array;
+/// use diffattn::engine::{standard, HeadShape, Mask};
+/// use ndarray::{array, Array3};
 /// // Two tokens, one head of width 1: q = k = [0, 0], so every score is 0 and each row is
-/// // uniform over the keys it may see: [1/2, 1/2] without a mask, [1, 0] then [1/2, 1/2] causal.
+/// // uniform over the keys it may see: [1, 0] then [1/2, 1/2] under the causal mask.
 /// let q = array![[0.0f32], [0.0]];
-/// let a = standard::attention(q.view(), q.view(), 1, Mask::causal(true)).unwrap();
+/// let shape = HeadShape::plain(1, 1).unwrap();
+/// let mut a = Array3::zeros((0, 0, 0));
+/// standard::maps_into(q.view(), q.view(), &shape, Mask::causal(true), &[0], 0..2, 1.0, &mut a).unwrap();
 /// assert_eq!(a[[0, 0, 0]], 1.0);
 /// assert_eq!(a[[0, 0, 1]], 0.0);
 /// assert_eq!(a[[0, 1, 1]], 0.5);
 /// ```
-pub fn attention(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    heads: usize,
-    mask: Mask,
-) -> Result<Array3<f32>, EngineError> {
-    grouped(q, k, &HeadShape::plain(q.ncols(), heads)?, mask)
-}
-
-/// Standard attention maps over any head layout, `(query_heads, tokens, tokens)`.
-///
-/// The same cells as `maps_from_scores` with [`scaled_dot_scores`], without the score matrix:
-/// a block of rows of `Q_h·K_hᵀ` goes straight into the map, only over the keys some row of the
-/// block may see (half the products under the causal mask), and is softmaxed while it is still
-/// in cache.
-pub fn grouped(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    shape: &HeadShape,
-    mask: Mask,
-) -> Result<Array3<f32>, EngineError> {
-    let all: Vec<usize> = (0..shape.query_heads).collect();
-    grouped_of(q, k, shape, mask, &all)
-}
-
-/// [`grouped`] for the query heads `query_heads` only, in that order (map `i` is query head
-/// `query_heads[i]`): each head is computed alone, so its bits are those of the whole stack.
-pub fn grouped_of(
+#[allow(clippy::too_many_arguments)]
+pub fn maps_into(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     shape: &HeadShape,
     mask: Mask,
     query_heads: &[usize],
-) -> Result<Array3<f32>, EngineError> {
-    grouped_tempered_of(q, k, shape, mask, query_heads, 1.0)
-}
-
-/// [`grouped_of`] with the scores over a temperature: `softmax(Q_h·K_hᵀ / (T·sqrt(d_h)) + M)`
-/// (the Differential Transformer's temperature, DESIGN.md §3). The scale is
-/// `(1 / sqrt(d_h)) / T`; over `T = 1` it is `1 / sqrt(d_h)` exactly, so the maps are
-/// [`grouped_of`]'s bit for bit.
-pub fn grouped_tempered_of(
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    shape: &HeadShape,
-    mask: Mask,
-    query_heads: &[usize],
+    queries: Range<usize>,
     temperature: f32,
-) -> Result<Array3<f32>, EngineError> {
+    out: &mut Array3<f32>,
+) -> Result<(), EngineError> {
     let d_h = shape.head_dim;
-    let (queries, keys) = (q.nrows(), k.nrows());
+    let (tokens, keys) = (q.nrows(), k.nrows());
     let scale = 1.0 / (d_h as f32).sqrt() / temperature;
-    let mut maps = Array3::<f32>::zeros((query_heads.len(), queries, keys));
-    if maps.is_empty() {
-        return Ok(maps);
+    fit(out, (query_heads.len(), tokens, keys));
+    check_rows(&queries, tokens)?;
+    if out.is_empty() || queries.is_empty() {
+        return Ok(());
     }
     // Q_h is read in place: its columns j·d_h .. (j+1)·d_h of Q's rows (row stride Q's width),
     // not copied out head by head.
     let q = q.as_standard_layout();
     let (q_all, q_width) = (q.as_slice().expect("standard layout"), q.ncols());
-    for (&j, mut map) in query_heads.iter().zip(maps.axis_iter_mut(Axis(0))) {
+    for (&j, mut map) in query_heads.iter().zip(out.axis_iter_mut(Axis(0))) {
         let k_t = PackedB::new(head(k, shape.key_head(j), d_h).t());
         let q_cells = &q_all[j * d_h..];
-        let cells = map.as_slice_mut().expect("a fresh array is contiguous");
-        for start in (0..queries).step_by(ROW_BLOCK) {
-            let rows = start..(start + ROW_BLOCK).min(queries);
+        let cells = map.as_slice_mut().expect("fit gives standard layout");
+        // Blocks of ROW_BLOCK rows counted from row 0, so a range's blocks are the whole map's.
+        let first = queries.start - queries.start % ROW_BLOCK;
+        for start in (first..queries.end).step_by(ROW_BLOCK) {
+            let rows = start.max(queries.start)..(start + ROW_BLOCK).min(queries.end);
             let ranges: Vec<_> = rows
                 .clone()
                 .map(|i| mask.allowed_keys(i, 0, keys))
@@ -167,7 +140,63 @@ pub fn grouped_tempered_of(
             }
         }
     }
-    Ok(maps)
+    Ok(())
+}
+
+/// Refuses a range of query rows that is not within `0..tokens`.
+pub(crate) fn check_rows(queries: &Range<usize>, tokens: usize) -> Result<(), EngineError> {
+    if queries.start > queries.end || queries.end > tokens {
+        return Err(EngineError::Shape {
+            field: "queries",
+            expected: format!("rows within 0..{tokens}"),
+            found: format!("{queries:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// The heads `of`'s share of `concat_h(A_h·V_{g(h)})` (DESIGN.md §1, before `·W_oᵀ + b_o`):
+/// each head's final map (`map_of(h)`, `(queries, keys)`, wherever a caller keeps it) mixes
+/// the values into its columns `h·d_h .. (h+1)·d_h` of `concat`, which becomes
+/// `(queries, heads · d_h)` (kept when it already is; its other columns left as they were).
+///
+/// `v` is `(keys, kv_heads · d_h)`; head `h` uses value head `g(h) = ⌊h / (heads / kv_heads)⌋`
+/// (grouped-query attention, §7.1), which is head `h` itself in the plain layout.
+pub fn mix_into<'a>(
+    heads: usize,
+    of: Range<usize>,
+    map_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
+    v: ArrayView2<f32>,
+    shape: &HeadShape,
+    concat: &mut Array2<f32>,
+) {
+    let d_v = shape.head_dim;
+    let width = heads * d_v;
+    let queries = of
+        .clone()
+        .next()
+        .map_or(concat.nrows(), |h| map_of(h).nrows());
+    if concat.dim() != (queries, width) || !concat.is_standard_layout() {
+        *concat = Array2::zeros((queries, width));
+    }
+    let cells = concat.as_slice_mut().expect("standard layout");
+    for h in of {
+        let map = map_of(h);
+        // saturate(A_h·V_g(h)), straight into columns h·d_v .. (h+1)·d_v of the concatenation.
+        let v_h = PackedB::new(head(v, shape.value_head(h), d_v));
+        let map = map.as_standard_layout();
+        let keys = map.ncols();
+        let a = map.as_slice().expect("standard layout");
+        v_h.mul_rows(
+            a,
+            keys,
+            0..queries,
+            0..d_v,
+            1.0,
+            &mut cells[h * d_v..],
+            width,
+        );
+    }
 }
 
 /// Rows of scores computed and softmaxed together: 16 rows of 2,048 keys are 128 KB, which

@@ -1,61 +1,258 @@
-//! The one way to run a mechanism: three staged steps whose results a caller can cache
-//! separately, because each depends on fewer settings than the next (the list is in
-//! [`crate::engine::mechanism`]'s header): [`Projection::new`], [`base_maps`],
-//! [`shift_stages_into`], then [`output`]; [`run`] is the three in a row, and [`Stages`] what it
-//! returns. The same steps for some heads only are in [`crate::engine::heads`].
+//! The one way to run a mechanism: staged steps whose results a caller can cache separately,
+//! because each depends on fewer settings than the next (the list is in
+//! [`crate::engine::mechanism`]'s header): [`Projection::new`], [`base_maps_into`] (with
+//! [`apply_lambda`] and V2's [`lambda_table`]), [`shift_stages_into`], then [`output`].
+//!
+//! Each step is one function over a [`Block`] of the layer's stack: some heads and some query
+//! rows, the whole stack being one block. Every row of every head is computed alone (its cells
+//! depend on its own row of scores), so a block has exactly the bits it has in the whole stack
+//! (tests/per_head.rs), and a page can compute the head it shows first, in blocks short enough
+//! to leave room for a frame, and the others when something asks for them. [`run`](super::run)
+//! is the steps in a row over the whole stack.
 
 use std::ops::Range;
 
-use ndarray::{Array2, Array3, ArrayView2, ArrayView3, Axis};
+use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
 use super::cosine;
 use super::diff_transformer::{self, DiffTransformerMaps};
 use super::diff_transformer_v2::{self, DiffTransformerV2Maps};
 use super::error::EngineError;
-use super::heads::output_of;
+use super::head_shape::HeadShape;
 use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
-use super::layout::HeadShape;
 use super::mechanism::{Mechanism, MechanismKind};
+use super::params::{Gate, ShiftDiffParams};
 use super::projection::{Projected, Weights};
 use super::shift_diff::{self, ShiftDiffMaps};
 use super::stage::StageId;
 use super::standard;
 
-/// Step 1: the queries, keys and values of one sentence.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Projection {
-    /// Queries, keys and values from the tokens.
-    Tokens(Projected),
-    /// Queries from the tokens, keys and values from the steps between them.
-    Steps(InputDiffProjected),
+/// A part of a layer's stack that one call of a step computes: the heads `heads` (of the
+/// layer's `H`) and the query rows `queries` (of its `L` tokens).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// The heads, from 0 (diff heads for the Differential Transformers).
+    pub heads: Range<usize>,
+    /// The query rows, from 0.
+    pub queries: Range<usize>,
 }
 
-impl Projection {
-    /// Projects `x` (`(tokens, d)`) as `kind` needs it.
-    pub fn new(kind: MechanismKind, x: ArrayView2<f32>, weights: &Weights) -> Projection {
-        if kind.projects_steps() {
-            Projection::Steps(InputDiffProjected::new(x, weights))
-        } else {
-            Projection::Tokens(Projected::new(x, weights))
+impl Block {
+    /// Every head and every row: the whole stack.
+    pub fn all(heads: usize, tokens: usize) -> Block {
+        Block {
+            heads: 0..heads,
+            queries: 0..tokens,
         }
     }
 
-    /// Whether this projection serves `kind` (so a cache of it can be kept).
-    pub fn serves(&self, kind: MechanismKind) -> bool {
-        matches!(self, Projection::Steps(_)) == kind.projects_steps()
+    /// Every row of one head.
+    pub fn head(head: usize, tokens: usize) -> Block {
+        Block {
+            heads: head..head + 1,
+            queries: 0..tokens,
+        }
+    }
+
+    /// Checks that the heads are within `0..heads` and the rows within `0..tokens`.
+    fn check(&self, heads: usize, tokens: usize) -> Result<(), EngineError> {
+        if self.heads.start > self.heads.end || self.heads.end > heads {
+            return Err(EngineError::Shape {
+                field: "head",
+                expected: format!("heads within 0..{heads}"),
+                found: format!("{:?}", self.heads),
+            });
+        }
+        standard::check_rows(&self.queries, tokens)
+    }
+}
+
+/// Step 1: the queries, keys and values of one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Projection {
+    /// Queries from the tokens, keys and values from the steps between them.
+    Steps(InputDiffProjected),
+    /// Queries, keys and values from the tokens; `rotated_for` is the head width their queries
+    /// and keys were rotated for, when the layer has rotary positions.
+    Tokens {
+        /// `Q`, `K` (rotated when the layer has rotary positions), `V`, V2's λ logits.
+        projected: Projected,
+        /// The head width of the rotation, if any.
+        rotated_for: Option<usize>,
+    },
+}
+
+impl Projection {
+    /// Step 1, whole: every row of [`project_into`](Self::project_into).
+    pub fn new(
+        kind: MechanismKind,
+        x: ArrayView2<f32>,
+        weights: &Weights,
+        heads: usize,
+    ) -> Result<Projection, EngineError> {
+        let mut out = Projection::empty();
+        Projection::project_into(kind, x, weights, heads, 0..x.nrows(), &mut out)?;
+        Ok(out)
+    }
+
+    /// No projection yet: a buffer for [`project_into`](Self::project_into) to fill.
+    pub fn empty() -> Projection {
+        Projection::Tokens {
+            projected: Projected {
+                q: Array2::zeros((0, 0)),
+                k: Array2::zeros((0, 0)),
+                v: Array2::zeros((0, 0)),
+                lambda_logits: None,
+            },
+            rotated_for: None,
+        }
+    }
+
+    /// Step 1: rows `rows` of the queries, keys and values of `x` (`(tokens, d)`) as `kind`
+    /// needs them with `heads` heads, into `out` (made anew when it does not fit: another kind
+    /// of keys, other sizes; else its other rows are left as they were). Queries and keys are
+    /// rotated here when the layer has rotary positions (their angles depend on the head width,
+    /// so on `heads`). Input difference's keys and values are the steps into tokens
+    /// `rows.start + 1 ..= rows.end`, row `j` being the step from token `j` to `j + 1`. Each
+    /// row depends on its own token alone, so a block has the bits of the whole projection.
+    pub fn project_into(
+        kind: MechanismKind,
+        x: ArrayView2<f32>,
+        weights: &Weights,
+        heads: usize,
+        rows: Range<usize>,
+        out: &mut Projection,
+    ) -> Result<(), EngineError> {
+        let tokens = x.nrows();
+        standard::check_rows(&rows, tokens)?;
+        let rope = weights.layout.rope.as_ref();
+        if kind.projects_steps() {
+            if rope.is_some() {
+                return Err(EngineError::Shape {
+                    field: "rope",
+                    expected: "no rope (input_diff's keys are steps between tokens)".to_string(),
+                    found: "rope".to_string(),
+                });
+            }
+            let steps = tokens.saturating_sub(1);
+            let fits = |p: &InputDiffProjected| {
+                p.q.dim() == (tokens, weights.w_q.nrows())
+                    && p.k.dim() == (steps, weights.w_k.nrows())
+                    && p.v.dim() == (steps, weights.w_v.nrows())
+            };
+            if !matches!(out, Projection::Steps(p) if fits(p)) {
+                *out = Projection::Steps(InputDiffProjected {
+                    q: Array2::zeros((tokens, weights.w_q.nrows())),
+                    k: Array2::zeros((steps, weights.w_k.nrows())),
+                    v: Array2::zeros((steps, weights.w_v.nrows())),
+                });
+            }
+            let Projection::Steps(p) = out else {
+                unreachable!("made above")
+            };
+            let block = x.slice(s![rows.clone(), ..]);
+            p.q.slice_mut(s![rows.clone(), ..])
+                .assign(&weights.queries(block));
+            let step_rows = rows.start.min(steps)..rows.end.min(steps);
+            if !step_rows.is_empty() {
+                let ends = x.slice(s![step_rows.start..step_rows.end + 1, ..]);
+                let delta = input_diff::step_differences(ends);
+                p.k.slice_mut(s![step_rows.clone(), ..])
+                    .assign(&weights.keys(delta.view()));
+                p.v.slice_mut(s![step_rows, ..])
+                    .assign(&weights.values(delta.view()));
+            }
+            return Ok(());
+        }
+        let head_dim = match rope {
+            Some(rope) => {
+                if rope.positions.len() != tokens {
+                    return Err(EngineError::Shape {
+                        field: "rope.positions",
+                        expected: format!("{tokens} positions (one per token)"),
+                        found: format!("{} positions", rope.positions.len()),
+                    });
+                }
+                Some(HeadShape::resolve(kind, weights, heads)?.head_dim)
+            }
+            None => None,
+        };
+        let logit_rows = weights.w_lambda.as_ref().map(|w| w.nrows());
+        let fits = |p: &Projected, rotated: &Option<usize>| {
+            p.q.dim() == (tokens, weights.w_q.nrows())
+                && p.k.dim() == (tokens, weights.w_k.nrows())
+                && p.v.dim() == (tokens, weights.w_v.nrows())
+                && p.lambda_logits.as_ref().map(|l| l.ncols()) == logit_rows
+                && *rotated == head_dim
+        };
+        if !matches!(out, Projection::Tokens { projected, rotated_for } if fits(projected, rotated_for))
+        {
+            *out = Projection::Tokens {
+                projected: Projected {
+                    q: Array2::zeros((tokens, weights.w_q.nrows())),
+                    k: Array2::zeros((tokens, weights.w_k.nrows())),
+                    v: Array2::zeros((tokens, weights.w_v.nrows())),
+                    lambda_logits: logit_rows.map(|n| Array2::zeros((tokens, n))),
+                },
+                rotated_for: head_dim,
+            };
+        }
+        let Projection::Tokens { projected: p, .. } = out else {
+            unreachable!("made above")
+        };
+        let block = x.slice(s![rows.clone(), ..]);
+        let (mut q, mut k) = (weights.queries(block), weights.keys(block));
+        if let (Some(rope), Some(head_dim)) = (rope, head_dim) {
+            q = rope.rotate(q.view(), head_dim, rows.start)?;
+            k = rope.rotate(k.view(), head_dim, rows.start)?;
+        }
+        p.q.slice_mut(s![rows.clone(), ..]).assign(&q);
+        p.k.slice_mut(s![rows.clone(), ..]).assign(&k);
+        p.v.slice_mut(s![rows.clone(), ..])
+            .assign(&weights.values(block));
+        if let (Some(logits), Some(w)) = (p.lambda_logits.as_mut(), weights.w_lambda.as_ref()) {
+            logits
+                .slice_mut(s![rows, ..])
+                .assign(&super::projection::linear(block, w.view()));
+        }
+        Ok(())
+    }
+
+    /// Whether this projection serves `kind` with `heads` heads over `weights` (so a cache of
+    /// it can be kept): the same kind of keys, and rotated for the same head width.
+    pub fn serves(&self, kind: MechanismKind, weights: &Weights, heads: usize) -> bool {
+        match self {
+            Projection::Steps(_) => kind.projects_steps(),
+            Projection::Tokens { rotated_for, .. } => {
+                !kind.projects_steps()
+                    && match rotated_for {
+                        None => weights.layout.rope.is_none(),
+                        Some(width) => HeadShape::resolve(kind, weights, heads)
+                            .is_ok_and(|s| s.head_dim == *width),
+                    }
+            }
+        }
     }
 
     /// The values `V`, `(keys, d)`.
     pub fn values(&self) -> ArrayView2<'_, f32> {
         match self {
-            Projection::Tokens(p) => p.v.view(),
+            Projection::Tokens { projected, .. } => projected.v.view(),
             Projection::Steps(p) => p.v.view(),
+        }
+    }
+
+    /// V2's λ logits `x·W_λᵀ`, `(tokens, heads)`, when the weights have `W_λ`.
+    fn lambda_logits(&self) -> Option<&Array2<f32>> {
+        match self {
+            Projection::Tokens { projected, .. } => projected.lambda_logits.as_ref(),
+            Projection::Steps(_) => None,
         }
     }
 }
 
-/// Step 2: the maps before any shift.
+/// Step 2: the maps before any shift, one map per head of a block's heads in each stack.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BaseMaps {
     /// One attention map `A` per head, `(heads, queries, keys)`.
@@ -66,6 +263,13 @@ pub enum BaseMaps {
     DiffTransformerV2(DiffTransformerV2Maps),
     /// Hierarchical attention's `local`, `segments` and token map `A`.
     Hierarchical(HierarchicalMaps),
+}
+
+impl Default for BaseMaps {
+    /// No maps yet: a buffer for [`base_maps_into`] to fill.
+    fn default() -> BaseMaps {
+        BaseMaps::Attention(Array3::zeros((0, 0, 0)))
+    }
 }
 
 impl BaseMaps {
@@ -107,181 +311,252 @@ impl BaseMaps {
     }
 }
 
-/// Step 2: the maps of `mechanism` over a projection of `weights`, with `heads` heads: the
-/// head layout is resolved and checked, and queries and keys rotated when the layer has rotary
-/// positions.
-pub fn base_maps(
+/// Step 2: rows `block.queries` of the maps of `mechanism` for the heads `block.heads` (of
+/// `heads`), over a projection of `weights`, into `out`, whose stacks hold one map per head of
+/// the block (map `i` is head `block.heads.start + i`) over every row; `out` is made anew when
+/// it does not fit (another mechanism or size), else its other rows are left as they were. The
+/// head layout is resolved and checked here. Every block has the bits it has in the whole
+/// stack; V2's λ has the columns of the block's heads.
+pub fn base_maps_into(
     mechanism: &Mechanism,
     projection: &Projection,
     weights: &Weights,
     heads: usize,
     causal: bool,
-) -> Result<BaseMaps, EngineError> {
-    base_maps_of(mechanism, projection, weights, heads, causal, 0..heads)
-}
-
-/// Step 2 for the heads `of` only (of `heads`): every stack of the result holds `of.len()`
-/// maps, map `i` being head `of.start + i`, each with the bits it has in [`base_maps`] (every
-/// head is computed alone). What a page showing one head computes; V2's λ table has the
-/// columns of those heads.
-pub fn base_maps_of(
-    mechanism: &Mechanism,
-    projection: &Projection,
-    weights: &Weights,
-    heads: usize,
-    causal: bool,
-    of: Range<usize>,
-) -> Result<BaseMaps, EngineError> {
+    block: &Block,
+    out: &mut BaseMaps,
+) -> Result<(), EngineError> {
     let mask = mechanism.mask(causal);
     let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
-    if of.start > of.end || of.end > heads {
-        return Err(EngineError::Shape {
-            field: "head",
-            expected: format!("heads within 0..{heads}"),
-            found: format!("{of:?}"),
-        });
-    }
+    let queries = block.queries.clone();
     // The query heads of the mechanisms with one query head per head (the Differential
-    // Transformers pick their pairs from `of` themselves).
-    let query_heads: Vec<usize> = of.clone().collect();
-    let tokens = match projection {
-        Projection::Tokens(p) => p,
+    // Transformers pick their pairs from the block's heads themselves).
+    let query_heads: Vec<usize> = block.heads.clone().collect();
+    let (q, k, logits) = match projection {
         Projection::Steps(p) => {
-            if weights.layout.rope.is_some() {
-                return Err(EngineError::Shape {
-                    field: "rope",
-                    expected: "no rope (input_diff's keys are steps between tokens)".to_string(),
-                    found: "rope".to_string(),
-                });
-            }
-            return input_diff::attention_of(p, &shape, causal, &query_heads)
-                .map(BaseMaps::Attention);
+            block.check(heads, p.q.nrows())?;
+            return match mechanism {
+                Mechanism::InputDiff => {
+                    let a = attention_of(out);
+                    input_diff::maps_into(p, &shape, causal, &query_heads, queries, a)
+                }
+                _ => Err(mismatch(
+                    "a projection of the tokens",
+                    "a projection of the steps between tokens",
+                )),
+            };
         }
+        Projection::Tokens { projected, .. } => (
+            projected.q.view(),
+            projected.k.view(),
+            projection.lambda_logits(),
+        ),
     };
-    // Rotated copies only when the layer has rotary positions (never on the page's layouts).
-    let rotated = match &weights.layout.rope {
-        Some(rope) => Some((
-            rope.rotate(tokens.q.view(), shape.head_dim)?,
-            rope.rotate(tokens.k.view(), shape.head_dim)?,
-        )),
-        None => None,
-    };
-    let (q, k) = match &rotated {
-        Some((q, k)) => (q.view(), k.view()),
-        None => (tokens.q.view(), tokens.k.view()),
-    };
-    Ok(match mechanism {
+    block.check(heads, q.nrows())?;
+    match mechanism {
         Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
-            BaseMaps::Attention(standard::grouped_of(q, k, &shape, mask, &query_heads)?)
-        }
-        Mechanism::Cosine { tau } => {
-            BaseMaps::Attention(cosine::grouped_of(q, k, &shape, mask, *tau, &query_heads)?)
-        }
-        Mechanism::DiffTransformer(params) => BaseMaps::DiffTransformer(diff_transformer::maps_of(
-            q,
-            k,
-            &shape,
-            weights.layout.pairing,
-            mask,
-            params,
-            of,
-        )?),
-        Mechanism::DiffTransformerV2 { lambda } => {
-            BaseMaps::DiffTransformerV2(diff_transformer_v2::maps_of(
+            standard::maps_into(
                 q,
                 k,
-                tokens.lambda_logits.as_ref(),
                 &shape,
                 mask,
-                *lambda,
-                of,
-            )?)
+                &query_heads,
+                queries,
+                1.0,
+                attention_of(out),
+            )
+        }
+        Mechanism::Cosine { tau } => {
+            let a = attention_of(out);
+            cosine::maps_into(q, k, &shape, mask, *tau, &query_heads, queries, a)
+        }
+        Mechanism::DiffTransformer(params) => {
+            if !matches!(out, BaseMaps::DiffTransformer(_)) {
+                *out = BaseMaps::DiffTransformer(DiffTransformerMaps::empty());
+            }
+            let BaseMaps::DiffTransformer(maps) = out else {
+                unreachable!("made above")
+            };
+            let pairing = weights.layout.pairing;
+            let of = block.heads.clone();
+            diff_transformer::maps_into(q, k, &shape, pairing, mask, params, of, queries, maps)
+        }
+        Mechanism::DiffTransformerV2 { lambda } => {
+            if !matches!(out, BaseMaps::DiffTransformerV2(_)) {
+                *out = BaseMaps::DiffTransformerV2(DiffTransformerV2Maps::empty());
+            }
+            let BaseMaps::DiffTransformerV2(maps) = out else {
+                unreachable!("made above")
+            };
+            let of = block.heads.clone();
+            diff_transformer_v2::maps_into(q, k, logits, &shape, mask, *lambda, of, queries, maps)
         }
         Mechanism::Hierarchical { segment } => {
-            BaseMaps::Hierarchical(hierarchical::maps_of(q, k, &shape, mask, *segment, of)?)
+            if !matches!(out, BaseMaps::Hierarchical(_)) {
+                *out = BaseMaps::Hierarchical(HierarchicalMaps::empty());
+            }
+            let BaseMaps::Hierarchical(maps) = out else {
+                unreachable!("made above")
+            };
+            let of = block.heads.clone();
+            hierarchical::maps_into(q, k, &shape, mask, *segment, of, queries, maps)
         }
-        Mechanism::InputDiff => {
-            return Err(mismatch(
-                "a projection of the steps between tokens",
-                "a projection of the tokens",
-            ))
-        }
-    })
+        Mechanism::InputDiff => Err(mismatch(
+            "a projection of the steps between tokens",
+            "a projection of the tokens",
+        )),
+    }
+}
+
+/// The one stack of `out` when it holds one map `A` per head, made so when it holds another
+/// mechanism's maps.
+fn attention_of(out: &mut BaseMaps) -> &mut Array3<f32> {
+    if !matches!(out, BaseMaps::Attention(_)) {
+        *out = BaseMaps::default();
+    }
+    match out {
+        BaseMaps::Attention(a) => a,
+        _ => unreachable!("made above"),
+    }
 }
 
 /// Step 2b: puts the λ of `mechanism` (a fixed one, or back to the learned one) into maps
-/// computed earlier, recomputing only `A1 − λ·A2` (never `A1` and `A2`), so a λ slider costs
-/// one subtraction per cell. Returns whether anything changed; a mechanism without λ changes
-/// nothing.
+/// computed earlier for the heads from `first_head` on, recomputing only `A1 − λ·A2` (never
+/// `A1` and `A2`), so a λ slider costs one subtraction per cell. Returns whether anything
+/// changed; a mechanism without λ changes nothing.
 pub fn apply_lambda(
     mechanism: &Mechanism,
     projection: &Projection,
     base: &mut BaseMaps,
+    first_head: usize,
 ) -> Result<bool, EngineError> {
     match (mechanism, base) {
         (Mechanism::DiffTransformer(params), BaseMaps::DiffTransformer(maps)) => {
             Ok(diff_transformer::set_lambda(maps, params))
         }
         (Mechanism::DiffTransformerV2 { lambda }, BaseMaps::DiffTransformerV2(maps)) => {
-            let logits = match projection {
-                Projection::Tokens(p) => p.lambda_logits.as_ref(),
-                Projection::Steps(_) => None,
-            };
-            let heads = maps.lambda.ncols();
-            let table = diff_transformer_v2::lambda_table(logits, heads, *lambda)?;
+            let logits = projection.lambda_logits();
+            let total = logits.map_or(0, |l| l.ncols());
+            let of = first_head..first_head + maps.lambda.ncols();
+            let table = diff_transformer_v2::lambda_columns(logits, total, *lambda, of)?;
             Ok(diff_transformer_v2::set_lambda(maps, table))
         }
         _ => Ok(false),
     }
 }
 
-/// Step 3: the shift stages of `mechanism` into `out` (reusing its buffers). Returns `false`,
-/// leaving `out` as it was, for a mechanism without shift stages.
+/// V2's λ table of every head, `(tokens, heads)`, for `mechanism` over `projection`; `None`
+/// for any other mechanism. What the page draws as V2's λ map (one for every head) without
+/// computing every head's maps.
+pub fn lambda_table(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    heads: usize,
+) -> Option<Result<Array2<f32>, EngineError>> {
+    let Mechanism::DiffTransformerV2 { lambda } = mechanism else {
+        return None;
+    };
+    Some(diff_transformer_v2::lambda_table(
+        projection.lambda_logits(),
+        heads,
+        *lambda,
+    ))
+}
+
+/// Step 3: rows `block.queries` of the shift stages of `mechanism` into `out` (reusing its
+/// buffers), from maps `base` of the heads `block.heads` (each head with its own gate).
+/// Returns `false`, leaving `out` as it was, for a mechanism without shift stages.
 pub fn shift_stages_into(
     mechanism: &Mechanism,
     base: &BaseMaps,
     causal: bool,
+    block: &Block,
     out: &mut ShiftDiffMaps,
 ) -> Result<bool, EngineError> {
-    match (mechanism, base) {
-        (Mechanism::ShiftDiff(params), BaseMaps::Attention(a)) => {
-            shift_diff::shift_diff_maps_into(a, params, mechanism.mask(causal), out)?;
-            Ok(true)
-        }
-        _ => Ok(false),
+    let (Mechanism::ShiftDiff(params), BaseMaps::Attention(a)) = (mechanism, base) else {
+        return Ok(false);
+    };
+    let gate = &params.gate;
+    if block.heads.len() != a.dim().0 {
+        return Err(mismatch(
+            "one map per head of the block",
+            "another number of maps",
+        ));
     }
+    let of = block.heads.clone();
+    let slice = |v: &[f32]| v.get(of.clone()).map(<[f32]>::to_vec);
+    let gate = match (slice(&gate.alpha), slice(&gate.beta), slice(&gate.gamma)) {
+        (Some(alpha), Some(beta), Some(gamma)) => Gate { alpha, beta, gamma },
+        // Too few scalars for the block's heads: the gate's own error, naming the field.
+        _ => {
+            return Err(match gate.check(block.heads.end) {
+                Err(err) => err,
+                Ok(()) => mismatch("a gate scalar per head", "fewer"),
+            })
+        }
+    };
+    let params = ShiftDiffParams {
+        gate,
+        ..params.clone()
+    };
+    let mask = mechanism.mask(causal);
+    shift_diff::shift_diff_maps_into(a, &params, mask, block.queries.clone(), out)?;
+    Ok(true)
 }
 
-/// The layer output `(tokens, d)`: the values mixed with each head's final map and projected
-/// back (the Differential Transformer normalises each head first, §3). `shift` are the shift
-/// stages when the mechanism has them.
-pub fn output(
+/// Step 4: the heads `of`'s share of the heads' concatenation before the output projection,
+/// from each head's final map (`final_of(h)`: `A′`, `A1 − λ·A2` or `A`, `(queries, keys)`,
+/// wherever a caller keeps it): the values mixed with it (the Differential Transformer
+/// normalises each head, §3), into the head's columns of `concat`, which is made anew when it
+/// does not fit. The layer output is then `weights.out(concat)`.
+pub fn mix_into<'a>(
     mechanism: &Mechanism,
     projection: &Projection,
-    base: &BaseMaps,
-    shift: Option<&ShiftDiffMaps>,
     weights: &Weights,
+    heads: usize,
+    of: Range<usize>,
+    final_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
+    concat: &mut Array2<f32>,
+) -> Result<(), EngineError> {
+    let v = projection.values();
+    let shape = HeadShape::resolve(mechanism.kind(), weights, heads)?;
+    if of.end > heads {
+        return Err(EngineError::Shape {
+            field: "head",
+            expected: format!("heads within 0..{heads}"),
+            found: format!("{of:?}"),
+        });
+    }
+    match mechanism {
+        Mechanism::DiffTransformer(params) => {
+            let pairing = weights.layout.pairing;
+            diff_transformer::mix_into(heads, of, final_of, v, &shape, pairing, params, concat)
+        }
+        _ => standard::mix_into(heads, of, final_of, v, &shape, concat),
+    }
+    Ok(())
+}
+
+/// The layer output `(tokens, d)` from every head's final map: [`mix_into`] over every head,
+/// projected back (`·W_oᵀ + b_o`).
+pub fn output<'a>(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    weights: &Weights,
+    heads: usize,
+    final_of: &dyn Fn(usize) -> ArrayView2<'a, f32>,
 ) -> Result<Array2<f32>, EngineError> {
-    let stack = match (base, mechanism) {
-        (BaseMaps::DiffTransformer(maps), Mechanism::DiffTransformer(_)) => &maps.diff,
-        (BaseMaps::DiffTransformerV2(maps), Mechanism::DiffTransformerV2 { .. }) => &maps.diff,
-        (BaseMaps::Hierarchical(maps), Mechanism::Hierarchical { .. }) => &maps.a,
-        (BaseMaps::Attention(_), Mechanism::ShiftDiff(_)) => match shift {
-            Some(s) => &s.fused,
-            None => return Err(mismatch("the shift stages", "none")),
-        },
-        (
-            BaseMaps::Attention(a),
-            Mechanism::Standard
-            | Mechanism::InputDiff
-            | Mechanism::Cosine { .. }
-            | Mechanism::Local { .. },
-        ) => a,
-        _ => return Err(mismatch(mechanism.name(), "the maps of another mechanism")),
-    };
-    output_of(mechanism, projection, weights, stack.dim().0, &|h| {
-        stack.index_axis(Axis(0), h)
-    })
+    let mut concat = Array2::zeros((0, 0));
+    mix_into(
+        mechanism,
+        projection,
+        weights,
+        heads,
+        0..heads,
+        final_of,
+        &mut concat,
+    )?;
+    Ok(weights.out(concat.view()))
 }
 
 /// The error for stages that do not belong to the mechanism they are used with (a caller's
@@ -292,123 +567,4 @@ fn mismatch(expected: &str, found: &str) -> EngineError {
         expected: expected.to_string(),
         found: found.to_string(),
     }
-}
-
-/// Every intermediate of one layer, typed by mechanism.
-///
-/// The variants differ in size (the shift stages hold six maps), but a `Stages` is made once per
-/// run and never stored in bulk, so boxing would only add an indirection.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum Stages {
-    /// Standard, input-difference, cosine and local attention: one map per head.
-    Attention {
-        /// The maps `A`, `(heads, queries, keys)`; `keys = tokens - 1` for input difference.
-        a: Array3<f32>,
-        /// The layer output, `(tokens, d)`.
-        output: Array2<f32>,
-    },
-    /// Shift-difference gated attention.
-    ShiftDiff {
-        /// The maps `A`.
-        a: Array3<f32>,
-        /// `shift(A)`, `D`, `G` and `A'`.
-        maps: ShiftDiffMaps,
-        /// The layer output.
-        output: Array2<f32>,
-    },
-    /// The Differential Transformer.
-    DiffTransformer {
-        /// `A1`, `A2`, lambda and `A1 - lambda·A2`.
-        maps: DiffTransformerMaps,
-        /// The layer output.
-        output: Array2<f32>,
-    },
-    /// Differential Transformer V2.
-    DiffTransformerV2 {
-        /// `A1`, `A2`, λ per token and head, and `A1 - λ·A2`.
-        maps: DiffTransformerV2Maps,
-        /// The layer output.
-        output: Array2<f32>,
-    },
-    /// Hierarchical attention.
-    Hierarchical {
-        /// `local`, `segments` and the token map `A`.
-        maps: HierarchicalMaps,
-        /// The layer output.
-        output: Array2<f32>,
-    },
-}
-
-impl Stages {
-    /// The layer output, `(tokens, d)`.
-    pub fn output(&self) -> &Array2<f32> {
-        match self {
-            Stages::Attention { output, .. }
-            | Stages::ShiftDiff { output, .. }
-            | Stages::DiffTransformer { output, .. }
-            | Stages::DiffTransformerV2 { output, .. }
-            | Stages::Hierarchical { output, .. } => output,
-        }
-    }
-
-    /// The map each head finally mixes values with: `A`, `A'` or `A1 - lambda·A2`.
-    pub fn final_maps(&self) -> &Array3<f32> {
-        match self {
-            Stages::Attention { a, .. } => a,
-            Stages::ShiftDiff { maps, .. } => &maps.fused,
-            Stages::DiffTransformer { maps, .. } => &maps.diff,
-            Stages::DiffTransformerV2 { maps, .. } => &maps.diff,
-            Stages::Hierarchical { maps, .. } => &maps.a,
-        }
-    }
-}
-
-/// Runs one attention layer over the sequence `x` (`(tokens, d)`) and returns every stage: the
-/// staged steps of this module in a row.
-///
-/// `heads` re-splits the same projections; it must divide `d` (`d / 2` for the Differential
-/// Transformer). Errors name the spec field at fault; nothing panics on bad sizes.
-///
-/// ```
-/// use diffattn::engine::{run, Mechanism, Stages, Weights};
-/// use ndarray::{array, Array2};
-/// let eye = Array2::<f32>::eye(2);
-/// let w = Weights::new(eye.clone(), eye.clone(), eye.clone(), eye).unwrap();
-/// // Identical tokens give identical scores: each of the 3 rows is uniform over 3 keys.
-/// let x = array![[1.0f32, 0.0], [1.0, 0.0], [1.0, 0.0]];
-/// let stages = run(x.view(), &w, 2, false, &Mechanism::Standard).unwrap();
-/// let Stages::Attention { a, .. } = stages else { unreachable!() };
-/// assert!(a.iter().all(|&p| (p - 1.0 / 3.0).abs() < 1e-6));
-/// ```
-pub fn run(
-    x: ArrayView2<f32>,
-    weights: &Weights,
-    heads: usize,
-    causal: bool,
-    mechanism: &Mechanism,
-) -> Result<Stages, EngineError> {
-    weights.check_input(x)?;
-    let projection = Projection::new(mechanism.kind(), x, weights);
-    let base = base_maps(mechanism, &projection, weights, heads, causal)?;
-    let mut shift = ShiftDiffMaps::empty();
-    let has_shift = shift_stages_into(mechanism, &base, causal, &mut shift)?;
-    let output = output(
-        mechanism,
-        &projection,
-        &base,
-        has_shift.then_some(&shift),
-        weights,
-    )?;
-    Ok(match base {
-        BaseMaps::DiffTransformer(maps) => Stages::DiffTransformer { maps, output },
-        BaseMaps::DiffTransformerV2(maps) => Stages::DiffTransformerV2 { maps, output },
-        BaseMaps::Hierarchical(maps) => Stages::Hierarchical { maps, output },
-        BaseMaps::Attention(a) if has_shift => Stages::ShiftDiff {
-            a,
-            maps: shift,
-            output,
-        },
-        BaseMaps::Attention(a) => Stages::Attention { a, output },
-    })
 }

@@ -6,11 +6,10 @@
 //! setting is unset. Nothing here is written into the settings: the learned λ is found when
 //! asked for, from the parameters (or V2's λ table), never from the maps drawn.
 
-use ndarray::Axis;
-
+use super::work::Need;
 use super::{Explorer, Source};
 use crate::engine::diff_transformer::effective_lambda;
-use crate::engine::{lambda_table_of, EngineError, Mechanism, MechanismKind, Projection};
+use crate::engine::{EngineError, Mechanism, MechanismKind};
 
 impl Explorer {
     /// The λ the maps use, as one number: the chosen one, or the learned one
@@ -57,8 +56,9 @@ impl Explorer {
 
     /// Computes V2's λ table (and the projection it comes from) when the learned λ is shown and
     /// the table is not in, so that [`lambda_shown`](Self::lambda_shown) knows V2's mean before
-    /// any map is computed. Nothing for other mechanisms, a chosen λ or an empty sentence; the
-    /// projection is kept for the maps.
+    /// any map is computed: the work's pieces up to the table (the projection's, then the
+    /// table's). Nothing for other mechanisms, a chosen λ or an empty sentence; the projection
+    /// is kept for the maps.
     pub fn prepare_lambda(&mut self) -> Result<(), EngineError> {
         let kind = self.kind();
         if kind != MechanismKind::DiffTransformerV2
@@ -68,22 +68,8 @@ impl Explorer {
         {
             return Ok(());
         }
-        let mechanism = self.mechanism()?;
-        let projection = match self.projection.take() {
-            Some(p) if p.serves(kind) => p,
-            _ => {
-                self.recomputations.projections += 1;
-                for cache in &mut self.heads {
-                    cache.clear_maps();
-                }
-                Projection::new(kind, self.x.view(), self.weights())
-            }
-        };
-        let table = lambda_table_of(&mechanism, &projection, self.settings.maps.heads);
-        self.projection = Some(projection);
-        if let Some(table) = table {
-            self.lambda_table = Some(table?.insert_axis(Axis(0)));
-        }
+        // The work's first pieces are the projection's, then the λ table (`work.rs`).
+        while self.lambda_table.is_none() && self.work(Need::Shown)? {}
         Ok(())
     }
 }

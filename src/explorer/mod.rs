@@ -11,25 +11,24 @@
 //!
 //! Split by concern: the state and its caches' layers here; `controls` (the settings changed,
 //! the choices they offer, what was learned), `source` (another model, a loaded spec, the
-//! exports), `heads` (each head's caches), `describe` (what the page shows), `transfer` (a
-//! head's caches moved between two explorers), `settings` (the settings and their patch).
+//! exports), `work` (the caches filled in short pieces: the projections, each head, the layer
+//! output), `describe` (what the page shows), `settings` (the settings and their patch).
 //!
 //! [`BaseMaps`]: crate::engine::BaseMaps
 //! [`ShiftDiffMaps`]: crate::engine::shift_diff::ShiftDiffMaps
 
 mod controls;
 mod describe;
-mod heads;
 mod lambda;
 mod settings;
 mod source;
-mod transfer;
+mod work;
 
 use ndarray::{Array2, Array3};
 
 pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
-pub use transfer::{BaseKind, HeadKey, HeadParts, ShiftKind};
+pub use work::{piece_rows, Need, Progress, PIECE_CELLS};
 
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::shift_diff::Gate;
@@ -50,9 +49,6 @@ pub struct Recomputations {
     pub shift_stages: u64,
     /// `A1 − λ·A2` again from the kept `A1` and `A2` (a λ slider moved).
     pub lambda: u64,
-    /// Heads computed elsewhere (the page's Web Worker) and adopted (`adopt_head`): counted
-    /// here, not as maps or shift stages, since nothing was computed.
-    pub adopted: u64,
 }
 
 /// Where the vectors and weights come from.
@@ -95,18 +91,20 @@ pub struct Explorer {
     /// The model's weights as the shown mechanism and head count run them, when they differ
     /// from `model.weights` (V2 on the sentence: `Model::layer_weights`).
     layer_weights: Option<Weights>,
-    projection: Option<Projection>,
-    /// Each head's maps and shift stages, computed when asked for (`heads.rs`).
-    heads: Vec<heads::HeadCache>,
+    /// The projections of `x`, computed in pieces of rows (`work.rs`).
+    projection: Projection,
+    /// Rows of `projection` computed so far (`x`'s rows when it is complete; 0 when cleared).
+    projected_rows: usize,
+    /// Each head's maps and shift stages, computed when asked for (`work.rs`).
+    heads: Vec<work::HeadCache>,
     /// V2's λ table, `(1, tokens, heads)`: one map for every head, computed whole.
     lambda_table: Option<Array3<f32>>,
     /// The prediction for the current maps, cleared with the shift stages (every change that
     /// can move it clears them), so a render that changed nothing does not classify again.
     prediction: Option<Option<Prediction>>,
+    /// The layer output, head by head (`work.rs`), cleared with the shift stages.
+    mixed: work::Mixed,
     recomputations: Recomputations,
-    /// The hash of `x` and the weights for [`HeadKey`], found when first asked for and
-    /// cleared with the projections (`transfer.rs`).
-    input_key: transfer::InputKey,
 }
 
 impl Explorer {
@@ -123,12 +121,13 @@ impl Explorer {
             head: 0,
             gate_override: false,
             layer_weights: None,
-            projection: None,
+            projection: Projection::empty(),
+            projected_rows: 0,
             heads: Vec::new(),
             lambda_table: None,
             prediction: None,
+            mixed: work::Mixed::default(),
             recomputations: Recomputations::default(),
-            input_key: Default::default(),
         }
     }
 
@@ -204,8 +203,7 @@ impl Explorer {
     }
 
     fn invalidate_sentence(&mut self) {
-        self.projection = None;
-        self.input_key.set(None);
+        self.projected_rows = 0;
         self.invalidate_base();
     }
 
@@ -218,6 +216,7 @@ impl Explorer {
 
     fn clear_shift(&mut self) {
         self.prediction = None;
+        self.mixed.clear();
         self.lambda_table = None;
         for cache in &mut self.heads {
             cache.clear_shift();

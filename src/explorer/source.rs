@@ -2,8 +2,8 @@
 //! was trained with), a user's spec (`load_spec`, `load`, its metadata), and what is drawn
 //! exported as a spec (`export_spec`) or as stages (`stages_json`).
 
-use super::{heads, Explorer, Settings, Source, SpecSource};
-use crate::engine::{base_maps_of, EngineError, Mechanism, Projection};
+use super::{Explorer, Settings, Source, SpecSource};
+use crate::engine::{base_maps_into, BaseMaps, Block, EngineError, Mechanism, Projection};
 use crate::model::Model;
 use crate::spec::{
     parse_page_spec, parse_page_spec_bytes, spec_json, stages_json, Meta, Spec, SpecError,
@@ -105,23 +105,32 @@ impl Explorer {
         self.load(parse_page_spec_bytes(bytes)?)
     }
 
-    /// Draws a parsed spec. Its projections and maps are computed now, once, so that every
-    /// problem shows before anything changes (a refused spec leaves the page as it was), and
-    /// they are kept for the first draw.
+    /// Draws a parsed spec. Every step runs first on its first token and first head, so that
+    /// every problem a spec can have (its layout, its parameters) shows before anything
+    /// changes (a refused spec leaves the page as it was); the projections and maps are then
+    /// computed in pieces like the sentence's (`work.rs`), a large layer's over many tasks.
     pub fn load(&mut self, spec: Spec) -> Result<(), SpecError> {
         spec.check_limits()?;
         spec.page_support()?;
         let kind = spec.mechanism.kind();
-        let projection = Projection::new(kind, spec.x.view(), &spec.weights);
-        // The first head alone shows every problem a spec can have (its layout, its
-        // parameters); the other heads are computed when asked for.
-        let first = base_maps_of(
-            &spec.mechanism,
+        let first = 0..spec.x.nrows().min(1);
+        let mut projection = Projection::empty();
+        let (x, weights) = (spec.x.view(), &spec.weights);
+        Projection::project_into(kind, x, weights, spec.heads, first.clone(), &mut projection)?;
+        let block = Block {
+            heads: 0..spec.heads.min(1),
+            queries: first,
+        };
+        let mut maps = BaseMaps::default();
+        let (mechanism, heads, causal) = (&spec.mechanism, spec.heads, spec.causal);
+        base_maps_into(
+            mechanism,
             &projection,
-            &spec.weights,
-            spec.heads,
-            spec.causal,
-            0..spec.heads.min(1),
+            weights,
+            heads,
+            causal,
+            &block,
+            &mut maps,
         )?;
         let settings = self
             .settings
@@ -151,13 +160,7 @@ impl Explorer {
         self.layer_weights = None;
         self.head = 0;
         self.invalidate_sentence();
-        self.projection = Some(projection);
-        self.heads = vec![heads::HeadCache::default(); spec.heads];
-        if let Some(cache) = self.heads.first_mut() {
-            *cache = heads::HeadCache::with_maps(first);
-        }
-        self.recomputations.projections += 1;
-        self.recomputations.maps += 1;
+        self.heads.clear();
         Ok(())
     }
 

@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use ndarray::{Array2, Axis};
 
 use super::Model;
-use crate::engine::diff_transformer::{diff_head_width, DiffTransformerParams};
+use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::head_shape::diff_head_width;
 use crate::engine::shift_diff::Gate;
 use crate::engine::{EngineError, Mechanism, MechanismKind, Weights};
 use crate::text::{seeded_normal, seeded_normal_vec};

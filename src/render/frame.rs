@@ -217,6 +217,47 @@ pub fn draw_frame_at<DB: DrawingBackend>(
     layout: &HeatmapLayout,
     text_scale: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    draw_frame_parts(area, frame, layout, text_scale, true)
+}
+
+/// [`draw_frame_at`] without the colorbar's gradient (its border, ticks and labels are drawn):
+/// for a backend that puts the gradient on as one image ([`colorbar_rgba`]), as the page's
+/// canvases do with the plot's cells, instead of one rectangle per band.
+pub fn draw_frame_around_images_at<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+    layout: &HeatmapLayout,
+    text_scale: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    draw_frame_parts(area, frame, layout, text_scale, false)
+}
+
+/// The colorbar's gradient as RGBA pixels, `layout.colorbar`'s width × height, high values at
+/// the top: each row of pixels the colour of the value at its middle. Empty for a constant map
+/// (its swatch is drawn with the frame) or a bar of no pixels.
+pub fn colorbar_rgba(frame: &Frame, layout: &HeatmapLayout, out: &mut Vec<u8>) {
+    out.clear();
+    let bar = layout.colorbar;
+    if frame.constant.is_some() || bar.width == 0 || bar.height == 0 {
+        return;
+    }
+    let (lo, hi) = frame.scale.range();
+    for y in 0..bar.height {
+        let t = 1.0 - (y as f32 + 0.5) / bar.height as f32;
+        let [r, g, b] = frame.scale.color(lo + t * (hi - lo));
+        for _ in 0..bar.width {
+            out.extend_from_slice(&[r, g, b, 255]);
+        }
+    }
+}
+
+fn draw_frame_parts<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame,
+    layout: &HeatmapLayout,
+    text_scale: f64,
+    gradient: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let layout = *layout;
     let theme = frame.theme;
     let label_size = f64::from(layout.font_px) * text_scale;
@@ -296,6 +337,7 @@ pub fn draw_frame_at<DB: DrawingBackend>(
             &layout,
             theme,
             text(label_size, HPos::Left, VPos::Center),
+            gradient,
         )?,
     }
     if frame.mask.is_some_and(|m| m.forbids_any(rows, cols)) {
@@ -393,13 +435,18 @@ fn draw_colorbar<DB: DrawingBackend>(
     layout: &HeatmapLayout,
     theme: &Theme,
     tick_style: TextStyle,
+    gradient: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let bar = layout.colorbar;
     if bar.height == 0 || bar.width == 0 {
         return Ok(());
     }
     let (lo, hi) = scale.range();
-    let bands = bar.height.min(COLORBAR_BANDS);
+    let bands = if gradient {
+        bar.height.min(COLORBAR_BANDS)
+    } else {
+        0
+    };
     let band_top =
         |band: u32| bar.y + (u64::from(band) * u64::from(bar.height) / u64::from(bands)) as i32;
     for band in 0..bands {

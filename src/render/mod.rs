@@ -34,7 +34,9 @@ mod viewport;
 
 pub use cells::{cells_rgba, masked_rgba, plot_rgba, CellMask, MASKED_RGB};
 pub use colormap::{Palette, Rgb};
-pub use frame::{draw_frame, draw_frame_at, Frame, LabelWidths};
+pub use frame::{
+    colorbar_rgba, draw_frame, draw_frame_around_images_at, draw_frame_at, Frame, LabelWidths,
+};
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
 pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};

@@ -37,36 +37,20 @@ impl MapStats {
         max: f32::NEG_INFINITY,
     };
 
-    /// The finite extremes of `map`, in one pass: eight running extremes over a contiguous map,
-    /// plain comparisons the compiler keeps in vector registers (a NaN compares false, so it
-    /// takes no part). Only a map holding an infinity, which no engine stage gives, is scanned
-    /// again with the infinities left out.
+    /// The finite extremes of `map`, in one pass: the engine's vectorised kernel
+    /// (`kernels::extremes`) over a contiguous map (a NaN takes no part). Only a map holding an
+    /// infinity, which no engine stage gives, is scanned again with the infinities left out.
     pub fn of(map: ArrayView2<f32>) -> MapStats {
         let Some(cells) = map.as_slice() else {
             return map.iter().fold(MapStats::NONE, |s, &v| s.with(v));
         };
-        let mut lo = [f32::INFINITY; 8];
-        let mut hi = [f32::NEG_INFINITY; 8];
-        let chunks = cells.chunks_exact(8);
-        let rest = chunks.remainder();
-        for chunk in chunks {
-            for k in 0..8 {
-                let v = chunk[k];
-                lo[k] = if v < lo[k] { v } else { lo[k] };
-                hi[k] = if v > hi[k] { v } else { hi[k] };
-            }
-        }
-        let lanes = (0..8).fold(MapStats::NONE, |s, k| {
-            s.merge(MapStats {
-                min: lo[k],
-                max: hi[k],
-            })
-        });
-        let stats = rest.iter().fold(lanes, |s, &v| s.with(v));
-        if stats.min == f32::NEG_INFINITY || stats.max == f32::INFINITY {
+        let mut out = [0.0f32; 2];
+        crate::engine::kernels::extremes(cells, &mut out);
+        let [min, max] = out;
+        if min == f32::NEG_INFINITY || max == f32::INFINITY {
             return cells.iter().fold(MapStats::NONE, |s, &v| s.with(v));
         }
-        stats
+        MapStats { min, max }
     }
 
     /// These extremes with one more value.

@@ -11,8 +11,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::js::js_error;
 use crate::render::{
-    draw_frame_at, draw_row_chart, plot_rgba, CellMask, Frame, HeatmapLayout, LabelWidths,
-    RowChart, RowLayout, Scale,
+    colorbar_rgba, draw_frame_around_images_at, draw_row_chart, plot_rgba, CellMask, Frame,
+    HeatmapLayout, LabelWidths, RowChart, RowLayout, Scale,
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames.
@@ -36,10 +36,24 @@ impl Painter {
         let backend = CanvasBackend::with_canvas_object(canvas.clone())
             .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
         let area = backend.into_drawing_area();
-        draw_frame_at(&area, frame, &layout, 1.0)
+        draw_frame_around_images_at(&area, frame, &layout, 1.0)
             .map_err(|e| js_error(format!("drawing failed: {e}")))?;
         area.present()
             .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        let ctx = context(canvas)?;
+        // The colorbar's gradient as one image, like the cells (not one rectangle per band).
+        colorbar_rgba(frame, &layout, &mut self.rgba);
+        if !self.rgba.is_empty() {
+            let bar = layout.colorbar;
+            let image = ImageData::new_with_u8_clamped_array_and_sh(
+                Clamped(&self.rgba),
+                bar.width,
+                bar.height,
+            )
+            .map_err(|_| JsError::new("cannot make the colorbar's image"))?;
+            ctx.put_image_data(&image, f64::from(bar.x), f64::from(bar.y))
+                .map_err(|_| JsError::new("cannot draw the colorbar"))?;
+        }
         plot_rgba(
             map,
             frame.scale,
@@ -57,8 +71,7 @@ impl Painter {
             plot.height,
         )
         .map_err(|_| JsError::new("cannot make the map's image"))?;
-        context(canvas)?
-            .put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
+        ctx.put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
             .map_err(|_| JsError::new("cannot draw the map's cells"))?;
         Ok(layout)
     }

@@ -51,9 +51,6 @@ pub struct Explorer {
     /// The layout of the last row view drawn by `render_row`.
     pub(super) row_layout: Option<RowLayout>,
     pub(super) painter: Painter,
-    /// A head being adopted map by map (`adopt_start`, `adopt_map`): its metadata and the
-    /// maps in so far.
-    pub(super) adopting: Option<explorer::HeadParts>,
 }
 
 impl Default for Explorer {
@@ -80,7 +77,6 @@ impl Explorer {
             layouts: Vec::new(),
             row_layout: None,
             painter: Painter::default(),
-            adopting: None,
         }
     }
 
@@ -195,17 +191,15 @@ impl Explorer {
 
 #[wasm_bindgen]
 impl Explorer {
-    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda,
-    /// adopted }` (`adopted`: heads computed by the Web Worker and adopted, not computed here).
+    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages, lambda, adopted }`
+        /// `{ projections, maps, shift_stages, lambda }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
             lambda: u64,
-            adopted: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
@@ -213,7 +207,6 @@ impl Explorer {
             maps: r.maps,
             shift_stages: r.shift_stages,
             lambda: r.lambda,
-            adopted: r.adopted,
         })
     }
 

@@ -5,7 +5,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::handle::Explorer;
-use super::js::{js_error, to_js, window_js, CellJs, ExtremeJs, ExtremesJs, RectJs};
+use super::js::{to_js, window_js, CellJs, ExtremeJs, ExtremesJs, RectJs};
 
 #[wasm_bindgen]
 impl Explorer {
@@ -56,9 +56,9 @@ impl Explorer {
         }
     }
 
-    /// The numbers behind one cell of the shown head (see `CellJs`), or `undefined`.
+    /// The numbers behind one cell of the shown head (see `CellJs`), or `undefined` (also
+    /// while its maps are still being computed: hovering computes nothing).
     pub fn cell(&mut self, row: usize, col: usize) -> Result<JsValue, JsError> {
-        self.state.compute().map_err(js_error)?;
         match self.state.cell(row, col) {
             Some(info) => to_js(&CellJs::from(info)),
             None => Ok(JsValue::UNDEFINED),
@@ -67,8 +67,8 @@ impl Explorer {
 
     /// A window of the shown head's map of `stage`: at most `rows × cols` cells from `(row,
     /// col)`, as `{ rows, cols, row, col, data: Float32Array }` (row-major), or `undefined`
-    /// when the mechanism has no such stage. What the screen-reader table shows, without
-    /// copying the whole map.
+    /// when the mechanism has no such stage or its maps are still being computed. What the
+    /// screen-reader table shows, without copying the whole map.
     pub fn window(
         &mut self,
         stage: &str,
@@ -78,7 +78,6 @@ impl Explorer {
         cols: usize,
     ) -> Result<JsValue, JsError> {
         let stage = self.stage_shown(stage)?;
-        self.state.compute().map_err(js_error)?;
         match self.state.map_window(stage, row, col, rows, cols) {
             Some(w) => window_js(&w, row, col),
             None => Ok(JsValue::UNDEFINED),
@@ -86,10 +85,10 @@ impl Explorer {
     }
 
     /// The largest and smallest allowed cells of the shown head's map of `stage`:
-    /// `{ max: { row, col, value, query, key }, min: { … } }`, or `undefined`.
+    /// `{ max: { row, col, value, query, key }, min: { … } }`, or `undefined` (also while the
+    /// maps are still being computed).
     pub fn extremes(&mut self, stage: &str) -> Result<JsValue, JsError> {
         let stage = self.stage_shown(stage)?;
-        self.state.compute().map_err(js_error)?;
         let Some(e) = self.state.extremes(stage) else {
             return Ok(JsValue::UNDEFINED);
         };

@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::engine::shift_diff::Difference;
 use crate::engine::{MechanismKind, StageId};
-use crate::explorer::{self, CellInfo};
+use crate::explorer::CellInfo;
 use crate::names::{self, name_of, Named};
 
 pub(super) use settings::{SettingsJs, SettingsPatchJs};
@@ -240,84 +240,4 @@ pub(super) fn window_js(
         .and_then(|_| set("data", &js_sys::Float32Array::from(data.as_slice()).into()))
         .map_err(|_| JsError::new("cannot build the window object"))?;
     Ok(out.into())
-}
-
-/// One head's caches as they cross between the page's handle and its Web Worker's (what
-/// `export_head` returns beside the maps; `adopt_start` takes its fields): `{ key, head, mechanism,
-/// base, shift, scalars, shapes, stats }`: `key` the head's key (16 hex digits, `head_key()`),
-/// `head` from 0, `base` and `shift` which maps (`"attention" | "diff_transformer" |
-/// "diff_transformer_v2" | "hierarchical"`, `"none" | "forward" | "symmetric"`), `scalars` the
-/// Differential Transformer's λ and λ_init, `shapes` each map's `[rows, columns]`, `stats`
-/// each map's `[min, max]`.
-#[derive(Serialize)]
-pub(super) struct HeadMetaJs {
-    pub key: String,
-    pub head: usize,
-    pub mechanism: String,
-    pub base: String,
-    pub shift: String,
-    pub scalars: Vec<f32>,
-    pub shapes: Vec<[usize; 2]>,
-    pub stats: Vec<[f32; 2]>,
-}
-
-impl HeadMetaJs {
-    /// The metadata of `parts` (its maps cross on their own, as transferable buffers).
-    pub(super) fn of(parts: &explorer::HeadParts) -> HeadMetaJs {
-        HeadMetaJs {
-            key: parts.key.to_hex(),
-            head: parts.head,
-            mechanism: name_of(parts.kind).to_string(),
-            base: parts.base.name().to_string(),
-            shift: match parts.shift {
-                explorer::ShiftKind::None => "none",
-                explorer::ShiftKind::Forward => "forward",
-                explorer::ShiftKind::Symmetric => "symmetric",
-            }
-            .to_string(),
-            scalars: parts.scalars.clone(),
-            shapes: parts.maps.iter().map(|m| [m.nrows(), m.ncols()]).collect(),
-            stats: parts.stats.iter().map(|s| [s.min, s.max]).collect(),
-        }
-    }
-
-    /// The metadata read back from its fields (`stats` flat: `min, max` of each map), or an
-    /// error naming the field at fault.
-    pub(super) fn parts(
-        key: &str,
-        head: usize,
-        mechanism: &str,
-        base: &str,
-        shift: &str,
-        scalars: Vec<f32>,
-        stats: &[f32],
-    ) -> Result<explorer::HeadParts, JsError> {
-        let bad = |field: &str| JsError::new(&format!("head: bad {field} in a head's metadata"));
-        let shift = match shift {
-            "none" => explorer::ShiftKind::None,
-            "forward" => explorer::ShiftKind::Forward,
-            "symmetric" => explorer::ShiftKind::Symmetric,
-            _ => return Err(bad("shift")),
-        };
-        let base = explorer::BaseKind::from_name(base).ok_or_else(|| bad("base"))?;
-        if stats.len() != 2 * explorer::HeadParts::map_count(base, shift) {
-            return Err(bad("stats"));
-        }
-        Ok(explorer::HeadParts {
-            key: explorer::HeadKey::from_hex(key).ok_or_else(|| bad("key"))?,
-            head,
-            kind: choice::<MechanismKind>("mechanism", mechanism)?,
-            base,
-            shift,
-            scalars,
-            maps: Vec::new(),
-            stats: stats
-                .chunks_exact(2)
-                .map(|p| crate::render::MapStats {
-                    min: p[0],
-                    max: p[1],
-                })
-                .collect(),
-        })
-    }
 }

@@ -22,11 +22,11 @@ mod bench;
 mod draw;
 mod files;
 mod handle;
-mod heads;
 mod hover;
 mod js;
 mod lesson;
 mod render;
+mod work;
 
 use wasm_bindgen::prelude::*;
 

@@ -9,6 +9,7 @@ use web_sys::HtmlCanvasElement;
 use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
 use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
+use crate::explorer::Need;
 use crate::render::Theme;
 use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
 use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
@@ -141,7 +142,10 @@ impl Explorer {
         canvas: HtmlCanvasElement,
         stage: &str,
     ) -> Result<(), JsError> {
-        self.state.compute().map_err(js_error)?;
+        if !self.state.progress(Need::Shown).finished {
+            // Still being computed (work): the overview keeps what it showed.
+            return Ok(());
+        }
         let stage = if stage.is_empty() {
             self.state.final_stage()
         } else {
@@ -162,7 +166,8 @@ impl Explorer {
 
     /// Draws the row view of query `row` (from 0) on `canvas`: every stage but the gate as a
     /// line over the keys, with `G ⊙ D`, and key `hovered` (from 0) highlighted. Returns
-    /// `{ x, y, width, height }`, the plot in device pixels, or throws for a row past the map.
+    /// `{ x, y, width, height }`, the plot in device pixels (`undefined` while the maps are still
+    /// being computed), or throws for a row past the map.
     pub fn render_row(
         &mut self,
         canvas: HtmlCanvasElement,
@@ -170,7 +175,10 @@ impl Explorer {
         font_px: f32,
         hovered: Option<usize>,
     ) -> Result<JsValue, JsError> {
-        self.state.compute().map_err(js_error)?;
+        if !self.state.progress(Need::Shown).finished {
+            // Still being computed (work): the row view keeps what it showed.
+            return Ok(JsValue::UNDEFINED);
+        }
         let lines = self
             .state
             .row_lines(row)

@@ -160,7 +160,7 @@ test('sixty real Rust panics: every one makes a fresh instance, the handles foll
       engine.call((ex) => {
         ex.set_text(Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '));
         ex.update({ heads: 8 });
-        ex.cell(3, 4);
+        ex.work(1e9, true);
       });
     const grown = [];
     const fresh = [];

@@ -1,12 +1,12 @@
-// End-to-end: long inputs (issue 13, items 3–4). The page draws up to 2,048 tokens: a render
-// computes the shown head only, and what needs every head (the prediction, the all-heads view)
-// is computed head by head between frames, with the busy line's progress ("head 3 of 8"), so the
-// page never freezes. A render the page predicts over 100 ms is announced before it runs (a
-// progress line painted first), and while a person types such a render waits for a pause, so
-// the text box keeps every key. For that part the CPU is slowed down through the DevTools
-// protocol so that the length is "long" on any machine: the test is about what the page does
-// when work is slow, not about how fast this machine is; the page runs its baseline wasm build
-// there (as in a browser without wasm SIMD).
+// End-to-end: long inputs. The page draws up to 2,048 tokens: the engine works in pieces
+// (www/explorer/work.js), the shown head first and what needs every head (the prediction, the
+// all-heads view) after it, between frames, with the busy line's progress ("head 3 of 8"), so
+// the page never freezes. While a person types, long work waits for a pause, so the text box
+// keeps every key and only the last text's maps are computed. For that part the CPU is slowed
+// down through the DevTools protocol so that the length is "long" on any machine: the test is
+// about what the page does when work is slow, not about how fast this machine is; the page runs
+// its baseline wasm build there (as in a browser without wasm SIMD). No figure here is a time:
+// the times are the benchmarks' (benches/feel.mjs).
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -53,12 +53,10 @@ test('2,048 tokens: the shown head first, the other heads between frames with pr
   assert.match(await page.textContent('#token-count'), /^2048 tokens$/);
   assert.match(await page.textContent('#truncated-notice'), /The text has 2100 tokens; only the first 2048 are drawn/);
   assert.equal((await drawnTokens(page)).length, 2048);
-  // The trained model's prediction needs every head: each was computed once, the shown one
-  // here and the others in the heads' Web Worker (tests/e2e/worker.test.mjs), adopted.
+  // The trained model's prediction needs every head: each was computed once, in pieces.
   const heads = await page.evaluate(() => window.diffattn.state.heads);
   let r = await recomputations(page);
-  assert.equal(r.maps + r.adopted, heads, JSON.stringify(r));
-  assert.ok(r.maps >= 1, JSON.stringify(r));
+  assert.equal(r.maps, heads, JSON.stringify(r));
   assert.match(await page.textContent('#prediction-value'), /Positive|Negative/);
   await screenshot(page, 'long-2048-1024x768');
 
@@ -112,60 +110,41 @@ test('2,048 tokens: the shown head first, the other heads between frames with pr
   await phone.context.close();
 });
 
-test('a slow render is announced before it runs, and typing waits for a pause instead of freezing', async (t) => {
+test('long work is announced with its progress, and typing waits for a pause instead of freezing', async (t) => {
   const { page, errors, context } = await openExplorer(h, { text: text(2047), heads: 8 }, { beforeLoad: (p) => p.addInitScript(() => (WebAssembly.validate = () => false)) });
   assert.equal(await page.evaluate(() => window.diffattn.view.runtime.build), 'baseline');
   const cdp = await context.newCDPSession(page);
   try {
-    // Slow the CPU until one render takes well over 100 ms (how much depends on the machine and
-    // the build: the SIMD kernels need more than the scalar ones). The page keeps the last
-    // render's time per cell for its prediction.
-    let measured = 0;
-    for (const [i, rate] of [4, 8, 12, 16, 24].entries()) {
-      await cdp.send('Emulation.setCPUThrottlingRate', { rate });
-      await page.fill('#sentence', text(2047, ['a', 'an', 'one', 'this', 'that'][i]));
-      await settled(page);
-      measured = await page.evaluate(() => window.diffattn.timings.compute_ms);
-      if (measured > 150) break;
-    }
-    t.diagnostic(`a render of 2,047 tokens (the shown head of 8), baseline build, CPU slowed until over 150 ms: compute ${measured} ms`);
-    assert.ok(measured > 100, `throttled compute should exceed 100 ms: ${measured}`);
-
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 8 });
     // The busy line, watched from inside the page as each frame paints.
     await watch(page);
-    // Typing: each key lands in the box at once; the maps follow after the pause.
+    // A new word: the shown head's pieces take longer than BUSY_MS, and the line says so.
+    await page.fill('#sentence', text(2047, 'a'));
+    await settled(page);
+    let seen = await page.evaluate(() => window.__busySeen);
+    assert.ok(seen.some((s) => !s.hidden && /^Computing the shown head over 2047 tokens/.test(s.text)), JSON.stringify(seen));
+    // Typing: each key lands in the box at once; the maps follow after the pause, computed for
+    // the last text only (each key changes the tokens, so a render per key would project and
+    // compute the shown head's maps once per key).
     const box = page.locator('#sentence');
     await box.focus();
     await page.keyboard.press('End');
-    const rendersBefore = await page.evaluate(() => window.diffattn.timings.renders);
-    await page.evaluate(() => {
-      window.__log = [];
-      let last = window.diffattn.timings.renders;
-      const poll = () => {
-        const t = window.diffattn.timings;
-        if (t.renders !== last) { last = t.renders; window.__log.push({ at: Math.round(performance.now()), compute: t.compute_ms, busy: window.diffattn.root.getElementById('busy').hidden }); }
-        requestAnimationFrame(poll);
-      };
-      poll();
-    });
-    const started = Date.now();
+    const before = await recomputations(page);
+    await page.evaluate(() => (window.__busySeen = []));
     await page.keyboard.type(' wonderful', { delay: 30 });
-    const typingMs = Date.now() - started;
     assert.equal((await box.inputValue()).endsWith(' wonderful'), true);
     await settled(page);
-    const renders = (await page.evaluate(() => window.diffattn.timings.renders)) - rendersBefore;
-    t.diagnostic(`typing: ${typingMs} ms for 10 keys; renders ${JSON.stringify(await page.evaluate(() => window.__log))}`);
-    assert.ok(renders <= 2, `ten keys made ${renders} renders, not one per key`);
-    const seen = await page.evaluate(() => window.__busySeen);
+    const after = await recomputations(page);
+    t.diagnostic(`ten keys: ${JSON.stringify({ projections: after.projections - before.projections, maps: after.maps - before.maps })}`);
+    // A pause of TYPING_IDLE_MS between two keys lets the work run (the slowed page may take
+    // that long for a key), so not once; but far from once per key.
+    assert.ok(after.projections - before.projections <= 5, `ten keys projected ${after.projections - before.projections} times, about once per key`);
+    seen = await page.evaluate(() => window.__busySeen);
     assert.ok(seen.some((s) => !s.hidden && /pause typing/.test(s.text)), JSON.stringify(seen));
-    assert.ok(seen.some((s) => !s.hidden && /^Computing the shown head over 2047 tokens/.test(s.text)), JSON.stringify(seen));
     assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('busy').hidden), true, 'hidden once drawn');
     const tokens = await drawnTokens(page);
     assert.equal(tokens.length, 2048);
     assert.equal(tokens[tokens.length - 1], 'wonderful');
-    // Had every key waited for its render, ten keys would take ten renders (and their own
-    // handling, about 100 ms a key at 4× here, on top).
-    assert.ok(typingMs < 10 * measured, `typing took ${typingMs} ms, a render ${measured} ms`);
 
     // Showing another head computes nothing (every head is in, for the prediction), so it is
     // never announced.

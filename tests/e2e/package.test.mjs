@@ -133,10 +133,10 @@ test('the npm tarball installs offline into an empty folder and works there, wit
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: path.join(ROOT, 'pkg') });
   const [packed] = JSON.parse(stdout);
   const files = packed.files.map((f) => f.path).sort();
-  for (const want of ['package.json', 'README.md', 'diffattn-explorer.js', 'diffattn-explorer.d.ts', 'diffattn-explorer.inline.js', 'diffattn-explorer.classic.js', 'diffattn.js', 'diffattn.d.ts', 'diffattn_bg.wasm', 'diffattn-explorer.js.map', 'diffattn-heads-worker.js', 'explorer/element.js', 'explorer/explorer.css', 'weights/manifest.json', 'weights/shift_diff.bin']) {
+  for (const want of ['package.json', 'README.md', 'diffattn-explorer.js', 'diffattn-explorer.d.ts', 'diffattn-explorer.inline.js', 'diffattn-explorer.classic.js', 'diffattn.js', 'diffattn.d.ts', 'diffattn_bg.wasm', 'diffattn-explorer.js.map', 'explorer/element.js', 'explorer/explorer.css', 'weights/manifest.json', 'weights/shift_diff.bin']) {
     assert.ok(files.includes(want), `the tarball has ${want}`);
   }
-  for (const unwanted of ['inline.js', 'element.js', 'heads-worker.js', 'sizes.json']) assert.ok(!files.includes(unwanted), `the tarball leaves out ${unwanted}`);
+  for (const unwanted of ['inline.js', 'element.js', 'heads-worker.js', 'diffattn-heads-worker.js', 'sizes.json']) assert.ok(!files.includes(unwanted), `the tarball leaves out ${unwanted}`);
   // The package's explorer/ is www/explorer/, file for file (for authors who compose the
   // element themselves); the entry is one minified module (scripts/bundle.mjs) with the
   // explorer's modules and the glue inside, and imports none of them.

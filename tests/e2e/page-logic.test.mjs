@@ -239,6 +239,24 @@ test('scheduler: many changes in one frame make one render; overlays never rende
   assert.deepEqual(runs[1], { render: false, overlay: true });
 });
 
+test('scheduler: flush() runs the frame now, and the frame asked for then does nothing', () => {
+  const frames = [];
+  const runs = [];
+  const s = new FrameScheduler((work) => runs.push(work), { requestFrame: (cb) => frames.push(cb) });
+  s.flush();
+  assert.equal(runs.length, 0, 'nothing asked for: nothing run');
+  s.schedule('render');
+  s.flush();
+  assert.deepEqual(runs, [{ render: true, overlay: false }]);
+  assert.equal(s.pending, false);
+  frames.shift()();
+  assert.equal(runs.length, 1, 'the overtaken frame runs nothing');
+  s.schedule('overlay');
+  assert.equal(frames.length, 1, 'a new frame is asked for');
+  frames.shift()();
+  assert.deepEqual(runs[1], { render: false, overlay: true });
+});
+
 test('scheduler: a render waits for what holds it back, then runs', async () => {
   const frames = [];
   const runs = [];
@@ -563,33 +581,8 @@ test('viewport: panning and centring stay inside the maps; follow moves only whe
   assert.equal(follow(viewportOf('', shape), shape, { row: 99, col: 99 }), null);
 });
 
-test('busy: a render is predicted from the last one by its cells, tokens² × heads', async () => {
-  const { BUSY_MS, cellsOf, predictMs } = await import('../../www/explorer/busy.js');
-  assert.equal(cellsOf(512, 8), 512 * 512 * 8);
-  // 57 ms for 512 tokens × 8 heads: 2,048 tokens × 8 heads is 16 times the cells.
-  const last = { cells: cellsOf(512, 8), ms: 57 };
-  assert.equal(predictMs(last, 2048, 8), 57 * 16);
-  assert.equal(predictMs(last, 512, 4), 57 / 2);
-  assert.ok(predictMs(last, 2048, 8) > BUSY_MS && predictMs(last, 512, 8) < BUSY_MS);
-  // Nothing to scale from: no wait (small inputs measure under a millisecond).
-  assert.equal(predictMs(null, 2048, 8), null);
-  assert.equal(predictMs({ cells: 100, ms: 0.4 }, 2048, 8), null);
-  assert.equal(predictMs({ cells: 0, ms: 5 }, 2048, 8), null);
-});
-
-test('busy: what a render recomputes is one head (the shown one); the all-heads view leaves the rest to the head steps', async () => {
-  const { workOf } = await import('../../www/explorer/busy.js');
-  const state = { view: 'explore', all_heads: false };
-  const base = { ready: true, state, text: false, patch: {}, tokens: 2048 };
-  assert.deepEqual(workOf(base), { recomputes: false });
-  assert.deepEqual(workOf({ ...base, patch: { head: 3 } }), { recomputes: false }, 'a head: nothing to announce');
-  assert.deepEqual(workOf({ ...base, patch: { shift: 2 } }), { recomputes: true, slot: 'stages', tokens: 2048, heads: 1 });
-  assert.deepEqual(workOf({ ...base, patch: { heads: 4, head: 1 } }), { recomputes: true, slot: 'maps', tokens: 2048, heads: 1 });
-  assert.deepEqual(workOf({ ...base, text: true }), { recomputes: true, slot: 'maps', tokens: 2048, heads: 1 });
-  assert.deepEqual(workOf({ ...base, text: true, state: { ...state, all_heads: true } }), { recomputes: false });
-  assert.deepEqual(workOf({ ...base, text: true, state: { ...state, view: 'compare' } }), { recomputes: false });
-  assert.deepEqual(workOf({ ...base, text: true, ready: false }), { recomputes: false });
-  const { progressText } = await import('../../www/explorer/heads.js');
+test('work: the busy line names the head being computed', async () => {
+  const { progressText } = await import('../../www/explorer/work.js');
   const { translate } = await import('../../www/explorer/i18n.js');
   // `done` heads are in: the line names the one being computed.
   assert.equal(progressText((k, p) => translate('en', k, p), { done: 2, total: 8, tokens: 2048 }), 'Computing head 3 of 8 (2048 tokens)…');
@@ -621,106 +614,4 @@ test('spec files: UTF-8 text and the binary form are read as bytes; binary garba
   assert.equal(await reason(big), 'unreadable', 'a 64 MB binary spec is read');
   const broken = { size: 10, arrayBuffer: () => Promise.reject(new Error('gone')) };
   assert.equal(await reason(broken), 'unreadable');
-});
-
-test('the heads offload: no worker where none can be made; a mirror mismatch is the page\'s; crashes replace the worker until MAX_RESTARTS; it follows the handle to the full build', async () => {
-  const { HeadOffload, MAX_RESTARTS } = await import('../../www/explorer/heads-offload.js');
-  const handle = { settings: () => ({ shift: 1, gate_learned: true, lambda_learned: true }), overrides: () => new Uint8Array([0, 0]) };
-  const view = { engine: { state: 'ready', call: (fn) => fn(handle) }, heads: { waiting: () => false }, report: (err) => assert.fail(err) };
-  const changes = [];
-  const onChange = () => changes.push('change');
-  // No URL (the single file), or no module: never usable.
-  assert.equal(new HeadOffload(view, { worker: null, onChange }).usable, false);
-  assert.equal(new HeadOffload(view, { worker: { url: null, module: {} }, onChange }).usable, false);
-  assert.equal(new HeadOffload(view, { worker: { url: 'w.js', module: null }, onChange }).usable, false);
-  // A fake module worker: records what it is sent, answers as the test says.
-  const made = [];
-  class FakeWorker extends EventTarget {
-    constructor(url, options) {
-      super();
-      this.url = url;
-      this.type = options.type;
-      this.sent = [];
-      this.ended = false;
-      made.push(this);
-    }
-    postMessage(message) {
-      this.sent.push(message);
-    }
-    terminate() {
-      this.ended = true;
-    }
-    reply(data) {
-      this.dispatchEvent(Object.assign(new Event('message'), { data }));
-    }
-  }
-  globalThis.Worker = FakeWorker;
-  try {
-    const offload = new HeadOffload(view, { worker: { url: 'w.js', module: { compiled: true }, files: false }, onChange });
-    assert.equal(offload.usable, true);
-    offload.model(new Uint8Array([1, 2, 3]));
-    offload.text('the cat');
-    assert.equal(offload.request([2, 3], 'k1'), true);
-    const w = made[0];
-    assert.equal(w.type, 'module');
-    assert.deepEqual(w.sent[0], { type: 'start', module: { compiled: true }, files: false });
-    const job = w.sent[1];
-    assert.equal(job.type, 'job');
-    assert.equal(job.head, 2);
-    assert.equal(job.key, 'k1');
-    assert.deepEqual(job.settings, { shift: 1 }, 'settings without the learned flags');
-    assert.deepEqual(job.source.text, 'the cat');
-    assert.deepEqual([...job.source.model], [1, 2, 3]);
-    // One job at a time; the source is sent again only when it changed.
-    assert.equal(offload.request([3], 'k1'), true);
-    assert.equal(w.sent.length, 2);
-    w.reply({ type: 'ready' });
-    w.reply({ type: 'mismatch', head: 2, key: 'k1', found: 'k0' });
-    assert.equal(offload.refused('k1'), true, 'a key the mirror cannot reproduce is computed on the page');
-    assert.equal(offload.request([2], 'k1'), false);
-    assert.equal(offload.request([2], 'k2'), true);
-    assert.equal(w.sent[2].source, undefined);
-    // A crash ends the worker; the next job starts a fresh one, with the source again.
-    for (let i = 1; i <= MAX_RESTARTS; i++) {
-      made.at(-1).reply({ type: 'crashed', message: 'unreachable' });
-      assert.equal(made.at(-1).ended, true);
-      assert.equal(offload.usable, true, `after ${i} crashes`);
-      assert.equal(offload.request([2], 'k2'), true);
-      assert.equal(made.length, i + 1);
-      assert.equal(made.at(-1).sent[1].source.text, 'the cat');
-    }
-    made.at(-1).reply({ type: 'crashed', message: 'unreachable' });
-    assert.equal(offload.usable, false, 'too many crashes: the page computes every head');
-    assert.equal(offload.request([2], 'k2'), false);
-    assert.equal(offload.stats.crashes, MAX_RESTARTS + 1);
-    assert.ok(changes.length >= MAX_RESTARTS + 2);
-    // The handle moved to the full build (a spec): a worker of that build, with the same source,
-    // restarts counted afresh and the refused keys forgotten (they were the other build's).
-    const before = made.length;
-    offload.moveTo({ url: 'w.js', module: { full: true }, files: true });
-    assert.equal(offload.usable, true);
-    assert.equal(offload.request([2], 'k1'), true);
-    assert.equal(made.length, before + 1);
-    const full = made.at(-1);
-    assert.deepEqual(full.sent[0], { type: 'start', module: { full: true }, files: true });
-    assert.equal(full.sent[1].source.text, 'the cat');
-    assert.deepEqual([...full.sent[1].source.model], [1, 2, 3]);
-    // Moving again ends the worker of the build left.
-    offload.moveTo({ url: 'w.js', module: { again: true }, files: true });
-    assert.equal(full.ended, true);
-    offload.moveTo(null);
-    assert.equal(offload.usable, false, 'a runtime without a worker: every head on the page');
-    // A browser without module workers never reads `type`: no worker.
-    class ClassicWorker extends FakeWorker {
-      constructor(url) {
-        super(url, {});
-      }
-    }
-    globalThis.Worker = ClassicWorker;
-    const classic = new HeadOffload(view, { worker: { url: 'w.js', module: {} }, onChange });
-    assert.equal(classic.request([1], 'k'), false);
-    assert.equal(classic.usable, false);
-  } finally {
-    delete globalThis.Worker;
-  }
 });

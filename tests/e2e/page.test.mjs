@@ -101,7 +101,7 @@ test('showing another (computed) head or hovering sends no setting that invalida
   });
   // Every head computed (as the prediction and the all-heads view do between frames): a head
   // once computed is never computed again for being shown.
-  await page.evaluate(() => window.diffattn.call((ex) => ex.compute_step(1e9)));
+  await page.evaluate(() => window.diffattn.call((ex) => ex.work(1e9, true)));
   const before = await page.evaluate(() => window.diffattn.call((ex) => ex.recomputations()));
   await page.selectOption('#head', '3');
   await settled(page);

@@ -234,7 +234,7 @@ test('sixty real panics: each a fresh instance; kept, the old ones would pile up
         engine.call((ex) => {
           ex.set_text(Array.from({ length: 200 }, (_, j) => `w${j}`).join(' '));
           ex.update({ heads: 8 });
-          ex.cell(3, 4); // computes and caches every stage of the 8 heads
+          ex.work(1e9, true); // computes and caches every stage of the 8 heads
         });
         const memory = runtime.exports.memory;
         window.refs.push(new WeakRef(memory));

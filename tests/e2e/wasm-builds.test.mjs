@@ -73,8 +73,8 @@ async function recordInstances(page, { simd }) {
       window.wasmInstances.push(hash(await response.clone().arrayBuffer()));
       return streaming(response, imports);
     };
-    // The runtime compiles the module itself (runtime.js: the heads' worker runs the same
-    // module) and instantiates the compiled module: the bytes are seen here.
+    // The runtime compiles the module itself (runtime.js) and instantiates the compiled
+    // module: the bytes are seen here.
     const compile = WebAssembly.compile.bind(WebAssembly);
     const compileStreaming = WebAssembly.compileStreaming?.bind(WebAssembly);
     WebAssembly.compile = (bytes) => {
@@ -289,6 +289,7 @@ test('a spec picked first draws as on a handle of the same build made alone', as
     await glue.default({ module_or_path: '/pkg/diffattn_simd_bg.wasm' });
     const ex = new glue.Explorer();
     ex.load_spec_bytes(new Uint8Array(bytes));
+    ex.work(1e9, false);
     return ex.window(window.diffattn.view.view.final_stage, 0, 0, 32, 32).data.join(',');
   }, [...readFileSync(path.join(ROOT, 'tests', 'e2e', 'fixtures', 'captured-diffllama.json'))]);
   assert.equal(drawn, alone);
@@ -307,6 +308,7 @@ test('both builds load through one glue file and give every map the same bits', 
       await glue.default({ module_or_path: wasm });
       const ex = new glue.Explorer();
       ex.set_text('the cat sat on a mat because it was tired and then she saw that every dog ran');
+      ex.work(1e9, false);
       const out = {};
       // The sentence is 18 tokens: one window (at most 32 × 32) holds each map whole.
       for (const stage of ['a', 'shifted', 'd', 'g', 'fused']) {

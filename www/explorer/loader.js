@@ -7,6 +7,7 @@ import { messageOf } from './messages.js';
 import { paintModel } from './prediction.js';
 import { paintUnknown } from './paint.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
+import { INLINE_MS } from './work.js';
 
 export class ModelLoader {
   #view;
@@ -41,7 +42,6 @@ export class ModelLoader {
     this.#loadId += 1; // a load in flight is dropped
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
-      view.heads.offload.model(null);
       view.adoptEngineSettings();
     } catch (err) {
       view.report(err);
@@ -69,7 +69,6 @@ export class ModelLoader {
       if (id !== this.#loadId || view.state.weights !== 'trained' || view.engine.state !== 'ready') return;
       try {
         this.info = view.engine.call((ex) => ex.load_model(new Uint8Array(buffer)));
-        view.heads.offload.model(buffer);
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
         else this.#fallBack(mechanism, err);
@@ -97,7 +96,6 @@ export class ModelLoader {
     view.assign({ weights: 'untrained' });
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
-      view.heads.offload.model(null);
     } catch (again) {
       view.report(again);
     }
@@ -118,9 +116,9 @@ export class ModelLoader {
     let computing = false;
     if (view.engine.state === 'ready' && !loading && !view.isEmpty()) {
       try {
-        // The prediction needs every head: those a render did not compute follow in steps
-        // (heads.js), and this paints again when they are in.
-        computing = view.engine.call((ex) => ex.predicts()) && !view.heads.now();
+        // The prediction needs every head: those a render did not compute follow in tasks
+        // (work.js), and this paints again when they are in.
+        computing = view.engine.call((ex) => ex.predicts()) && !view.work.now(INLINE_MS, true);
         if (!computing) prediction = view.engine.call((ex) => ex.prediction()) ?? null;
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;

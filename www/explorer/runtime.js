@@ -27,10 +27,9 @@ async function moduleOf(glue) {
  * Loads the runtime. `glue` is the wasm-bindgen module, its URL (imported here) or a function
  * that imports it; `wasm` the `.wasm` file's URL (or its bytes); `build` which of the two
  * flavours that is (`"simd128"` or `"baseline"`, wasm-features.js), only reported back.
- * `worker`: the URL of the heads' Web Worker bundle (heads-worker.js), or null where there is
- * none (the single file). Resolves to `runtimeOf`'s runtime.
+ * Resolves to `runtimeOf`'s runtime.
  */
-export async function loadRuntime({ glue, wasm, build = null, worker = null }) {
+export async function loadRuntime({ glue, wasm, build = null }) {
   const module = await moduleOf(glue);
   // Compiled here (streamed where the server allows), then instantiated at once: an instance
   // made by the asynchronous `WebAssembly.instantiate` (the glue's `default()`) stays
@@ -39,22 +38,20 @@ export async function loadRuntime({ glue, wasm, build = null, worker = null }) {
   // (tests/e2e/component.test.mjs).
   const compiled = await compileWasm(wasm);
   module.initSync({ module: compiled });
-  return runtimeOf(module, { build, worker: worker ? { url: worker, module: compiled } : null });
+  return runtimeOf(module, { build });
 }
 
 /**
- * The runtime of an initialised wasm-bindgen module: `{ glue, exports, build, worker, resets,
+ * The runtime of an initialised wasm-bindgen module: `{ glue, exports, build, resets,
  * attach(renew), reset(cause), names, defaults, mechanisms, maxTokens, version, stageName }`.
- * `exports` are the current instance's (a new object after a reset); `worker` is `{ url,
- * module }` (the compiled module the handles run, which the heads' worker runs too:
- * heads-offload.js) or null. `attach(renew)` registers an engine: `renew(cause)` runs after
+ * `exports` are the current instance's (a new object after a reset). `attach(renew)` registers an engine: `renew(cause)` runs after
  * every reset, on the fresh instance; it returns the function that detaches it again.
  * `reset(cause)` throws the instance away and makes a fresh one, then renews every attached
  * engine (in the order they attached); it throws when no fresh instance can be made (a glue
  * built without the reset function, or an instantiation the browser refuses), and then every
  * attached engine is renewed with that error, so each stops.
  */
-export function runtimeOf(module, { build = null, worker = null } = {}) {
+export function runtimeOf(module, { build = null } = {}) {
   const renewals = new Set();
   const runtime = {
     glue: module,
@@ -63,7 +60,6 @@ export function runtimeOf(module, { build = null, worker = null } = {}) {
       return module.initSync();
     },
     build,
-    worker,
     /** How often the instance was thrown away and made again. */
     resets: 0,
     attach(renew) {

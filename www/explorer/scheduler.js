@@ -2,11 +2,15 @@
 //
 // Two kinds of work: `render` (send what changed to the engine, draw the maps) and `overlay`
 // (repaint the highlight, tooltip and readout only; hovering never renders). A render also
-// repaints the overlay. `settled()` resolves once nothing is pending, for tests and exports.
+// repaints the overlay. `flush()` runs the frame's work now, in the task that asks (the shown
+// head's last piece came in between frames: drawing at once saves waiting for the next frame).
+// `settled()` resolves once nothing is pending, for tests and exports.
 
 export class FrameScheduler {
   #dirty = { render: false, overlay: false };
   #requested = false;
+  /** Counts requests, so that a frame callback that `flush()` overtook does nothing. */
+  #request = 0;
   #waiters = [];
   #run;
   #hold;
@@ -28,8 +32,18 @@ export class FrameScheduler {
     this.#dirty[kind] = true;
     if (!this.#requested) {
       this.#requested = true;
-      this.#requestFrame(() => this.#frame());
+      const request = ++this.#request;
+      this.#requestFrame(() => {
+        if (request === this.#request && this.#requested) this.#frame();
+      });
     }
+  }
+
+  /** Runs the work asked for now instead of at the next frame (nothing when none is). */
+  flush() {
+    if (!this.#requested) return;
+    this.#request += 1;
+    this.#frame();
   }
 
   /** Whether a frame is requested. */

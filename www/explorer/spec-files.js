@@ -93,7 +93,6 @@ export class SpecFiles {
       const t0 = performance.now();
       const bytes = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
       info = view.engine.call((ex) => (typeof bytes === 'string' ? ex.load_spec(bytes) : ex.load_spec_bytes(bytes)));
-      view.heads.offload.spec(bytes);
       const t1 = performance.now();
       layer = view.engine.call((ex) => ex.view()).layer ?? null;
       this.lastOpen = { name, load_ms: t1 - t0, view_ms: performance.now() - t1 };
@@ -125,7 +124,6 @@ export class SpecFiles {
     view.el.specBanner.hidden = true;
     try {
       view.engine.call((ex) => ex.clear_spec());
-      view.heads.offload.spec(null);
     } catch (err) {
       view.report(err);
     }

@@ -30,16 +30,12 @@ import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
-import { Busy, workOf } from './busy.js';
-import { HeadSteps } from './heads.js';
+import { INLINE_MS, RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
-/** The time the all-heads view's render may spend computing heads before leaving the rest to
- * the head steps (ms). */
-const ALL_HEADS_INLINE_MS = 30;
 
 /** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
 const NARROW_PX = 760;
@@ -71,8 +67,7 @@ export class ExplorerView {
   language = new Language();
   weightsStore;
   #controls;
-  #maps; #table; #scheduler; #busy; #exporter; #rowView; #compare; #zoom; // prettier-ignore
-  #renderSlot = null;
+  #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; // prettier-ignore
   /** The page's keys, the pending patch and the last frame's settings (view-state.js). */
   #state;
   #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
@@ -118,14 +113,16 @@ export class ExplorerView {
       onRestart: (cause, { own }) => this.#restarted(own),
       onStop: (cause) => this.report(new EngineStopped(cause)),
     });
-    this.#busy = new Busy(this);
-    this.heads = new HeadSteps(this, {
-      onDone: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
-      wait: () => this.#scheduler.pending || this.#busy.typing(),
-      worker: this.runtime.worker,
+    this.work = new Work(this, {
+      onShown: () => {
+        this.#scheduler.schedule('render');
+        this.#scheduler.flush();
+      },
+      onEvery: () => (this.state.all_heads ? this.#scheduler.schedule('render') : this.loader.paint()),
+      held: () => this.#scheduler.pending,
     });
     this.#scheduler = new FrameScheduler((work) => this.#frame(work), {
-      hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? this.#busy.hold(this.#pendingWork()),
+      hold: () => this.language.pending ?? this.loader?.pending ?? this.#compare?.pending ?? null,
     });
     this.#controls = new Controls(this.el, runtime.names, { t, emit: (kind, payload) => this.#fromControl(kind, payload) });
     this.#maps = new Maps(this.el.maps, this.engine, {
@@ -199,8 +196,8 @@ export class ExplorerView {
       await this.loader.pending?.catch(() => {});
       await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
-      await this.heads.idle();
-      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.heads.pending) return;
+      await this.work.idle();
+      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.work.pending) return;
     }
   }
 
@@ -222,7 +219,7 @@ export class ExplorerView {
 
   /** Changes keys of the state as a person did (a control, the walk, the row view). */
   setFromPerson(partial) {
-    if (partial.text !== undefined && partial.text !== this.state.text) this.#busy.typed();
+    if (partial.text !== undefined && partial.text !== this.state.text) this.work.typed();
     this.#change(partial);
     this.changed();
   }
@@ -293,7 +290,6 @@ export class ExplorerView {
     if (!own && !this.#inFrame) this.#scheduler.schedule('render');
     this.resend();
     this.specs.drop();
-    this.heads.offload.reset();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
     this.#maps.selected = null;
@@ -339,13 +335,6 @@ export class ExplorerView {
     }
   }
 
-  /** What the next render will recompute, for Busy's prediction (busy.js `workOf`). */
-  #pendingWork() {
-    const ready = this.engine.state === 'ready' && !this.isEmpty();
-    const text = !this.specs.active && this.state.text !== this.#sent.text;
-    return workOf({ ready, state: this.state, text, patch: this.#state.patch(), tokens: this.view?.tokens ?? 0 });
-  }
-
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
   #applyEngine() {
     const theme = this.resolvedTheme();
@@ -365,7 +354,7 @@ export class ExplorerView {
       }
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
-        this.heads.offload.text((this.#sent.text = this.state.text));
+        this.#sent.text = this.state.text;
         this.#layoutKey = '';
       }
     });
@@ -406,7 +395,6 @@ export class ExplorerView {
 
   #renderNow() {
     const started = performance.now();
-    this.#renderSlot = this.#pendingWork().slot ?? null;
     this.#applyEngine();
     const empty = this.isEmpty();
     const mode = this.state.view;
@@ -437,6 +425,14 @@ export class ExplorerView {
     const output = mode === 'walk' && this.walk.atOutput();
     const allStage = this.state.all_heads_stage || this.view.final_stage;
     const count = allHeads ? this.state.heads : stages.length + (output ? 1 : 0);
+    // The maps' work first (work.js): what is not in after RENDER_MS follows in tasks, and this
+    // renders again when it is; meanwhile the maps drawn before stay as they were.
+    if (!this.work.now(RENDER_MS, allHeads || output)) {
+      // Only the controls follow now (a slider's value); the rest is painted with the maps.
+      this.#controls.sync(this.state, this.view);
+      this.timings.frame_ms = performance.now() - started;
+      return;
+    }
     const layoutKey = `${mode}:${allHeads ? `all:${count}:${allStage}` : stages.map((s) => s.id).join(',')}:${output}`;
     if (layoutKey !== this.#layoutKey) {
       this.#maps.build(count);
@@ -453,15 +449,11 @@ export class ExplorerView {
     // The font follows the maps' size, so it is measured after sizing them.
     const font = this.#maps.fontPx();
     const canvases = this.#maps.canvases();
-    // The all-heads view waits for every head (the head steps, across frames, when long).
     const result = this.engine.call((ex) =>
-      allHeads
-        ? this.heads.now(ALL_HEADS_INLINE_MS) && ex.render_all_heads(canvases, font, allStage)
-        : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
+      allHeads ? ex.render_all_heads(canvases, font, allStage) : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
     this.timings.compute_ms = result?.compute_ms ?? 0;
-    this.#busy.rendered({ slot: this.#renderSlot, tokens: this.view.tokens, heads: 1, computeMs: this.timings.compute_ms });
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
     const final = this.view.stages.find((s) => s.id === allStage);
@@ -586,7 +578,7 @@ export class ExplorerView {
     this.#compare.clear();
     this.#table.destroy();
     this.specs.destroy();
-    this.heads.stop();
+    this.work.stop();
     this.engine.stop();
   }
 }

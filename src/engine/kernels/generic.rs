@@ -519,3 +519,32 @@ pub(super) unsafe fn gemm_rows<L: Lanes>(
         i += if four { 4 } else { 1 };
     }
 }
+
+/// [`reference::extremes`]: eight running minima and maxima, a cell taking part only when it
+/// is smaller (larger) than the lane's (so a NaN never does), then the lanes and the rest.
+#[inline(always)]
+pub(super) fn extremes<L: Lanes>(l: L, x: &[f32], out: &mut [f32; 2]) {
+    let mut lo = l.splat(f32::INFINITY);
+    let mut hi = l.splat(f32::NEG_INFINITY);
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        // SAFETY: a chunk holds eight floats.
+        let v = unsafe { l.load(c.as_ptr()) };
+        // `v < lo ? v : lo` and `v > hi ? v : hi`: a NaN compares false and leaves the lane.
+        lo = l.min_or_x(v, lo);
+        hi = l.max_or_x(v, hi);
+    }
+    let (mut min, mut max) = (f32::INFINITY, f32::NEG_INFINITY);
+    for v in l.to_array(lo).into_iter().chain(rest.iter().copied()) {
+        if v < min {
+            min = v;
+        }
+    }
+    for v in l.to_array(hi).into_iter().chain(rest.iter().copied()) {
+        if v > max {
+            max = v;
+        }
+    }
+    *out = [min, max];
+}

@@ -166,6 +166,19 @@ dispatch! {
     )
 }
 
+dispatch! {
+    /// The smallest and largest cell of `x` into `out` as `[min, max]` (`[+inf, -inf]` for an
+    /// empty slice); a NaN takes no part (an infinity does). What a map's colour scale needs,
+    /// in one vectorised pass (`render::MapStats`).
+    ///
+    /// ```
+    /// let mut out = [0.0f32; 2];
+    /// diffattn::engine::kernels::extremes(&[0.5, f32::NAN, -2.0, 7.0, 1.0], &mut out);
+    /// assert_eq!(out, [-2.0, 7.0]);
+    /// ```
+    pub fn extremes(x: &[f32], out: &mut [f32; 2])
+}
+
 /// A right-hand matrix `B` (`k × n`) packed once for many products `A·B`: panels of eight
 /// columns, each `k × 8` contiguous, zero past column `n`.
 #[derive(Debug, Clone)]

@@ -246,3 +246,18 @@ pub(super) fn gemm_rows(
         }
     }
 }
+
+/// The smallest and largest of `x`, `[min, max]` into `out` (`[+inf, -inf]` for none); a NaN
+/// takes no part. The order of comparisons does not change the result, so every path gives it.
+pub fn extremes(x: &[f32], out: &mut [f32; 2]) {
+    let (mut min, mut max) = (f32::INFINITY, f32::NEG_INFINITY);
+    for &v in x {
+        if v < min {
+            min = v;
+        }
+        if v > max {
+            max = v;
+        }
+    }
+    *out = [min, max];
+}

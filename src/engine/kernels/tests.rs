@@ -201,6 +201,36 @@ mod avx2 {
     }
 
     #[test]
+    fn extremes_are_the_references_with_nan_and_infinities() {
+        with_avx2!(l, {
+            for len in [0, 1, 7, 8, 9, 15, 16, 17, 1000] {
+                let mut xs = floats(len, 5, -3.0, 3.0);
+                for (i, special) in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY]
+                    .iter()
+                    .enumerate()
+                {
+                    let mut with = xs.clone();
+                    if len > i {
+                        with[len - 1 - i] = *special;
+                    }
+                    let (mut got, mut want) = ([0.0; 2], [0.0; 2]);
+                    generic::extremes(l, &with, &mut got);
+                    reference::extremes(&with, &mut want);
+                    assert_eq!(bits(&got), bits(&want), "len {len}, {special}");
+                }
+                xs.iter_mut().for_each(|x| *x = f32::NAN);
+                let mut got = [0.0; 2];
+                generic::extremes(l, &xs, &mut got);
+                assert_eq!(
+                    got,
+                    [f32::INFINITY, f32::NEG_INFINITY],
+                    "all NaN, len {len}"
+                );
+            }
+        });
+    }
+
+    #[test]
     fn softmax_is_the_reference_bit_for_bit() {
         with_avx2!(l, {
             for len in (0..40).chain([255, 256, 257, 1000, 2049]) {
