@@ -7,7 +7,7 @@
 //!       12   u32 LE n                    header length in bytes
 //!       16   n bytes                     JSON header: settings, vocabulary, tensor table,
 //!                                        FNV-1a 64 of the blob
-//!     16+n   the blob                    tensors at the header's offsets, f32 LE or int8
+//!     16+n   the blob                    tensors at the header's offsets, f32 or f16 LE, or int8
 //! ```
 //!
 //! Every tensor the header names must lie inside the blob and have the size its shape says;
@@ -25,7 +25,7 @@ mod header;
 use std::fmt;
 
 use crate::engine::EngineError;
-pub(super) use blob::{check_blob, BlobReader, BlobWriter, TensorEntry};
+pub(super) use blob::{check_blob, f16_finite, BlobReader, BlobWriter, TensorEntry};
 pub(super) use checks::check;
 pub(super) use header::{decode, encode};
 

@@ -370,6 +370,26 @@ impl Json<'_> {
             .collect()
     }
 
+    /// A boolean, or an error naming `field`.
+    pub(super) fn boolean(&self, field: &str) -> Result<bool, String> {
+        match self {
+            Json::Bool(b) => Ok(*b),
+            _ => Err(format!("{field}: expected true or false")),
+        }
+    }
+
+    /// A number as the nearest `f64` (Rust's correctly rounded parse of its text, the same on
+    /// every target), which must be finite.
+    pub(super) fn float(&self, field: &str) -> Result<f64, String> {
+        let Json::Number(text) = self else {
+            return Err(format!("{field}: expected a number"));
+        };
+        text.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("{field}: {text} is not a finite number"))
+    }
+
     /// An integer written without fraction or exponent that fits `T` (as serde reads one).
     pub(super) fn int<T: TryFrom<i128>>(&self, field: &str) -> Result<T, String> {
         let bad = || format!("{field}: expected an integer in range");
