@@ -14,9 +14,11 @@ fn vocab() -> Vec<String> {
         .map(String::from)
         .to_vec();
     v.extend(
-        ["the", "cat", "sat", "on", "mat", "##s", ".", "a", "##t", "c"]
-            .iter()
-            .map(|s| s.to_string()),
+        [
+            "the", "cat", "sat", "on", "mat", "##s", ".", "a", "##t", "c",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
     );
     v
 }
@@ -95,7 +97,9 @@ fn another_version_is_named_with_the_one_this_build_reads() {
     let from = format!("\"version\":{BERT_VERSION}");
     assert!(text.contains(&from));
     let changed = text.replacen(&from, &format!("\"version\":{}", BERT_VERSION + 1), 1);
-    let e = Bert::from_bytes(changed.as_bytes()).unwrap_err().to_string();
+    let e = Bert::from_bytes(changed.as_bytes())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains(&format!("version {}", BERT_VERSION + 1)) && e.contains("fetch-model"),
         "{e}"
@@ -110,7 +114,10 @@ fn another_models_file_is_named_as_such() {
     assert!(e.contains("not a BERT model file"), "{e}");
     let retrieval = std::fs::read(format!("{root}/weights/retrieval/standard.bin")).unwrap();
     let e = Bert::from_bytes(&retrieval).unwrap_err().to_string();
-    assert!(e.contains("\"retrieval\"") && e.contains("not a BERT"), "{e}");
+    assert!(
+        e.contains("\"retrieval\"") && e.contains("not a BERT"),
+        "{e}"
+    );
     let e = Bert::from_bytes(b"PK\x03\x04 a zip").unwrap_err();
     assert_eq!(e, ModelError::NotWeights);
     // And the other way round: the sentiment reader refuses a BERT file.
@@ -139,7 +146,10 @@ fn the_forward_runs_at_every_position_and_a_longer_text_is_cut() {
         bert.forward(&ids, false),
         Err(ModelError::TooLong { tokens: 513, .. })
     ));
-    assert!(bert.forward(&[2, 99, 3], false).is_err(), "an id past the vocabulary");
+    assert!(
+        bert.forward(&[2, 99, 3], false).is_err(),
+        "an id past the vocabulary"
+    );
 }
 
 #[test]
@@ -154,7 +164,11 @@ fn encode_prints_the_contracts_fields() {
         .arg("The cats sat.")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let tokens: Vec<&str> = v["tokens"]
         .as_array()
@@ -190,6 +204,9 @@ fn encode_prints_the_contracts_fields() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("small.bin") && err.contains("truncated"), "{err}");
+    assert!(
+        err.contains("small.bin") && err.contains("truncated"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
