@@ -17,6 +17,8 @@ use std::process::ExitCode;
 mod args;
 #[path = "diffattn/bench.rs"]
 mod bench;
+#[path = "diffattn/bench_bert.rs"]
+mod bench_bert;
 #[path = "diffattn/convert.rs"]
 mod convert;
 #[path = "diffattn/encode.rs"]
@@ -41,6 +43,7 @@ USAGE
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
     diffattn encode [--model FILE] [--attentions] "TEXT"
     diffattn convert-bert [--name NAME] [--source TEXT] DIR OUT
+    diffattn bench-bert [--model FILE] [--pieces 16,128,512] [--reps N] TEXTFILE
     diffattn bench [--tokens L] [--heads H] [--mechanism M] [--json]   (see bench --help)
     diffattn --help | --version
 
@@ -94,7 +97,9 @@ builds (scripts/setup runs scripts/fetch-model); a missing file says so.
 
 `convert-bert` converts a BERT in Hugging Face's files (DIR/model.safetensors, config.json,
 tokenizer.json) to the project's weights file OUT, matrices in half floats; the same files
-give the same bytes (scripts/fetch-model runs it).
+give the same bytes (scripts/fetch-model runs it). `bench-bert` times the model's whole
+forward pass at each length of word pieces (the first pieces of TEXTFILE's text), one thread,
+and prints the medians as JSON (scripts/bench-minilm runs it beside PyTorch).
 
 SPEC (one sentence; weights in PyTorch's [out][in] layout)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
@@ -187,6 +192,7 @@ fn main() -> ExitCode {
         Some(Some("retrieve")) => retrieve::run(args),
         Some(Some("encode")) => encode::run(args),
         Some(Some("convert-bert")) => convert::run(args),
+        Some(Some("bench-bert")) => bench_bert::run(args),
         Some(_) => Err(Failure::input(format!(
             "unknown command {:?}; try `diffattn --help`",
             command.unwrap_or_default().to_string_lossy()

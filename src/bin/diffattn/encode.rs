@@ -85,7 +85,7 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
 
 /// The model of `--model FILE`, or the one the set-up built; a missing default says how to
 /// build it.
-fn load(file: Option<&Path>) -> Result<Bert, Failure> {
+pub fn load(file: Option<&Path>) -> Result<Bert, Failure> {
     let path = file.unwrap_or(Path::new(DEFAULT_MODEL));
     if file.is_none() && !path.exists() {
         return Err(Failure::input(format!(
