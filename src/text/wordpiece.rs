@@ -88,6 +88,8 @@ pub struct WordPiece {
     sep: u32,
     /// The special tokens and their ids, longest first (the library matches leftmost-longest).
     specials: Vec<(String, u32)>,
+    /// The longest token's length in bytes: no longer candidate can match, so none is tried.
+    longest: usize,
 }
 
 /// A text cut into word pieces.
@@ -136,7 +138,9 @@ impl WordPiece {
         if settings.max_word_chars == 0 {
             return Err("max_word_chars: 0".to_string());
         }
+        let longest = vocab.iter().map(String::len).max().unwrap_or(0);
         Ok(WordPiece {
+            longest,
             vocab,
             index,
             settings,
@@ -268,7 +272,17 @@ impl WordPiece {
         let mut start = 0;
         let mut key = String::new();
         while start < word.len() {
+            // The longest candidate that could be a token (with the prefix after the first);
+            // the greedy match tries the same candidates as the library from there down.
+            let room = self.longest.saturating_sub(if start > 0 {
+                self.settings.prefix.len()
+            } else {
+                0
+            });
             let mut end = word.len();
+            while end > start && bounds[end] - bounds[start] > room {
+                end -= 1;
+            }
             let found = loop {
                 if end == start {
                     break None;
