@@ -257,3 +257,78 @@ fn the_issues_figures_hold_on_our_engine() {
     assert!(subdiagonal >= 0.995, "layer 1 head 3: {subdiagonal}");
     assert!((a(4, 2)[[it, animal]] - 0.68).abs() < 0.01);
 }
+
+#[test]
+fn every_mechanism_the_layer_allows_runs_on_its_real_projections() {
+    use diffattn::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
+    use diffattn::engine::shift_diff::{Difference, Gate, Renormalize, ShiftDiffParams, ShiftFill};
+    let bert = model();
+    let encoded = bert
+        .encode(
+            "The animal didn't cross the street because it was too tired.",
+            true,
+        )
+        .unwrap();
+    // Layer 4 (index 3), the vectors entering it and its real projections.
+    let x = &encoded.forward.layers[3].input;
+    let weights = bert.attention_weights(3).unwrap();
+    let heads = bert.heads();
+    let shift_diff = Mechanism::ShiftDiff(ShiftDiffParams {
+        shift: 1,
+        difference: Difference::Single,
+        fill: ShiftFill::Circular,
+        renormalize: Renormalize::None,
+        gate: Gate {
+            alpha: vec![0.0; heads],
+            beta: vec![4.0; heads],
+            gamma: vec![0.0; heads],
+        },
+    });
+    // The Differential Transformer at 6 diff heads pairs the layer's own heads (1, 2), (3, 4)
+    // …, 32 wide each, with a fixed λ = 0.8 (no λ was learned: a standard model).
+    let d_h = 384 / (2 * 6);
+    let diff_transformer = Mechanism::DiffTransformer(DiffTransformerParams {
+        depth: 0,
+        lambda_q1: vec![0.0; d_h],
+        lambda_k1: vec![0.0; d_h],
+        lambda_q2: vec![0.0; d_h],
+        lambda_k2: vec![0.0; d_h],
+        subln: vec![1.0; 2 * d_h],
+        lambda_init: None,
+        subln_eps: RMS_NORM_EPS,
+        lambda: Some(0.8),
+    });
+    let cases = [
+        ("standard", Mechanism::Standard, heads),
+        ("shift_diff", shift_diff, heads),
+        ("cosine", Mechanism::Cosine { tau: 10.0 }, heads),
+        ("local", Mechanism::Local { window: 2 }, heads),
+        ("input_diff", Mechanism::InputDiff, heads),
+        (
+            "hierarchical",
+            Mechanism::Hierarchical { segment: 4 },
+            heads,
+        ),
+        ("diff_transformer", diff_transformer, 6),
+    ];
+    for (name, mechanism, h) in cases {
+        let stages = run(x.view(), weights, h, false, &mechanism)
+            .unwrap_or_else(|e| panic!("{name} on layer 4: {e}"));
+        let maps = stages.final_maps();
+        assert!(maps.iter().all(|v| v.is_finite()), "{name}: finite maps");
+        assert!(stages.output().iter().all(|v| v.is_finite()), "{name}");
+        assert_eq!(stages.output().dim(), x.dim(), "{name}: the layer's width");
+    }
+    // V2 needs a query projection of two heads per head, which a standard layer has not: a
+    // clear error naming it, not a map.
+    let v2 = Mechanism::DiffTransformerV2 { lambda: Some(0.5) };
+    for h in [6, 12] {
+        let e = run(x.view(), weights, h, false, &v2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("w_q") || e.contains("w_k"),
+            "V2 at {h} heads: {e}"
+        );
+    }
+}
