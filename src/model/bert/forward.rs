@@ -69,10 +69,11 @@ impl Bert {
     pub fn forward(&self, ids: &[u32], trace: bool) -> Result<Forward, ModelError> {
         let c = self.config();
         if ids.is_empty() || ids.len() > c.positions {
-            return Err(ModelError::TooLong {
-                tokens: ids.len(),
-                max: c.positions,
-            });
+            return Err(ModelError::Invalid(format!(
+                "{} word pieces; this model reads 1 to {} (its positions)",
+                ids.len(),
+                c.positions
+            )));
         }
         if let Some(&id) = ids
             .iter()
