@@ -13,9 +13,12 @@
 //!   forward pass (`forward`, `classify`, `classify_output`);
 //! * `adapt`: the per-head parameters adapted when the page's head count differs from the
 //!   trained one (`gate`, `diff_transformer_params`, `layer_weights`; docs/MODEL.md);
-//! * `format`: the weights file; `retrieval`: the retrieval models' weights file.
+//! * `format`: the weights file; `retrieval`: the retrieval models' weights file;
+//! * `bert`: a real pretrained BERT (all-MiniLM-L6-v2) on the engine, its file, tokenizer
+//!   settings and forward pass (docs/MINILM.md).
 
 mod adapt;
+pub mod bert;
 mod classify;
 mod format;
 pub mod retrieval;

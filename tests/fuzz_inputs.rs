@@ -9,6 +9,9 @@
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
 
+#[path = "../fuzz/src/bert_checks.rs"]
+mod bert_checks;
+
 use std::path::{Path, PathBuf};
 
 use diffattn::engine::bilstm::{BiLstm, LstmWeights};
@@ -72,6 +75,64 @@ fn the_model_inputs_pass_the_model_check() {
 #[test]
 fn the_tokenizer_inputs_pass_the_tokenizer_check() {
     run_all("tokenizer", checks::tokenizer);
+}
+
+#[test]
+fn the_bert_inputs_pass_the_bert_check() {
+    run_all("bert", bert_checks::bert);
+}
+
+#[test]
+fn the_wordpiece_inputs_pass_the_wordpiece_check() {
+    run_all("wordpiece", bert_checks::wordpiece);
+}
+
+/// The BERT seeds: small seeded BERTs (d = 8) of one and two layers, 16 positions and 2.
+fn seed_berts() -> Vec<(String, Vec<u8>)> {
+    use diffattn::model::bert::{Bert, BertConfig, BertParts};
+    let mut vocab: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        .map(String::from)
+        .to_vec();
+    vocab.extend(["the", "cat", "sat", "on", "mat", "##s", ".", "漢"].map(String::from));
+    [("two_layers", 2, 16, 2), ("one_layer", 1, 2, 1)]
+        .into_iter()
+        .map(|(name, layers, positions, heads)| {
+            let config = BertConfig {
+                d_model: 8,
+                layers,
+                heads,
+                intermediate: 16,
+                positions,
+                type_vocab: 1,
+                layer_norm_eps: 1e-12,
+            };
+            let bert = Bert::new(BertParts::seeded(vocab.clone(), config, 3)).unwrap();
+            (name.to_string(), bert.to_bytes())
+        })
+        .collect()
+}
+
+#[test]
+fn the_bert_seeds_are_the_current_format() {
+    let dir = fuzz_dir().join("seeds/bert");
+    let write = std::env::var_os("DIFFATTN_WRITE_FUZZ_SEEDS").is_some();
+    if write {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    for (name, bytes) in seed_berts() {
+        let path = dir.join(format!("{name}.bin"));
+        if write {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let committed = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            committed == bytes,
+            "{} is not what this build writes; run \
+             DIFFATTN_WRITE_FUZZ_SEEDS=1 cargo test --test fuzz_inputs",
+            path.display()
+        );
+        assert!(bytes.len() < 8192, "{name}: {} bytes", bytes.len());
+    }
 }
 
 #[test]

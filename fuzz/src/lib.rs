@@ -8,4 +8,8 @@
 #[path = "checks.rs"]
 mod checks;
 
+#[path = "bert_checks.rs"]
+mod bert_checks;
+
+pub use bert_checks::{bert, wordpiece};
 pub use checks::{model, spec, tokenizer};

@@ -1,7 +1,7 @@
 //! The `diffattn` command line: runs the engine on a JSON spec and prints every stage as JSON
 //! (DESIGN.md §6), the same format the page exports; and classifies a sentence with the
 //! trained sentiment models (docs/MODEL.md), whose weights are built into this binary or read
-//! from a file.
+//! from a file; and runs the real pretrained model all-MiniLM-L6-v2 (`encode`, docs/MINILM.md).
 //!
 //! Arguments are read as the OS gives them, so a file name or a text that is not UTF-8 works;
 //! every failure is a message on standard error and an exit status (2 for input that cannot be
@@ -17,6 +17,12 @@ use std::process::ExitCode;
 mod args;
 #[path = "diffattn/bench.rs"]
 mod bench;
+#[path = "diffattn/bench_bert.rs"]
+mod bench_bert;
+#[path = "diffattn/convert.rs"]
+mod convert;
+#[path = "diffattn/encode.rs"]
+mod encode;
 #[path = "diffattn/predict.rs"]
 mod predict;
 #[path = "diffattn/retrieve.rs"]
@@ -37,6 +43,9 @@ USAGE
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
+    diffattn encode [--model FILE] [--attentions] "TEXT"
+    diffattn convert-bert [--name NAME] [--source TEXT] DIR OUT
+    diffattn bench-bert [--model FILE] [--pieces 16,128,512] [--reps N] TEXTFILE
     diffattn bench [--tokens L] [--heads H] [--mechanism M] [--json]   (see bench --help)
     diffattn schema [--write | --check] [--root DIR]
     diffattn --help | --version
@@ -82,6 +91,22 @@ other context token, averaged over heads, on A (standard), A' (shift_diff) or A1
 (both Differential Transformers). A text without the question exits with status 2.
 --weights reads a retrieval weights file instead of the built-in one. TEXT is read as `predict` reads
 it (standard input for none or "-"; not UTF-8 is decoded lossily, with a warning).
+
+`encode` runs the real pretrained model all-MiniLM-L6-v2 (a BERT: 6 layers, 12 heads,
+d = 384, 30,522 word pieces; Apache-2.0; docs/MINILM.md) on TEXT (read as `predict` reads it)
+and prints one JSON object:
+    {"tokens": [the word pieces, "[CLS]" first and "[SEP]" last],
+     "embedding": [384 numbers: the mean of the last layer's vectors, L2-normalised],
+     "attentions": [layer][head][query][key] (with --attentions: each row a softmax)}
+A text of more than 512 word pieces (the model's positions) is cut, and standard error says
+so. Without --model it reads weights/minilm/minilm.bin in this checkout, which the set-up
+builds (scripts/setup runs scripts/fetch-model); a missing file says so.
+
+`convert-bert` converts a BERT in Hugging Face's files (DIR/model.safetensors, config.json,
+tokenizer.json) to the project's weights file OUT, matrices in half floats; the same files
+give the same bytes (scripts/fetch-model runs it). `bench-bert` times the model's whole
+forward pass at each length of word pieces (the first pieces of TEXTFILE's text), one thread,
+and prints the medians as JSON (scripts/bench-minilm runs it beside PyTorch).
 
 SPEC (one sentence; weights in PyTorch's [out][in] layout)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
@@ -174,6 +199,9 @@ fn main() -> ExitCode {
         Some(Some("predict")) => predict::run(args),
         Some(Some("retrieve")) => retrieve::run(args),
         Some(Some("schema")) => schema::run(args),
+        Some(Some("encode")) => encode::run(args),
+        Some(Some("convert-bert")) => convert::run(args),
+        Some(Some("bench-bert")) => bench_bert::run(args),
         Some(_) => Err(Failure::input(format!(
             "unknown command {:?}; try `diffattn --help`",
             command.unwrap_or_default().to_string_lossy()

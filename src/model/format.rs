@@ -7,7 +7,7 @@
 //!       12   u32 LE n                    header length in bytes
 //!       16   n bytes                     JSON header: settings, vocabulary, tensor table,
 //!                                        FNV-1a 64 of the blob
-//!     16+n   the blob                    tensors at the header's offsets, f32 LE or int8
+//!     16+n   the blob                    tensors at the header's offsets, f32 or f16 LE, or int8
 //! ```
 //!
 //! Every tensor the header names must lie inside the blob and have the size its shape says;
@@ -25,7 +25,7 @@ mod header;
 use std::fmt;
 
 use crate::engine::EngineError;
-pub(super) use blob::{check_blob, BlobReader, BlobWriter, TensorEntry};
+pub(super) use blob::{check_blob, f16_finite, BlobReader, BlobWriter, TensorEntry};
 pub(super) use checks::check;
 pub(super) use header::{decode, encode};
 
@@ -169,7 +169,7 @@ pub(super) fn open(bytes: &[u8]) -> Result<(&[u8], &[u8]), ModelError> {
 /// kind gets its own message, not its first unknown field's. The header must be a JSON object
 /// (serde's derive alone would also read a struct from an array of its fields in order); every
 /// other member is skipped unread.
-pub(super) fn task_of(header: &[u8]) -> Result<Option<String>, ModelError> {
+pub(in crate::model) fn task_of(header: &[u8]) -> Result<Option<String>, ModelError> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
     struct Task;
     impl<'de> Visitor<'de> for Task {

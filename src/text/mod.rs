@@ -6,6 +6,9 @@
 //! untrained weight matrices the same way. Every number is the same bit for bit natively and on
 //! wasm32, so a seed names one model everywhere.
 //!
+//! [`wordpiece`] is the real model's tokenizer: the uncased BERT's, exactly as Hugging Face
+//! runs it (docs/MINILM.md).
+//!
 //! This module knows nothing of attention, JSON or drawing.
 
 mod clusters;
@@ -14,6 +17,7 @@ pub mod limits;
 mod portable_math;
 mod seeded;
 mod tokenizer;
+pub mod wordpiece;
 
 pub use embed::{fnv1a_64, sinusoidal_positions, SeededEmbedding};
 pub use limits::{MAX_TOKENS, PAGE_MAX_TOKENS};

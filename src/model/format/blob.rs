@@ -14,7 +14,7 @@ use crate::text::fnv1a_64;
 #[serde(deny_unknown_fields)]
 pub(in crate::model) struct TensorEntry {
     name: String,
-    /// `"f32"` or `"i8"`.
+    /// `"f32"`, `"f16"` (IEEE half, little-endian) or `"i8"`.
     dtype: String,
     shape: Vec<usize>,
     /// Byte offset from the start of the blob.
@@ -93,6 +93,42 @@ impl BlobWriter {
         self.blob.extend(values.into_iter().map(|v| v as u8));
     }
 
+    /// A tensor stored as IEEE half floats, each value rounded to the nearest (ties to even);
+    /// returns whether every value stayed finite (one past ±65,504 becomes an infinity).
+    pub(in crate::model) fn f16(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        values: impl IntoIterator<Item = f32>,
+    ) -> bool {
+        self.f16_codes(
+            name,
+            shape,
+            values.into_iter().map(|v| half::f16::from_f32(v).to_bits()),
+        )
+    }
+
+    /// A tensor of half floats given as their bits.
+    pub(in crate::model) fn f16_codes(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        codes: impl IntoIterator<Item = u16>,
+    ) -> bool {
+        self.entries.push(TensorEntry {
+            name: name.to_string(),
+            dtype: "f16".to_string(),
+            shape,
+            offset: self.blob.len(),
+        });
+        let mut finite = true;
+        for c in codes {
+            finite &= f16_finite(c);
+            self.blob.extend_from_slice(&c.to_le_bytes());
+        }
+        finite
+    }
+
     pub(in crate::model) fn matrix(&mut self, name: &str, m: &Array2<f32>) {
         self.f32(name, vec![m.nrows(), m.ncols()], m.iter().copied());
     }
@@ -118,16 +154,22 @@ pub fn quantize_rows(m: &Array2<f32>) -> (Vec<i8>, Vec<f32>) {
     (codes, scales)
 }
 
+/// Whether the half float with bits `c` is finite (its exponent is not all ones).
+pub(in crate::model) fn f16_finite(c: u16) -> bool {
+    c & 0x7C00 != 0x7C00
+}
+
 /// The bytes of a tensor as its shape and dtype declare them, with checked arithmetic. A tensor
-/// must be a vector or a matrix of at least one value, and its dtype `f32` or `i8`.
+/// must be a vector or a matrix of at least one value, and its dtype `f32`, `f16` or `i8`.
 fn byte_len(e: &TensorEntry) -> Result<usize, ModelError> {
     let name = &e.name;
     let size: usize = match e.dtype.as_str() {
         "f32" => 4,
+        "f16" => 2,
         "i8" => 1,
         other => {
             return Err(ModelError::Invalid(format!(
-                "tensor {name:?}: dtype {other:?}; expected \"f32\" or \"i8\""
+                "tensor {name:?}: dtype {other:?}; expected \"f32\", \"f16\" or \"i8\""
             )))
         }
     };
@@ -203,6 +245,43 @@ impl BlobReader<'_> {
             .collect();
         finite(name, &values)?;
         Ok((values, shape))
+    }
+
+    /// The bits of an `f16` tensor, every value checked finite, and its shape.
+    pub(in crate::model) fn f16_codes(
+        &self,
+        name: &str,
+    ) -> Result<(Vec<u16>, Vec<usize>), ModelError> {
+        let (b, shape) = self.bytes(name, "f16")?;
+        let codes: Vec<u16> = b
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        if let Some(i) = codes.iter().position(|&c| !f16_finite(c)) {
+            let v = half::f16::from_bits(codes[i]).to_f32();
+            return Err(ModelError::Invalid(format!(
+                "{name}[{i}]: {v} (every parameter must be finite)"
+            )));
+        }
+        Ok((codes, shape))
+    }
+
+    /// An `f16` matrix as `f32` (exact: every half float is an `f32`).
+    pub(in crate::model) fn f16_matrix(&self, name: &str) -> Result<Array2<f32>, ModelError> {
+        let (codes, shape) = self.f16_codes(name)?;
+        match shape[..] {
+            [r, c] => Array2::from_shape_vec(
+                (r, c),
+                codes
+                    .iter()
+                    .map(|&c| half::f16::from_bits(c).to_f32())
+                    .collect(),
+            )
+            .map_err(|e| ModelError::Invalid(format!("tensor {name:?}: {e}"))),
+            _ => Err(ModelError::Invalid(format!(
+                "tensor {name:?}: expected a matrix, found shape {shape:?}"
+            ))),
+        }
     }
 
     pub(in crate::model) fn vector(&self, name: &str) -> Result<Vec<f32>, ModelError> {
