@@ -19,6 +19,9 @@ mod args;
 mod bench;
 #[path = "diffattn/bench_bert.rs"]
 mod bench_bert;
+// The conversion reads Hugging Face's files natively only (the library's `bert::convert` is
+// not in wasm builds, where this binary is compiled only beside the wasm tests).
+#[cfg(not(target_arch = "wasm32"))]
 #[path = "diffattn/convert.rs"]
 mod convert;
 #[path = "diffattn/encode.rs"]
@@ -200,6 +203,7 @@ fn main() -> ExitCode {
         Some(Some("retrieve")) => retrieve::run(args),
         Some(Some("schema")) => schema::run(args),
         Some(Some("encode")) => encode::run(args),
+        #[cfg(not(target_arch = "wasm32"))]
         Some(Some("convert-bert")) => convert::run(args),
         Some(Some("bench-bert")) => bench_bert::run(args),
         Some(_) => Err(Failure::input(format!(
