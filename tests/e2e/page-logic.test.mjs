@@ -589,6 +589,35 @@ test('work: the busy line names the head being computed', async () => {
   assert.equal(progressText((k, p) => translate('en', k, p), { done: 8, total: 8, tokens: 16 }), 'Computing head 8 of 8 (16 tokens)…');
 });
 
+test('work: while a person types, the pause counts from when the page is done with the key, so a slow key does not let the work in', async () => {
+  const { Work, TYPING_IDLE_MS } = await import('../../www/explorer/work.js');
+  let clock = 0;
+  const realNow = performance.now;
+  performance.now = () => clock;
+  try {
+    const calls = [];
+    const engine = { state: 'ready', call: (fn) => fn({ work: (ms, every) => (calls.push(['work', ms, every]), { finished: false, done: 0, total: 1 }), progress: () => ({ finished: false }) }) };
+    const view = { view: { tokens: 2048 }, state: { heads: 8 }, engine, t: (k) => k, el: {}, report: assert.fail };
+    const work = new Work(view, { onShown() {}, onEvery() {}, held: () => false });
+    work.stop(); // no tasks: only what `now` decides is looked at
+    // Not typing: the render works, does not finish, and so learns that this length is long.
+    assert.equal(work.now(20, false), false);
+    assert.equal(calls.length, 1);
+    // A key; the page takes longer than the pause to tokenize it before the render comes.
+    work.typed();
+    clock += TYPING_IDLE_MS - 1;
+    assert.equal(work.now(20, false), false);
+    assert.equal(calls.length, 1, 'while typing, a long render leaves the work to the tasks');
+    // The pause is counted from that render: just after it the person is still typing.
+    clock += TYPING_IDLE_MS - 1;
+    assert.equal(work.typing(), true, 'counted from the render, not from the key');
+    clock += 2;
+    assert.equal(work.typing(), false);
+  } finally {
+    performance.now = realNow;
+  }
+});
+
 test('spec files: UTF-8 text and the binary form are read as bytes; binary garbage, other encodings and oversized files are refused by reason', async () => {
   const { readSpecFile, looksLikeSafetensors, MAX_SPEC_BYTES, MAX_BINARY_SPEC_BYTES } = await import('../../www/explorer/files.js');
   const text = async (blob) => new TextDecoder().decode(await readSpecFile(blob));

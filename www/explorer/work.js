@@ -100,6 +100,10 @@ export class Work {
     const cells = (this.#view.view?.tokens ?? 0) ** 2 * (this.#view.state?.heads ?? 1);
     const long = cells >= this.#longFrom[which];
     const wait = every ? long : long && this.typing();
+    // The pause counts from when the page is done with a key, not from when it came: on a slow
+    // machine a key's own tokenizing may take longer than the pause, and the work would then
+    // start between any two keys.
+    if (!every && wait) this.#typedAt = performance.now();
     if (wait && this.#view.engine.call((ex) => ex.progress(every)).finished) return true;
     const done = !wait && this.#call(ms, every);
     if (!wait) this.#longFrom[which] = done ? Math.max(this.#longFrom[which], cells + 1) : Math.min(this.#longFrom[which], cells);
