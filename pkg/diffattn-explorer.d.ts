@@ -11,6 +11,8 @@ export interface ExplorerState {
   mechanism: 'shift_diff' | 'standard' | 'diff_transformer' | 'input_diff' | 'cosine' | 'local' | 'diff_transformer_v2' | 'hierarchical';
   /** Heads (diff heads for the Differential Transformers): a count the model width allows. */
   heads: number;
+  /** The layer of a pretrained model drawn, from 1 (a model of one attention layer has only 1). */
+  layer: number;
   /** The causal mask: no query looks at a later key. */
   causal: boolean;
   /** Cosine attention's temperature `τ`; 10 keeps cosine maps from being flat. */
@@ -55,8 +57,8 @@ export interface ExplorerState {
   present: boolean;
   /** The part of a long map drawn, `row,col,size` from 0; empty for whole maps. */
   viewport: string;
-  /** The trained model of the mechanism, or the untrained seeded one. */
-  weights: 'trained' | 'untrained';
+  /** The trained model of the mechanism, the untrained seeded one, or the pretrained all-MiniLM-L6-v2 (`minilm`, its layer picked by `layer`). */
+  weights: 'trained' | 'untrained' | 'minilm';
   /** The language spoken (a language tag's primary subtag). */
   lang: 'en' | 'zh';
   /** The colours: the system's, light or dark. */
@@ -79,6 +81,7 @@ export declare class DiffattnExplorerElement extends HTMLElement {
   text: ExplorerState['text'];
   mechanism: ExplorerState['mechanism'];
   heads: ExplorerState['heads'];
+  layer: ExplorerState['layer'];
   causal: ExplorerState['causal'];
   tau: ExplorerState['tau'];
   window: ExplorerState['window'];

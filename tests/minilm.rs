@@ -331,3 +331,118 @@ fn every_mechanism_the_layer_allows_runs_on_its_real_projections() {
         );
     }
 }
+
+#[test]
+fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_mechanism_there() {
+    use diffattn::engine::{MechanismKind, StageId};
+    use diffattn::explorer::{Explorer, SettingsPatch};
+    use diffattn::model::Model;
+    use std::sync::Arc;
+
+    let bert = model();
+    let text = "The animal didn't cross the street because it was too tired.";
+    let encoded = bert.encode(text, true).unwrap();
+    let mut ex = Explorer::new(Model::untrained());
+    ex.set_text(text);
+    let words = ex.labels().to_vec();
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::Standard),
+        layer: Some(4),
+        ..Default::default()
+    })
+    .unwrap();
+    ex.set_pretrained(Arc::new(bert.clone()));
+    assert!(ex.is_pretrained());
+    assert_eq!(ex.layers(), 6);
+    assert_eq!(
+        ex.labels(),
+        encoded.pieces.pieces.as_slice(),
+        "the word pieces, [CLS] and [SEP]"
+    );
+    assert_eq!(ex.settings().maps.heads, 12, "the model's own heads");
+    assert_eq!(ex.d_model(), 384);
+    assert!(!ex.predicts(), "no sentiment: the model has no classifier");
+    // Layer 4, head 2: the model's own map, bit for bit.
+    ex.set_head(1).unwrap();
+    ex.compute().unwrap();
+    let model_map = encoded.forward.layers[3]
+        .attention
+        .slice(s![1, .., ..])
+        .to_owned();
+    assert_eq!(ex.map(StageId::A).unwrap().to_owned(), model_map);
+    // Layer 1, head 3, the previous-token head: the vectors and weights follow the layer.
+    let before = ex.recomputations();
+    ex.update(&SettingsPatch {
+        layer: Some(1),
+        head: Some(2),
+        ..Default::default()
+    })
+    .unwrap();
+    ex.compute().unwrap();
+    assert_eq!(ex.recomputations().projections, before.projections + 1);
+    let a = ex.map(StageId::A).unwrap().to_owned();
+    assert_eq!(a, encoded.forward.layers[0].attention.slice(s![2, .., ..]));
+    // A layer the model has not: an error naming it, nothing changed.
+    let e = ex
+        .update(&SettingsPatch {
+            layer: Some(7),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("1 to 6"), "{e}");
+    assert_eq!(ex.settings().maps.layer, 1);
+    // Every mechanism but V2 draws its final map on the real layer.
+    let choices = ex.mechanism_choices();
+    assert!(
+        !choices.contains(&MechanismKind::DiffTransformerV2),
+        "V2 needs W_λ"
+    );
+    assert!(ex
+        .update(&SettingsPatch {
+            mechanism: Some(MechanismKind::DiffTransformerV2),
+            ..Default::default()
+        })
+        .is_err());
+    for kind in choices {
+        ex.update(&SettingsPatch {
+            mechanism: Some(kind),
+            layer: Some(4),
+            ..Default::default()
+        })
+        .unwrap();
+        ex.compute().unwrap();
+        let map = ex
+            .map(ex.final_stage())
+            .unwrap_or_else(|| panic!("{kind:?}: a final map"));
+        assert!(map.iter().all(|v| v.is_finite()), "{kind:?}");
+    }
+    // Shift-difference computes shift(A), D, G and A′ from the model's own A.
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::ShiftDiff),
+        heads: Some(12),
+        head: Some(1),
+        ..Default::default()
+    })
+    .unwrap();
+    ex.compute().unwrap();
+    assert_eq!(ex.map(StageId::A).unwrap().to_owned(), model_map);
+    let (d, shifted) = (
+        ex.map(StageId::D).unwrap().to_owned(),
+        ex.map(StageId::Shifted).unwrap().to_owned(),
+    );
+    assert_eq!(d, &model_map - &shifted);
+    // Typing keeps the model; a longer text is cut at 512 pieces, and says so.
+    let info = ex.set_text(&"word ".repeat(600));
+    assert!(
+        info.truncated && info.total == 602 && ex.len() == 512,
+        "{} of {}",
+        ex.len(),
+        info.total
+    );
+    assert!(ex.set_text("   ").tokens.is_empty() && ex.is_empty());
+    // Another model leaves the pretrained one: the word tokens again.
+    ex.set_text(text);
+    ex.set_model(Model::untrained());
+    assert!(!ex.is_pretrained());
+    assert_eq!(ex.labels(), words.as_slice());
+}

@@ -69,6 +69,7 @@ impl Explorer {
         let mut next = before;
         change(&mut next);
         next.check()?;
+        self.check_layer(next.layer)?;
         if next.mechanism != before.mechanism {
             self.check_source_runs(next.mechanism)?;
         }
@@ -117,12 +118,21 @@ impl Explorer {
             self.invalidate_base();
         }
         self.refresh_layer_weights();
+        self.refresh_pretrained_input();
         Ok(())
     }
 
     /// Errors when a loaded spec cannot run `kind`: its weights do not fit the mechanism's
     /// head layout, or it lacks the mechanism's own parameters.
     fn check_source_runs(&self, kind: MechanismKind) -> Result<(), EngineError> {
+        if self.is_pretrained() && kind == MechanismKind::DiffTransformerV2 {
+            return Err(EngineError::Shape {
+                field: "mechanism",
+                expected: "a layer with W_λ and a query projection of two heads per head"
+                    .to_string(),
+                found: "a pretrained standard layer".to_string(),
+            });
+        }
         let Source::Spec(spec) = &self.source else {
             return Ok(());
         };
@@ -223,6 +233,11 @@ impl Explorer {
             Source::Sentence => Learned {
                 gate: self.model.gate(heads).filter(|_| !self.gate_override),
                 diff_transformer: self.model.diff_transformer_params(heads).ok(),
+                lambda: slider,
+            },
+            Source::Pretrained(_) => Learned {
+                gate: None,
+                diff_transformer: self.pretrained_diff_transformer(heads),
                 lambda: slider,
             },
         }

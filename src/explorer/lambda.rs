@@ -30,7 +30,7 @@ impl Explorer {
     pub fn learned_lambda_now(&self) -> Option<f32> {
         let fixed = match &self.source {
             Source::Spec(spec) => spec.lambda,
-            Source::Sentence => None,
+            Source::Sentence | Source::Pretrained(_) => None,
         };
         match self.kind() {
             MechanismKind::DiffTransformer => {

@@ -20,6 +20,7 @@
 mod controls;
 mod describe;
 mod lambda;
+mod pretrained;
 mod settings;
 mod source;
 mod work;
@@ -58,6 +59,8 @@ enum Source {
     Sentence,
     /// A user's spec: its own vectors and weights, and the per-head parameters it brought.
     Spec(Box<SpecSource>),
+    /// The typed sentence through a pretrained model, drawn at one of its layers.
+    Pretrained(Box<pretrained::PretrainedSource>),
 }
 
 /// What a loaded spec brings beyond its vectors.
@@ -83,6 +86,8 @@ pub struct Explorer {
     labels: Vec<String>,
     /// The sentence's tokens, kept so another model can embed them again.
     tokens: Vec<Token>,
+    /// The sentence as typed, kept so a pretrained model can cut it into its own pieces.
+    text: String,
     x: Array2<f32>,
     settings: Settings,
     head: usize,
@@ -117,6 +122,7 @@ impl Explorer {
             source: Source::Sentence,
             labels: Vec::new(),
             tokens: Vec::new(),
+            text: String::new(),
             settings: Settings::default(),
             head: 0,
             gate_override: false,
@@ -227,13 +233,14 @@ impl Explorer {
         match &self.source {
             Source::Sentence => self.layer_weights.as_ref().unwrap_or(&self.model.weights),
             Source::Spec(spec) => &spec.weights,
+            Source::Pretrained(p) => p.weights(self.settings.maps.layer.saturating_sub(1)),
         }
     }
 
     /// Brings the sentence's layer weights in line with the mechanism and head count shown;
     /// when they change, the projections (which V2's `W_λ` is part of) are recomputed.
     fn refresh_layer_weights(&mut self) {
-        if self.is_spec() {
+        if !matches!(self.source, Source::Sentence) {
             return;
         }
         let m = &self.settings.maps;
@@ -257,6 +264,10 @@ impl Explorer {
     /// The vectors depend only on the tokens, so a change that leaves them as they were (a
     /// space typed after a word, a letter's case changed) keeps every cache.
     pub fn set_text(&mut self, text: &str) -> TokensInfo {
+        text.clone_into(&mut self.text);
+        if self.is_pretrained() {
+            return self.set_pretrained_text();
+        }
         let (tokens, total) = tokenize_up_to(text, PAGE_MAX_TOKENS);
         let same_tokens = !self.is_spec()
             && tokens.len() == self.labels.len()

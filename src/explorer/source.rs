@@ -44,7 +44,7 @@ impl Explorer {
     /// How many of the sentence's tokens the trained model's vocabulary does not know (they
     /// read as `<unk>`); `None` for the untrained model or a loaded spec.
     pub fn unknown_tokens(&self) -> Option<usize> {
-        if self.is_spec() {
+        if !matches!(self.source, Source::Sentence) {
             return None;
         }
         let ids = self.model.token_ids(&self.tokens)?;
@@ -168,7 +168,7 @@ impl Explorer {
     pub fn meta(&self) -> Option<&Meta> {
         match &self.source {
             Source::Spec(spec) => Some(&spec.meta),
-            Source::Sentence => None,
+            Source::Sentence | Source::Pretrained(_) => None,
         }
     }
 
@@ -178,6 +178,7 @@ impl Explorer {
         match &self.source {
             Source::Spec(spec) => Some(spec.settings),
             Source::Sentence => self.trained_settings(),
+            Source::Pretrained(_) => None,
         }
     }
 }

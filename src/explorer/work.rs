@@ -13,7 +13,7 @@ use std::cell::RefCell;
 
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 
-use super::Explorer;
+use super::{Explorer, Source};
 use crate::engine::shift_diff::ShiftDiffMaps;
 use crate::engine::{
     apply_lambda, base_maps_into, lambda_table, mix_into, shift_stages_into, BaseMaps, Block,
@@ -525,7 +525,11 @@ impl Explorer {
     /// sentence, not empty, the model's own mechanism): then the prediction needs every head.
     pub fn predicts(&self) -> bool {
         match self.model.trained_parts() {
-            Some(t) => !self.is_spec() && !self.is_empty() && t.mechanism.kind() == self.kind(),
+            Some(t) => {
+                matches!(self.source, Source::Sentence)
+                    && !self.is_empty()
+                    && t.mechanism.kind() == self.kind()
+            }
             None => false,
         }
     }

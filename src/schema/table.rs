@@ -115,6 +115,11 @@ schema! {
                 .symbol("H")
                 .control(Control::named("heads").embed().present())
                 .compare(Compare::Shown),
+        /// The layer of a pretrained model drawn, from 1 (a model of one attention layer has only 1).
+        layer: usize = 1 =>
+            Key::int(1, 64)
+                .control(Control::named("layer").embed().present())
+                .compare(Compare::Every),
         /// The causal mask: no query looks at a later key.
         causal: bool = false =>
             Key::boolean()
@@ -269,11 +274,11 @@ schema! {
         Key::of(Kind::Viewport)
             .default(PageDefault::Text(""))
             .page("viewport", "The part of a long map drawn, `row,col,size` from 0; empty for whole maps."),
-        Key::page_choice(&["trained", "untrained"])
+        Key::page_choice(&["trained", "untrained", "minilm"])
             .control(Control::named("weights"))
             .default(PageDefault::Text("trained"))
             .aliases(&["model"])
-            .page("weights", "The trained model of the mechanism, or the untrained seeded one."),
+            .page("weights", "The trained model of the mechanism, the untrained seeded one, or the pretrained all-MiniLM-L6-v2 (`minilm`, its layer picked by `layer`)."),
         Key::of(Kind::Lang(&["en", "zh"]))
             .default(PageDefault::Text("en"))
             .page("lang", "The language spoken (a language tag's primary subtag)."),

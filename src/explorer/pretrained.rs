@@ -1,0 +1,190 @@
+//! A pretrained model drawn at one of its layers: the typed sentence cut into the model's word
+//! pieces and run through it ([`Bert::forward`], every layer's input kept), then any mechanism
+//! of the engine on the chosen layer's real projections (`W_q`, `W_k`, `W_v`, `W_o` with their
+//! biases) and the real vectors entering it. The standard mechanism at the model's head count
+//! draws the model's own maps; every other mechanism runs on the same projections, with its
+//! own parameters from the sliders (none was learned: a standard Transformer has no gate, no
+//! λ and no `W_λ`, so V2 cannot run).
+//!
+//! The layer is a map setting (`layer`, from 1): a change swaps the vectors and the weights
+//! and recomputes from the projections on, never the forward pass.
+
+use std::sync::Arc;
+
+use ndarray::Array2;
+
+use super::{Explorer, Source, TokensInfo};
+use crate::engine::diff_transformer::DiffTransformerParams;
+use crate::engine::{EngineError, MechanismKind, Weights};
+use crate::model::bert::Bert;
+use crate::text::{tokenize_up_to, PAGE_MAX_TOKENS};
+
+/// What the pretrained model brings: the model, and the sentence's vectors entering each layer.
+#[derive(Debug, Clone)]
+pub(super) struct PretrainedSource {
+    pub(super) bert: Arc<Bert>,
+    /// The vectors entering each layer for the sentence drawn (first layer first; empty for an
+    /// empty sentence).
+    inputs: Vec<Array2<f32>>,
+    /// The word pieces' ids of the sentence drawn, so an edit that leaves them keeps the caches.
+    ids: Vec<u32>,
+    /// The layer (from 0) whose input is the explorer's `x`, `None` before one is.
+    drawn: Option<usize>,
+}
+
+impl PretrainedSource {
+    /// The layer's attention in the engine's form (`layer` from 0, within the model).
+    pub(super) fn weights(&self, layer: usize) -> &Weights {
+        let layers = &self.bert.parts().layers;
+        &layers[layer.min(layers.len() - 1)].attention
+    }
+}
+
+impl Explorer {
+    /// Draws the sentence with a pretrained model, at the layer of the `layer` setting (the
+    /// last one when the model has fewer) and the model's own head count (the nearest the
+    /// mechanism allows). Nothing of another model's training is kept: no learned gate, λ or
+    /// trained settings.
+    pub fn set_pretrained(&mut self, bert: Arc<Bert>) {
+        let layers = bert.config().layers;
+        let heads = bert.heads();
+        let d = bert.config().d_model;
+        self.source = Source::Pretrained(Box::new(PretrainedSource {
+            bert,
+            inputs: Vec::new(),
+            ids: Vec::new(),
+            drawn: None,
+        }));
+        self.settings.maps.layer = self.settings.maps.layer.clamp(1, layers);
+        if self.kind() == MechanismKind::DiffTransformerV2 {
+            self.settings.maps.mechanism = MechanismKind::Standard;
+        }
+        // The Differential Transformer pairs the model's heads: half as many, each twice as wide.
+        let wanted = heads * self.kind().plain_split_width(d) / d;
+        self.settings.maps.heads = self.nearest_heads(self.kind(), wanted);
+        self.head = self.head.min(self.settings.maps.heads - 1);
+        self.gate_override = false;
+        self.settings.shift.lambda = None;
+        self.layer_weights = None;
+        self.labels.clear();
+        self.x = Array2::zeros((0, d));
+        self.set_pretrained_text();
+    }
+
+    /// Whether a pretrained model draws the sentence.
+    pub fn is_pretrained(&self) -> bool {
+        matches!(self.source, Source::Pretrained(_))
+    }
+
+    /// The pretrained model drawing the sentence, if one does.
+    pub fn pretrained(&self) -> Option<&Bert> {
+        match &self.source {
+            Source::Pretrained(p) => Some(&p.bert),
+            _ => None,
+        }
+    }
+
+    /// How many layers the source has: the pretrained model's, else 1 (one attention layer).
+    pub fn layers(&self) -> usize {
+        self.pretrained().map_or(1, |b| b.config().layers)
+    }
+
+    /// The text cut into the pretrained model's word pieces (at most its positions, `[CLS]`
+    /// and `[SEP]` included) and run through it; an empty or blank text draws nothing. The
+    /// word tokens are kept too, so another model can embed them again.
+    pub(super) fn set_pretrained_text(&mut self) -> TokensInfo {
+        let text = self.text.as_str();
+        let Source::Pretrained(source) = &mut self.source else {
+            unreachable!("set_pretrained_text is called with a pretrained source");
+        };
+        let bert = Arc::clone(&source.bert);
+        let positions = bert.config().positions;
+        let blank = text.trim().is_empty();
+        let all = bert.tokenizer().encode(text, usize::MAX);
+        let pieces = if all.ids.len() > positions {
+            bert.tokenizer().encode(text, positions)
+        } else {
+            all.clone()
+        };
+        let total = all.ids.len();
+        let ids = if blank {
+            Vec::new()
+        } else {
+            pieces.ids.clone()
+        };
+        if ids != source.ids || source.inputs.is_empty() != ids.is_empty() {
+            source.inputs = if ids.is_empty() {
+                Vec::new()
+            } else {
+                // The ids come from the model's own tokenizer and fit its positions.
+                let forward = bert
+                    .forward(&ids, true)
+                    .expect("the tokenizer's pieces fit the model");
+                forward.layers.into_iter().map(|l| l.input).collect()
+            };
+            source.ids = ids;
+            source.drawn = None;
+            self.labels = if blank { Vec::new() } else { pieces.pieces };
+            self.tokens = tokenize_up_to(text, PAGE_MAX_TOKENS).0;
+            self.refresh_pretrained_input();
+        }
+        TokensInfo {
+            tokens: self.labels.clone(),
+            total: if blank { 0 } else { total },
+            truncated: !blank && pieces.truncated,
+        }
+    }
+
+    /// Puts the vectors entering the layer of the `layer` setting in `x`, recomputing from the
+    /// projections on if they changed (a layer or a sentence changed).
+    pub(super) fn refresh_pretrained_input(&mut self) {
+        let layer = self.settings.maps.layer.saturating_sub(1);
+        let Source::Pretrained(source) = &mut self.source else {
+            return;
+        };
+        if source.drawn == Some(layer) {
+            return;
+        }
+        let d = source.bert.config().d_model;
+        self.x = source
+            .inputs
+            .get(layer)
+            .cloned()
+            .unwrap_or_else(|| Array2::zeros((0, d)));
+        source.drawn = Some(layer);
+        self.invalidate_sentence();
+    }
+
+    /// Checks the `layer` setting against the source: a pretrained model's layers, from 1.
+    pub(super) fn check_layer(&self, layer: usize) -> Result<(), EngineError> {
+        let layers = self.layers();
+        if self.is_pretrained() && !(1..=layers).contains(&layer) {
+            return Err(EngineError::Shape {
+                field: "layer",
+                expected: format!("a layer from 1 to {layers} (the model's layers)"),
+                found: layer.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The Differential Transformer's parameters on a pretrained layer, where nothing was
+    /// learned: λ vectors of zeros (so λ is the paper's `λ_init` at the layer's depth until
+    /// the λ slider moves) and an RMSNorm without a learned weight.
+    pub(super) fn pretrained_diff_transformer(
+        &self,
+        heads: usize,
+    ) -> Option<DiffTransformerParams> {
+        let bert = self.pretrained()?;
+        let d_h = (bert.config().d_model / 2).checked_div(heads)?;
+        Some(DiffTransformerParams {
+            depth: self.settings.maps.layer.saturating_sub(1) as u32,
+            lambda_q1: vec![0.0; d_h],
+            lambda_k1: vec![0.0; d_h],
+            lambda_q2: vec![0.0; d_h],
+            lambda_k2: vec![0.0; d_h],
+            subln: vec![1.0; 2 * d_h],
+            ..DiffTransformerParams::default()
+        })
+    }
+}
