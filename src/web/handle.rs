@@ -9,6 +9,9 @@
 //! drawing in `render`, what the page asks about the maps drawn in `hover`, specs and exports
 //! in `files`, what needs every head in `heads`.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use wasm_bindgen::prelude::*;
 
 use super::draw::Painter;
@@ -18,9 +21,16 @@ use super::js::{
 };
 use crate::engine::StageId;
 use crate::explorer;
+use crate::model::bert::Bert;
 use crate::model::Model;
 use crate::names::name_of;
 use crate::render::{HeatmapLayout, RowLayout, Theme, Viewport};
+
+thread_local! {
+    /// The pretrained model once read (`load_pretrained`), for every handle of the page: a
+    /// second explorer, a compare panel or a later choice use it without reading the file again.
+    static PRETRAINED: RefCell<Option<Arc<Bert>>> = const { RefCell::new(None) };
+}
 
 pub(super) fn now_ms() -> f64 {
     web_sys::window()
@@ -217,12 +227,25 @@ impl Explorer {
             s.shift.lambda = self.state.trained_lambda();
             SettingsJs::new(&s, 0, true, true)
         });
+        if let Some(bert) = self.state.pretrained() {
+            return to_js(&ModelJs {
+                d_model: bert.config().d_model,
+                trained: true,
+                label: bert.name(),
+                mechanism: None,
+                trained_with: None,
+                pretrained: true,
+                layers: bert.config().layers,
+            });
+        }
         to_js(&ModelJs {
             d_model: model.d_model(),
             trained: model.trained,
             label: &model.label,
             mechanism: model.trained_parts().map(|t| name_of(t.mechanism.kind())),
             trained_with,
+            pretrained: false,
+            layers: 1,
         })
     }
 
@@ -232,6 +255,30 @@ impl Explorer {
     pub fn load_model(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
         let model = Model::from_bytes(bytes).map_err(|e| js_error(format!("weights: {e}")))?;
         self.state.set_model(model);
+        self.model_info()
+    }
+
+    /// Draws the sentence with the pretrained model read from the bytes of its weights file
+    /// (`weights/minilm/minilm.bin`, docs/MINILM.md), at the layer of the `layer` setting, and
+    /// keeps the model for every handle of the page (`use_pretrained`). Returns `model_info()`;
+    /// throws an `Error` naming the problem for a file cut short, corrupted or of another
+    /// version (the current model stays).
+    pub fn load_pretrained(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        let bert =
+            Bert::from_bytes(bytes).map_err(|e| js_error(format!("pretrained model: {e}")))?;
+        let bert = Arc::new(bert);
+        PRETRAINED.with(|p| *p.borrow_mut() = Some(Arc::clone(&bert)));
+        self.state.set_pretrained(bert);
+        self.model_info()
+    }
+
+    /// Draws the sentence with the pretrained model already read by some handle of the page;
+    /// `undefined` when none was (then `load_pretrained` it), else `model_info()`.
+    pub fn use_pretrained(&mut self) -> Result<JsValue, JsError> {
+        let Some(bert) = PRETRAINED.with(|p| p.borrow().clone()) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        self.state.set_pretrained(bert);
         self.model_info()
     }
 

@@ -168,7 +168,9 @@ impl From<CellInfo> for CellJs {
     }
 }
 
-/// `{ d_model, trained, label, mechanism: string | null, trained_with: SettingsJs | null }`
+/// `{ d_model, trained, label, mechanism: string | null, trained_with: SettingsJs | null,
+/// pretrained, layers }`: `pretrained` for a pretrained model (no mechanism of its own, no
+/// trained settings), `layers` its layers (1 for the one-layer models).
 #[derive(Serialize)]
 pub(super) struct ModelJs<'a> {
     pub d_model: usize,
@@ -176,6 +178,8 @@ pub(super) struct ModelJs<'a> {
     pub label: &'a str,
     pub mechanism: Option<&'static str>,
     pub trained_with: Option<SettingsJs>,
+    pub pretrained: bool,
+    pub layers: usize,
 }
 
 /// `{ label: "positive" | "negative", probability, positive, unknown, tokens }`: `unknown`

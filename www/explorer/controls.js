@@ -123,6 +123,12 @@ export class Controls {
     for (let h = 1; h <= state.heads; h++) options.push({ value: String(h), label: this.#t('head_option', { n: h, total: state.heads }) });
     setOptions(el.head, options);
     el.head.value = String(Math.min(state.head, state.heads));
+    // A pretrained model's layers (the field shows only when there are several: paint.js).
+    const layers = view?.layers ?? 1;
+    const layerOptions = [];
+    for (let n = 1; n <= layers; n++) layerOptions.push({ value: String(n), label: this.#t('layer_option', { n, total: layers }) });
+    setOptions(el.layer, layerOptions);
+    el.layer.value = String(Math.min(state.layer, layers));
   }
 
   /**
@@ -164,6 +170,7 @@ export class Controls {
       if (heads !== undefined) set({ heads });
     });
     el.head.addEventListener('change', () => set({ head: Number(el.head.value) }));
+    el.layer.addEventListener('change', () => set({ layer: Number(el.layer.value) }));
     for (const [key] of MENUS) el[key].addEventListener('change', () => set({ [key]: el[key].value }));
     for (const [key] of SLIDERS) {
       el[key].addEventListener('input', () => set({ [key]: Number(el[key].value) }));

@@ -1,7 +1,8 @@
 // Which model draws the sentence: the trained classifier of the shown mechanism (fetched from
-// the WeightsStore, loaded into the engine, its training settings adopted) or the untrained
-// seeded one. Later loads win over earlier ones still in flight; a failed load shows a message
-// and falls back to the untrained model.
+// the WeightsStore, loaded into the engine, its training settings adopted), the untrained
+// seeded one, or the pretrained all-MiniLM-L6-v2 (`minilm`: fetched on first use with a
+// progress bar, read once for the whole page). Later loads win over earlier ones still in
+// flight; a failed load shows a message and falls back to the untrained model.
 
 import { messageOf } from './messages.js';
 import { paintModel } from './prediction.js';
@@ -19,6 +20,8 @@ export class ModelLoader {
   loadingMechanism = null;
   /** The engine's `model_info()` for the model in use. */
   info = null;
+  /** How much of the pretrained file is in: `{ loaded, total }`, or null. */
+  #progress = null;
 
   constructor(view, store) {
     this.#view = view;
@@ -30,13 +33,18 @@ export class ModelLoader {
     this.info = this.#view.engine.call((ex) => ex.model_info());
   }
 
-  /** The person chose `trained` or `untrained` weights. */
+  /** The person chose `trained`, `untrained` or `minilm` weights. */
   choose(choice) {
     const view = this.#view;
     view.messages.clear('weights');
     if (choice === 'trained') {
       view.specs?.leave?.({ restore: false });
       this.loadTrained(view.state.mechanism);
+      return;
+    }
+    if (choice === 'minilm') {
+      view.specs?.leave?.({ restore: false });
+      this.loadPretrained();
       return;
     }
     this.#loadId += 1; // a load in flight is dropped
@@ -77,10 +85,70 @@ export class ModelLoader {
       view.messages.clear('weights');
       view.adoptEngineSettings(keep);
     })();
+    view.el.weightsProgress.max = 1;
+    return this.#track(job);
+  }
+
+  /**
+   * Draws with the pretrained model: the one some explorer of the page read already, or its
+   * file fetched (the loading line shows how much is in) and read. `keep` as for `loadTrained`.
+   */
+  loadPretrained(keep = new Set()) {
+    const view = this.#view;
+    const id = ++this.#loadId;
+    this.loadingMechanism = null;
+    this.#progress = null;
+    let info;
+    try {
+      info = view.engine.call((ex) => ex.use_pretrained());
+    } catch (err) {
+      view.report(err);
+      return Promise.resolve();
+    }
+    if (info) {
+      this.info = info;
+      view.adoptEngineSettings(keep);
+      view.changed({ notify: false });
+      return Promise.resolve();
+    }
+    view.el.weightsProgress.removeAttribute('value');
+    const job = (async () => {
+      let buffer;
+      try {
+        buffer = await this.#store.fetchPretrained((loaded, total) => {
+          if (id !== this.#loadId) return;
+          this.#progress = { loaded, total };
+          if (total) {
+            view.el.weightsProgress.max = total;
+            view.el.weightsProgress.value = loaded;
+          }
+          this.#paintLoading();
+        });
+      } catch (err) {
+        if (id === this.#loadId && view.state.weights === 'minilm') this.#pretrainedFailed(err);
+        return;
+      }
+      if (id !== this.#loadId || view.state.weights !== 'minilm' || view.engine.state !== 'ready') return;
+      try {
+        this.info = view.engine.call((ex) => ex.load_pretrained(new Uint8Array(buffer)));
+      } catch (err) {
+        if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
+        else this.#pretrainedFailed(err);
+        return;
+      }
+      view.messages.clear('weights');
+      view.adoptEngineSettings(keep);
+    })();
+    return this.#track(job);
+  }
+
+  /** The load in flight is `job`: the loading line shows until it settles, then all is drawn. */
+  #track(job) {
+    const view = this.#view;
     const pending = job.finally(() => {
       if (this.pending === pending) {
         this.pending = null;
-        view.el.weightsProgress.value = 1;
+        view.el.weightsProgress.value = view.el.weightsProgress.max;
         this.paint();
         view.changed({ notify: false });
       }
@@ -88,6 +156,37 @@ export class ModelLoader {
     this.pending = pending;
     this.paint();
     return pending;
+  }
+
+  /** The pretrained model could not be fetched or read: say why, offer to try again, and draw with the untrained model meanwhile. */
+  #pretrainedFailed(err) {
+    const view = this.#view;
+    view.messages.show('weights', view.t('pretrained_failed', { msg: messageOf(err) }), {
+      action: { label: view.t('retry'), run: () => view.setFromPerson({ weights: 'minilm' }) },
+    });
+    view.assign({ weights: 'untrained' });
+    try {
+      this.info = view.engine.call((ex) => ex.use_untrained());
+    } catch (again) {
+      view.report(again);
+    }
+  }
+
+  /** The loading line's words: the trained file's size, or how much of the pretrained file is in. */
+  #paintLoading() {
+    const view = this.#view;
+    const el = view.el;
+    if (view.state.weights === 'minilm') {
+      const mb = (n) => (n / 1e6).toFixed(1);
+      const p = this.#progress;
+      el.weightsLoadingText.textContent = p?.total
+        ? view.t('pretrained_loading', { done: mb(p.loaded), total: mb(p.total) })
+        : view.t('pretrained_loading_start');
+      return;
+    }
+    const entry = this.#store.entry(this.loadingMechanism);
+    const kb = entry ? Math.round(entry.bytes / 1024) : '…';
+    el.weightsLoadingText.textContent = view.t('weights_loading', { mech: view.mechName(this.loadingMechanism), kb });
   }
 
   #fallBack(mechanism, err) {
@@ -105,13 +204,9 @@ export class ModelLoader {
   paint() {
     const view = this.#view;
     const el = view.el;
-    const loading = !!this.pending && view.state.weights === 'trained';
+    const loading = !!this.pending && (view.state.weights === 'trained' || view.state.weights === 'minilm');
     el.weightsLoading.hidden = !loading;
-    if (loading) {
-      const entry = this.#store.entry(this.loadingMechanism);
-      const kb = entry ? Math.round(entry.bytes / 1024) : '…';
-      el.weightsLoadingText.textContent = view.t('weights_loading', { mech: view.mechName(this.loadingMechanism), kb });
-    }
+    if (loading) this.#paintLoading();
     let prediction = null;
     let computing = false;
     if (view.engine.state === 'ready' && !loading && !view.isEmpty()) {
@@ -135,6 +230,7 @@ export class ModelLoader {
         view: view.view,
         manifestEntry: this.info?.mechanism ? this.#store.entry(this.info.mechanism) : null,
         weights: view.state.weights,
+        layer: view.state.layer,
         loading,
         loadingMechanism: this.loadingMechanism,
         spec: view.specs?.active ?? null,

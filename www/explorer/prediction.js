@@ -25,7 +25,15 @@ function paintBadge(el, s, t, mechName) {
     el.modelStatus.dataset.model = 'spec';
     return;
   }
-  el.modelStatus.dataset.model = info.trained ? 'trained' : 'untrained';
+  el.modelStatus.dataset.model = info.pretrained ? 'pretrained' : info.trained ? 'trained' : 'untrained';
+  if (s.loading && s.weights === 'minilm') {
+    el.modelStatus.textContent = t('pretrained_loading_start');
+    return;
+  }
+  if (info.pretrained) {
+    el.modelStatus.textContent = t('model_pretrained', { name: info.label, layer: s.layer ?? 1, layers: info.layers, d: info.d_model });
+    return;
+  }
   if (s.loading && s.weights === 'trained') {
     el.modelStatus.textContent = t('model_loading', { mech: mechName(s.loadingMechanism) });
     return;
@@ -39,6 +47,7 @@ function reason(s) {
   if (s.computing) return 'prediction_computing';
   if (s.weights === 'trained' && (s.loading || !s.modelInfo)) return 'prediction_none_loading';
   if (!s.modelInfo?.trained) return 'prediction_none_untrained';
+  if (s.modelInfo.pretrained) return 'prediction_none_pretrained';
   if (s.spec) return 'prediction_none_spec';
   if (s.empty) return 'prediction_none_empty';
   return 'prediction_none_mechanism';

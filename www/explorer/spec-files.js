@@ -135,6 +135,7 @@ export class SpecFiles {
     }
     const info = view.loader.info;
     if (view.state.weights === 'trained' && info?.mechanism !== view.state.mechanism) view.loader.loadTrained(view.state.mechanism);
+    else if (view.state.weights === 'minilm') view.loader.loadPretrained();
     view.specChanged();
     view.changed({ notify: false });
   }

@@ -67,9 +67,15 @@ const MARKUP = `
           <select id="weights">
             <option value="trained" data-i18n="model_opt_trained">trained (default)</option>
             <option value="untrained" data-i18n="model_opt_untrained">untrained (seeded)</option>
+            <option value="minilm" data-i18n="model_opt_minilm">pretrained: all-MiniLM-L6-v2</option>
             <option value="spec" data-i18n="model_opt_spec" disabled hidden>from your file</option>
           </select>
           <span id="model-status" class="badge" hidden></span>
+          <p id="pretrained-note" class="hint" data-i18n="pretrained_note" hidden></p>
+        </div>
+        <div class="field" data-control="layer" id="layer-field" hidden>
+          <label for="layer" data-i18n="layer_label">Layer</label>
+          <select id="layer"></select>
         </div>
         <div class="field" data-control="heads">
           <div class="field-head">

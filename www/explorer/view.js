@@ -185,6 +185,7 @@ export class ExplorerView {
     if (this.engine.state !== 'ready') return;
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') await this.loader.loadTrained(this.state.mechanism, keep);
+    else if (this.state.weights === 'minilm') await this.loader.loadPretrained(keep);
     this.#scheduler.schedule('render');
     await this.settled();
   }
@@ -292,6 +293,7 @@ export class ExplorerView {
     this.specs.drop();
     this.loader.refreshInfo();
     if (this.state.weights === 'trained') setTimeout(() => this.loader.loadTrained(this.state.mechanism));
+    else if (this.state.weights === 'minilm') setTimeout(() => this.loader.loadPretrained());
     this.#maps.selected = null;
     this.#maps.hover = null;
   }

@@ -8,6 +8,7 @@ export class WeightsStore {
   #manifest = null;
   #manifestPromise = null;
   #buffers = new Map();
+  #pretrained = null;
 
   /** `base` is the URL of the folder holding `manifest.json` and the `*.bin` files. */
   constructor(base) {
@@ -68,4 +69,41 @@ export class WeightsStore {
     }
     return promise;
   }
+
+  /**
+   * The bytes of the pretrained model's file (`minilm/minilm.bin` in the folder, built by the
+   * set-up: docs/MINILM.md), fetched once and then cached by the browser; `onProgress(loaded,
+   * total)` follows the download (`total` 0 when the server does not say). Rejects with a
+   * readable error for a missing file or a download that fails half-way (a file cut short is
+   * the engine's to refuse); a later call tries again.
+   */
+  fetchPretrained(onProgress = () => {}) {
+    if (!this.#pretrained) {
+      // XMLHttpRequest, for its progress events (a body stream read to count bytes made
+      // Chromium report the request as aborted now and then, see above).
+      const promise = new Promise((resolve, reject) => {
+        const xhr = new XMLHttpRequest();
+        xhr.open('GET', new URL(PRETRAINED_FILE, this.#base));
+        xhr.responseType = 'arraybuffer';
+        xhr.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : 0);
+        xhr.onload = () => {
+          if (xhr.status !== 200) {
+            const hint = xhr.status === 404 ? ' (the set-up builds it: scripts/fetch-model)' : '';
+            reject(new Error(`${PRETRAINED_FILE}: HTTP ${xhr.status}${hint}`));
+          } else resolve(xhr.response);
+        };
+        xhr.onerror = () => reject(new Error(`${PRETRAINED_FILE}: the download failed`));
+        xhr.onabort = () => reject(new Error(`${PRETRAINED_FILE}: the download was stopped`));
+        xhr.send();
+      });
+      promise.catch(() => {
+        if (this.#pretrained === promise) this.#pretrained = null;
+      });
+      this.#pretrained = promise;
+    }
+    return this.#pretrained;
+  }
 }
+
+/** The pretrained model's file, in the weights folder. */
+export const PRETRAINED_FILE = 'minilm/minilm.bin';

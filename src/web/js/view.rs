@@ -45,14 +45,15 @@ impl StageJs {
 ///    parameters: string[], head_choices: number[], heads, head, head_width, d_model,
 ///    tokens: number, keys: number, readout: string | null, moved_away: string[],
 ///    gate_learned, lambda_learned, lambda_per_token, spec, layer: LayerJs | null,
-///    masked: boolean }`.
+///    masked: boolean, layers: number }`.
 /// `mechanism_choices` are the mechanisms that can draw what is shown (every one for the
 /// sentence; for a loaded layer those its weights fit); `parameters` names the controls the
 /// mechanism takes (`"shift"`, `"difference"`, `"fill"`, `"renormalize"`, `"gate"`, `"tau"`,
 /// `"window"`, `"segment"`, `"lambda"`); `moved_away` the controls whose values left the
 /// trained (or loaded) ones; `lambda_per_token` whether the learned λ is one per token and
 /// head (V2) rather than one per layer; `layer` what the loaded spec says about its layer; `masked`
-/// whether some cell of the maps is masked.
+/// whether some cell of the maps is masked; `layers` how many layers the source has (a
+/// pretrained model's; 1 otherwise), which the layer control offers.
 #[derive(Serialize)]
 pub(in crate::web) struct ViewJs {
     pub mechanism: &'static str,
@@ -75,6 +76,7 @@ pub(in crate::web) struct ViewJs {
     pub spec: bool,
     pub layer: Option<LayerJs>,
     pub masked: bool,
+    pub layers: usize,
 }
 
 /// `{ settings: SettingsJs, view: ViewJs }`: what `update` and `frame` return, read once per
@@ -158,6 +160,7 @@ impl ViewJs {
             spec: state.is_spec(),
             layer: state.layer_info().map(LayerJs::from),
             masked: (0..rows).any(|i| mask.allowed_keys(i, offset, keys) != (0..keys)),
+            layers: state.layers(),
         }
     }
 }
