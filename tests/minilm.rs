@@ -362,9 +362,14 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
     assert_eq!(ex.settings().maps.heads, 12, "the model's own heads");
     assert_eq!(ex.d_model(), 384);
     assert!(!ex.predicts(), "no sentiment: the model has no classifier");
-    // Layer 4, head 2: the model's own map, bit for bit.
+    // Layer 4, head 2: the model's own map, bit for bit; the model ran as far as layer 4.
     ex.set_head(1).unwrap();
     ex.compute().unwrap();
+    assert_eq!(
+        ex.recomputations().model_layers,
+        3,
+        "layers 1 to 3 give layer 4's input"
+    );
     let model_map = encoded.forward.layers[3]
         .attention
         .slice(s![1, .., ..])
@@ -380,6 +385,11 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
     .unwrap();
     ex.compute().unwrap();
     assert_eq!(ex.recomputations().projections, before.projections + 1);
+    assert_eq!(
+        ex.recomputations().model_layers,
+        3,
+        "a lower layer: nothing of the model again"
+    );
     let a = ex.map(StageId::A).unwrap().to_owned();
     assert_eq!(a, encoded.forward.layers[0].attention.slice(s![2, .., ..]));
     // A layer the model has not: an error naming it, nothing changed.

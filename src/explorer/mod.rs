@@ -50,6 +50,8 @@ pub struct Recomputations {
     pub shift_stages: u64,
     /// `A1 − λ·A2` again from the kept `A1` and `A2` (a λ slider moved).
     pub lambda: u64,
+    /// Layers of a pretrained model run on the sentence (`pretrained.rs`).
+    pub model_layers: u64,
 }
 
 /// Where the vectors and weights come from.

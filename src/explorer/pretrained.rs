@@ -7,7 +7,9 @@
 //! λ and no `W_λ`, so V2 cannot run).
 //!
 //! The layer is a map setting (`layer`, from 1): a change swaps the vectors and the weights
-//! and recomputes from the projections on, never the forward pass.
+//! and recomputes from the projections on. The forward pass runs only as far as the layer
+//! drawn, one layer a piece of the page's work (`work.rs`), and what it computed is kept until
+//! the word pieces change, so going back to a lower layer computes nothing of the model.
 
 use std::sync::Arc;
 
@@ -23,8 +25,8 @@ use crate::text::{tokenize_up_to, PAGE_MAX_TOKENS};
 #[derive(Debug, Clone)]
 pub(super) struct PretrainedSource {
     pub(super) bert: Arc<Bert>,
-    /// The vectors entering each layer for the sentence drawn (first layer first; empty for an
-    /// empty sentence).
+    /// The vectors entering the first layers for the sentence drawn, as far as they were
+    /// needed (first layer first; empty for an empty sentence).
     inputs: Vec<Array2<f32>>,
     /// The word pieces' ids of the sentence drawn, so an edit that leaves them keeps the caches.
     ids: Vec<u32>,
@@ -112,21 +114,22 @@ impl Explorer {
         } else {
             pieces.ids.clone()
         };
-        if ids != source.ids || source.inputs.is_empty() != ids.is_empty() {
+        if ids != source.ids || (source.inputs.is_empty() && !ids.is_empty()) {
+            // Only the embeddings now: the layers up to the one drawn follow in the work's
+            // pieces (`pretrained_piece`), one layer a piece.
             source.inputs = if ids.is_empty() {
                 Vec::new()
             } else {
-                // The ids come from the model's own tokenizer and fit its positions.
-                let forward = bert
-                    .forward(&ids, true)
-                    .expect("the tokenizer's pieces fit the model");
-                forward.layers.into_iter().map(|l| l.input).collect()
+                vec![bert
+                    .embeddings(&ids)
+                    .expect("the tokenizer's pieces fit the model")]
             };
             source.ids = ids;
             source.drawn = None;
             self.labels = if blank { Vec::new() } else { pieces.pieces };
             self.tokens = tokenize_up_to(text, PAGE_MAX_TOKENS).0;
-            self.refresh_pretrained_input();
+            self.x = Array2::zeros((0, bert.config().d_model));
+            self.invalidate_sentence();
         }
         TokensInfo {
             tokens: self.labels.clone(),
@@ -135,24 +138,42 @@ impl Explorer {
         }
     }
 
-    /// Puts the vectors entering the layer of the `layer` setting in `x`, recomputing from the
-    /// projections on if they changed (a layer or a sentence changed).
+    /// After a change of the `layer` setting: what was computed for another layer is stale
+    /// (the vectors and weights change; the work's next piece brings the layer in).
     pub(super) fn refresh_pretrained_input(&mut self) {
         let layer = self.settings.maps.layer.saturating_sub(1);
-        let Source::Pretrained(source) = &mut self.source else {
-            return;
-        };
-        if source.drawn == Some(layer) {
-            return;
+        if let Source::Pretrained(source) = &self.source {
+            if source.drawn.is_some() && source.drawn != Some(layer) {
+                self.invalidate_sentence();
+            }
         }
-        let d = source.bert.config().d_model;
-        self.x = source
-            .inputs
-            .get(layer)
-            .cloned()
-            .unwrap_or_else(|| Array2::zeros((0, d)));
-        source.drawn = Some(layer);
-        self.invalidate_sentence();
+    }
+
+    /// One piece of the forward pass toward the layer drawn: the next layer of the model on
+    /// the sentence, or, once the layer's input is in, that input put in `x` (the projections
+    /// and maps follow). False when the layer drawn is in (and for other sources).
+    pub(super) fn pretrained_piece(&mut self) -> bool {
+        let layer = self.settings.maps.layer.saturating_sub(1);
+        let Source::Pretrained(source) = &mut self.source else {
+            return false;
+        };
+        if source.ids.is_empty() || source.drawn == Some(layer) {
+            return false;
+        }
+        if let Some(input) = source.inputs.get(layer) {
+            self.x = input.clone();
+            source.drawn = Some(layer);
+            self.invalidate_sentence();
+            return true;
+        }
+        let n = source.inputs.len() - 1;
+        let next = source
+            .bert
+            .run_layer(n, source.inputs[n].clone())
+            .expect("the model's own layer on vectors of its width");
+        source.inputs.push(next);
+        self.recomputations.model_layers += 1;
+        true
     }
 
     /// Checks the `layer` setting against the source: a pretrained model's layers, from 1.

@@ -226,6 +226,9 @@ impl Explorer {
         if self.heads.len() != heads {
             self.heads.resize_with(heads, HeadCache::default);
         }
+        if self.pretrained_piece() {
+            return Ok(true);
+        }
         let mechanism = self.mechanism()?;
         if self.project_piece(&mechanism)? {
             return Ok(true);

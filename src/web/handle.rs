@@ -201,15 +201,17 @@ impl Explorer {
 
 #[wasm_bindgen]
 impl Explorer {
-    /// How often each cache layer was recomputed: `{ projections, maps, shift_stages, lambda }`.
+    /// How often each cache layer was recomputed:
+    /// `{ projections, maps, shift_stages, lambda, model_layers }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages, lambda }`
+        /// `{ projections, maps, shift_stages, lambda, model_layers }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
             lambda: u64,
+            model_layers: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
@@ -217,6 +219,7 @@ impl Explorer {
             maps: r.maps,
             shift_stages: r.shift_stages,
             lambda: r.lambda,
+            model_layers: r.model_layers,
         })
     }
 

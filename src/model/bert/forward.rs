@@ -67,23 +67,7 @@ impl Bert {
     /// With `trace`, every layer's input and attention maps are kept.
     pub fn forward(&self, ids: &[u32], trace: bool) -> Result<Forward, ModelError> {
         let c = self.config();
-        if ids.is_empty() || ids.len() > c.positions {
-            return Err(ModelError::Invalid(format!(
-                "{} word pieces; this model reads 1 to {} (its positions)",
-                ids.len(),
-                c.positions
-            )));
-        }
-        if let Some(&id) = ids
-            .iter()
-            .find(|&&id| id as usize >= self.parts.vocab.len())
-        {
-            return Err(ModelError::Invalid(format!(
-                "word-piece id {id} outside the vocabulary of {}",
-                self.parts.vocab.len()
-            )));
-        }
-        let mut x = self.embed(ids);
+        let mut x = self.embeddings(ids)?;
         let mut layers = Vec::with_capacity(if trace { c.layers } else { 0 });
         for (n, (parts, packed)) in self.parts.layers.iter().zip(&self.packed).enumerate() {
             let input = trace.then(|| x.clone());
@@ -100,6 +84,50 @@ impl Bert {
             embedding,
             layers,
         })
+    }
+
+    /// The vectors entering the first layer for word-piece ids (all of token type 0): refused,
+    /// as [`forward`](Self::forward) refuses them, when there are none, more than the model's
+    /// positions, or one outside the vocabulary.
+    pub fn embeddings(&self, ids: &[u32]) -> Result<Array2<f32>, ModelError> {
+        let c = self.config();
+        if ids.is_empty() || ids.len() > c.positions {
+            return Err(ModelError::Invalid(format!(
+                "{} word pieces; this model reads 1 to {} (its positions)",
+                ids.len(),
+                c.positions
+            )));
+        }
+        if let Some(&id) = ids
+            .iter()
+            .find(|&&id| id as usize >= self.parts.vocab.len())
+        {
+            return Err(ModelError::Invalid(format!(
+                "word-piece id {id} outside the vocabulary of {}",
+                self.parts.vocab.len()
+            )));
+        }
+        Ok(self.embed(ids))
+    }
+
+    /// Layer `n` (from 0) on the vectors entering it: the vectors entering the next layer (the
+    /// last layer's: the model's output), the bits [`forward`](Self::forward) computes.
+    pub fn run_layer(&self, n: usize, x: Array2<f32>) -> Result<Array2<f32>, ModelError> {
+        let (Some(parts), Some(packed)) = (self.parts.layers.get(n), self.packed.get(n)) else {
+            return Err(ModelError::Invalid(format!(
+                "layer {}; this model has {}",
+                n + 1,
+                self.parts.layers.len()
+            )));
+        };
+        if x.ncols() != self.config().d_model {
+            return Err(ModelError::Invalid(format!(
+                "vectors of width {}; this model's are {}",
+                x.ncols(),
+                self.config().d_model
+            )));
+        }
+        Ok(self.layer(n, parts, packed, x)?.0)
     }
 
     /// `LayerNorm(word[id] + token_type[0] + position[i])`, added in transformers' order.
