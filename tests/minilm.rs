@@ -426,6 +426,19 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
             .unwrap_or_else(|| panic!("{kind:?}: a final map"));
         assert!(map.iter().all(|v| v.is_finite()), "{kind:?}");
     }
+    // The Differential Transformer pairs the model's heads (6 of 64), and back at 12.
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::DiffTransformer),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!((ex.settings().maps.heads, ex.head_width()), (6, 32));
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::Standard),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(ex.settings().maps.heads, 12);
     // Shift-difference computes shift(A), D, G and A′ from the model's own A.
     ex.update(&SettingsPatch {
         mechanism: Some(MechanismKind::ShiftDiff),

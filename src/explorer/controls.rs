@@ -73,6 +73,13 @@ impl Explorer {
         if next.mechanism != before.mechanism {
             self.check_source_runs(next.mechanism)?;
         }
+        // A pretrained layer's heads follow the mechanism (the model's heads, or their pairs)
+        // unless the change names a count itself.
+        if next.mechanism != before.mechanism && next.heads == before.heads {
+            if let Some(heads) = self.pretrained_heads(next.mechanism) {
+                next.heads = heads;
+            }
+        }
         let choices = self.head_choices_for(next.mechanism);
         if !choices.contains(&next.heads) {
             if next.heads != before.heads {

@@ -61,9 +61,9 @@ impl Explorer {
         if self.kind() == MechanismKind::DiffTransformerV2 {
             self.settings.maps.mechanism = MechanismKind::Standard;
         }
-        // The Differential Transformer pairs the model's heads: half as many, each twice as wide.
-        let wanted = heads * self.kind().plain_split_width(d) / d;
-        self.settings.maps.heads = self.nearest_heads(self.kind(), wanted);
+        self.settings.maps.heads = self
+            .pretrained_heads(self.kind())
+            .unwrap_or_else(|| self.nearest_heads(self.kind(), heads));
         self.head = self.head.min(self.settings.maps.heads - 1);
         self.gate_override = false;
         self.settings.shift.lambda = None;
@@ -71,6 +71,16 @@ impl Explorer {
         self.labels.clear();
         self.x = Array2::zeros((0, d));
         self.set_pretrained_text();
+    }
+
+    /// The head count `kind` runs a pretrained layer at: the model's heads, or for the
+    /// Differential Transformer their pairs (half as many, each twice as wide); `None` for other
+    /// sources.
+    pub(super) fn pretrained_heads(&self, kind: MechanismKind) -> Option<usize> {
+        let bert = self.pretrained()?;
+        let d = bert.config().d_model;
+        let wanted = bert.heads() * kind.plain_split_width(d) / d;
+        Some(self.nearest_heads(kind, wanted))
     }
 
     /// Whether a pretrained model draws the sentence.

@@ -74,6 +74,9 @@ test('weights=minilm&layer=4&head=2 draws the real head, labelled with its word 
     const map = drawn.find((c) => c.stage === final);
     assert.ok(map && map.colours > 4, `${mechanism}: ${final} drawn (${JSON.stringify(drawn.map((c) => c.stage))})`);
     assert.equal((await state(page)).weights, 'minilm');
+    // The Differential Transformer pairs the model's 12 heads: 6 diff heads.
+    assert.equal((await state(page)).heads, mechanism === 'diff_transformer' ? 6 : 12);
+    if (mechanism === 'diff_transformer') assert.match((await byId(page, 'lambda-note')).text, /λ_init/);
     await screenshot(page, `pretrained-${mechanism}-1024`);
   }
   const offered = await page.evaluate(() => [...window.diffattn.root.getElementById('mechanism').options].filter((o) => !o.disabled).map((o) => o.value));

@@ -138,6 +138,8 @@ export const ZH = Object.freeze({
   lambda_back_trained: '恢复训练得到的 λ',
   lambda_back_captured: '恢复该层的 λ',
   lambda_back_seeded: '恢复种子 λ',
+  lambda_learned_pretrained: '这里没有学到的 λ（标准模型）：在你移动滑块之前，λ 是论文中本层深度对应的 λ_init。',
+  lambda_back_pretrained: '恢复 λ_init',
   heads_fixed: '{shown}（固定）',
   heads_fixed_title: '所载入层的权重固定了它的头数。',
   group_export: '导出',

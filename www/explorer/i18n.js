@@ -148,6 +148,8 @@ export const STRINGS = Object.freeze({
     lambda_back_trained: 'Back to the trained λ',
     lambda_back_captured: 'Back to the layer’s λ',
     lambda_back_seeded: 'Back to the seeded λ',
+    lambda_learned_pretrained: 'Nothing was learned here (a standard model): λ is the paper’s λ_init at this layer’s depth until you move the slider.',
+    lambda_back_pretrained: 'Back to λ_init',
     heads_fixed: '{shown} (fixed)',
     heads_fixed_title: 'The loaded layer’s weights fix its heads.',
     group_export: 'Export',

@@ -53,7 +53,8 @@ export function paintVisibility(v, controls, allowed) {
  */
 function paintLambda(v, shown) {
   if (!shown || !v.view) return;
-  const source = v.specs.active ? 'captured' : v.loader.info?.trained ? 'trained' : 'seeded';
+  const info = v.loader.info;
+  const source = v.specs.active ? 'captured' : info?.pretrained ? 'pretrained' : info?.trained ? 'trained' : 'seeded';
   const learned = v.view.lambda_learned;
   const perToken = v.view.lambda_per_token ? '_token' : '';
   v.el.lambdaNote.textContent = learned ? v.t(`lambda_learned${perToken}_${source}`) : v.t(`lambda_yours${perToken}`);
