@@ -54,6 +54,7 @@ test('weights=minilm&layer=4&head=2 draws the real head, labelled with its word 
   assert.deepEqual(rows.slice(0, 5), ['[CLS]', 'the', 'animal', 'didn', "'"]);
   assert.equal(rows[rows.length - 1], '[SEP]');
   assert.match((await byId(page, 'model-status')).text, /all-MiniLM-L6-v2.*layer 4 of 6/);
+  assert.equal((await byId(page, 'token-count')).text, '16 word pieces');
   assert.equal((await byId(page, 'pretrained-note')).hidden, false);
   assert.equal((await byId(page, 'layer-field')).hidden, false);
   assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('layer').options.length), 6);
@@ -89,6 +90,10 @@ test('weights=minilm&layer=4&head=2 draws the real head, labelled with its word 
   assert.equal((await state(page)).layer, 3);
   await page.waitForFunction(() => new URL(location.href).searchParams.get('layer') === '3');
   assert.match((await byId(page, 'model-status')).text, /layer 3 of 6/);
+  // A text past the model's 512 positions is cut, and the page says so.
+  await page.fill('#sentence', 'word '.repeat(600));
+  await settled(page);
+  assert.match((await byId(page, 'truncated-notice')).text, /602 word pieces; the model reads at most 512/);
   // Typing keeps the model; back to the untrained model, the word tokens again.
   await page.fill('#sentence', 'Cats purr.');
   await settled(page);

@@ -150,6 +150,8 @@ export const ZH = Object.freeze({
   export_json: 'JSON（可再次打开）',
   maps_label: '注意力图',
   tokens_count: '{n} 个词元',
+  pieces_count: '{n} 个词片',
+  truncated_pieces: '这段文字有 {total} 个词片；模型最多读 {shown} 个（它的位置数，含 [CLS] 和 [SEP]），其余被截去。',
   truncated: '文本共有 {total} 个词元，只绘制前 {shown} 个（页面的上限；更长的输入可用 `diffattn stages`）。',
   lambda_value: 'λ = {v}',
   timing: '计算 {c} 毫秒，绘制 {d} 毫秒',

@@ -160,6 +160,8 @@ export const STRINGS = Object.freeze({
     export_json: 'JSON (opens again)',
     maps_label: 'Attention maps',
     tokens_count: '{n} tokens',
+    pieces_count: '{n} word pieces',
+    truncated_pieces: 'The text has {total} word pieces; the model reads at most {shown} (its positions, [CLS] and [SEP] included), so the rest is cut.',
     truncated: 'The text has {total} tokens; only the first {shown} are drawn (the page’s limit; `diffattn stages` runs longer inputs).',
     lambda_value: 'λ = {v}',
     timing: 'computed in {c} ms, drawn in {d} ms',

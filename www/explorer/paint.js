@@ -11,10 +11,12 @@ export function paintStatus(v) {
   const el = v.el;
   const empty = v.isEmpty();
   const n = v.view?.tokens ?? 0;
-  el.tokenCount.textContent = empty ? '' : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n });
+  // A pretrained model's rows are its word pieces, and its positions cut a long text.
+  const pieces = !v.specs.active && !!v.loader.info?.pretrained;
+  el.tokenCount.textContent = empty ? '' : pieces ? v.t('pieces_count', { n }) : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n });
   const truncated = !v.specs.active && !empty && v.sentence.truncated;
   el.truncatedNotice.hidden = !truncated;
-  if (truncated) el.truncatedNotice.textContent = v.t('truncated', { total: v.sentence.total, shown: n });
+  if (truncated) el.truncatedNotice.textContent = v.t(pieces ? 'truncated_pieces' : 'truncated', { total: v.sentence.total, shown: n });
   const readout = v.view?.readout;
   el.paramReadout.hidden = !readout || empty;
   el.paramReadout.textContent = readout ?? '';
