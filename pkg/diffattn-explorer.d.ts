@@ -13,6 +13,8 @@ export interface ExplorerState {
   heads: number;
   /** The layer of a pretrained model drawn, from 1 (a model of one attention layer has only 1). */
   layer: number;
+  /** The Differential Transformer's second map on a pretrained layer: `A2` is this head of the layer (from 1) for every head; 0 pairs each head with the next one. */
+  partner: number;
   /** The causal mask: no query looks at a later key. */
   causal: boolean;
   /** Cosine attention's temperature `τ`; 10 keeps cosine maps from being flat. */
@@ -82,6 +84,7 @@ export declare class DiffattnExplorerElement extends HTMLElement {
   mechanism: ExplorerState['mechanism'];
   heads: ExplorerState['heads'];
   layer: ExplorerState['layer'];
+  partner: ExplorerState['partner'];
   causal: ExplorerState['causal'];
   tau: ExplorerState['tau'];
   window: ExplorerState['window'];

@@ -426,15 +426,64 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
             .unwrap_or_else(|| panic!("{kind:?}: a final map"));
         assert!(map.iter().all(|v| v.is_finite()), "{kind:?}");
     }
-    // The Differential Transformer pairs the model's heads (6 of 64), and back at 12.
+    // The Differential Transformer pairs each of the model's heads with a partner: A1 is the
+    // head shown, A2 the next head, or the head `partner` names; issue 19's figure for layer 4,
+    // head 2 − 0.8 × head 8 comes out of the explorer.
+    let head_map = |l: usize, h: usize| {
+        encoded.forward.layers[l - 1]
+            .attention
+            .slice(s![h - 1, .., ..])
+            .to_owned()
+    };
     ex.update(&SettingsPatch {
         mechanism: Some(MechanismKind::DiffTransformer),
+        layer: Some(4),
+        head: Some(1),
         ..Default::default()
     })
     .unwrap();
-    assert_eq!((ex.settings().maps.heads, ex.head_width()), (6, 32));
+    assert_eq!((ex.settings().maps.heads, ex.head_width()), (12, 32));
+    assert_eq!(
+        ex.head_choices(),
+        vec![12],
+        "each of the model's heads, paired"
+    );
+    ex.compute().unwrap();
+    assert_eq!(ex.partner_of(1), Some(2));
+    assert_eq!(ex.map(StageId::A1).unwrap(), head_map(4, 2));
+    assert_eq!(
+        ex.map(StageId::A2).unwrap(),
+        head_map(4, 3),
+        "the next head by default"
+    );
+    ex.update(&SettingsPatch {
+        partner: Some(8),
+        lambda: Some(Some(0.8)),
+        ..Default::default()
+    })
+    .unwrap();
+    ex.compute().unwrap();
+    assert_eq!(ex.map(StageId::A2).unwrap(), head_map(4, 8));
+    let diff = ex.map(StageId::Diff).unwrap().to_owned();
+    let want = g_facts()["layer4_head2_minus_0.8_head8_cls_sep"]
+        .as_f64()
+        .unwrap() as f32;
+    assert!(
+        (sink(&diff) - want).abs() < 0.005,
+        "{} vs transformers' {want}",
+        sink(&diff)
+    );
+    let e = ex
+        .update(&SettingsPatch {
+            partner: Some(13),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("1 to 12"), "{e}");
     ex.update(&SettingsPatch {
         mechanism: Some(MechanismKind::Standard),
+        partner: Some(0),
+        lambda: Some(None),
         ..Default::default()
     })
     .unwrap();
@@ -468,4 +517,9 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
     ex.set_model(Model::untrained());
     assert!(!ex.is_pretrained());
     assert_eq!(ex.labels(), words.as_slice());
+}
+
+/// The figures of tests/golden/minilm/forward.json.
+fn g_facts() -> Value {
+    golden("forward.json")["facts"].clone()
 }

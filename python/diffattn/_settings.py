@@ -10,6 +10,7 @@ TRAITS = (
     ('mechanism', 'text', 'A mechanism of the engine (the wasm module\'s ``names().mechanisms``). One of ``shift_diff``, ``standard``, ``diff_transformer``, ``input_diff``, ``cosine``, ``local``, ``diff_transformer_v2``, ``hierarchical``.'),
     ('heads', 'int', 'Heads (diff heads for the Differential Transformers): a count the model width allows.'),
     ('layer', 'int', 'The layer of a pretrained model drawn, from 1 (a model of one attention layer has only 1).'),
+    ('partner', 'int', 'The Differential Transformer\'s second map on a pretrained layer: ``A2`` is this head of the layer (from 1) for every head; 0 pairs each head with the next one.'),
     ('causal', 'bool', 'The causal mask: no query looks at a later key.'),
     ('tau', 'float', 'Cosine attention\'s temperature ``τ``; 10 keeps cosine maps from being flat.'),
     ('window', 'int', 'Local attention\'s radius ``w`` (0: each token itself); 2 shows a visible band.'),

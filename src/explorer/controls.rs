@@ -16,6 +16,9 @@ impl Explorer {
         if let Source::Spec(spec) = &self.source {
             return vec![spec.heads];
         }
+        if let Some(choices) = self.pretrained_head_choices(kind) {
+            return choices;
+        }
         let width = kind.plain_split_width(self.d_model());
         (1..=width).filter(|h| width % h == 0).collect()
     }
@@ -69,7 +72,7 @@ impl Explorer {
         let mut next = before;
         change(&mut next);
         next.check()?;
-        self.check_layer(next.layer)?;
+        self.check_layer(next.layer, next.partner)?;
         if next.mechanism != before.mechanism {
             self.check_source_runs(next.mechanism)?;
         }

@@ -235,20 +235,24 @@ impl Explorer {
         match &self.source {
             Source::Sentence => self.layer_weights.as_ref().unwrap_or(&self.model.weights),
             Source::Spec(spec) => &spec.weights,
-            Source::Pretrained(p) => p.weights(self.settings.maps.layer.saturating_sub(1)),
+            Source::Pretrained(p) => self
+                .layer_weights
+                .as_ref()
+                .unwrap_or_else(|| p.weights(self.settings.maps.layer.saturating_sub(1))),
         }
     }
 
     /// Brings the sentence's layer weights in line with the mechanism and head count shown;
     /// when they change, the projections (which V2's `W_λ` is part of) are recomputed.
     fn refresh_layer_weights(&mut self) {
-        if !matches!(self.source, Source::Sentence) {
-            return;
-        }
         let m = &self.settings.maps;
-        let next = match self.model.layer_weights(m.mechanism, m.heads) {
-            std::borrow::Cow::Borrowed(_) => None,
-            std::borrow::Cow::Owned(w) => Some(w),
+        let next = match &self.source {
+            Source::Spec(_) => return,
+            Source::Pretrained(_) => self.pretrained_layer_weights(),
+            Source::Sentence => match self.model.layer_weights(m.mechanism, m.heads) {
+                std::borrow::Cow::Borrowed(_) => None,
+                std::borrow::Cow::Owned(w) => Some(w),
+            },
         };
         if next != self.layer_weights {
             self.layer_weights = next;

@@ -13,11 +13,11 @@
 
 use std::sync::Arc;
 
-use ndarray::Array2;
+use ndarray::{concatenate, s, Array1, Array2, Axis};
 
 use super::{Explorer, Source, TokensInfo};
 use crate::engine::diff_transformer::DiffTransformerParams;
-use crate::engine::{EngineError, MechanismKind, Weights};
+use crate::engine::{Biases, EngineError, Layout, MechanismKind, Weights};
 use crate::model::bert::Bert;
 use crate::text::{tokenize_up_to, PAGE_MAX_TOKENS};
 
@@ -68,6 +68,7 @@ impl Explorer {
         self.gate_override = false;
         self.settings.shift.lambda = None;
         self.layer_weights = None;
+        self.refresh_layer_weights();
         self.labels.clear();
         self.x = Array2::zeros((0, d));
         self.set_pretrained_text();
@@ -78,9 +79,44 @@ impl Explorer {
     /// sources.
     pub(super) fn pretrained_heads(&self, kind: MechanismKind) -> Option<usize> {
         let bert = self.pretrained()?;
-        let d = bert.config().d_model;
-        let wanted = bert.heads() * kind.plain_split_width(d) / d;
-        Some(self.nearest_heads(kind, wanted))
+        if kind == MechanismKind::DiffTransformer {
+            return Some(bert.heads());
+        }
+        Some(self.nearest_heads(kind, bert.heads()))
+    }
+
+    /// The head counts `kind` allows on a pretrained layer, when it fixes them: the
+    /// Differential Transformer pairs each of the model's heads with another ([`paired`]).
+    pub(super) fn pretrained_head_choices(&self, kind: MechanismKind) -> Option<Vec<usize>> {
+        let bert = self.pretrained()?;
+        (kind == MechanismKind::DiffTransformer).then(|| vec![bert.heads()])
+    }
+
+    /// The head whose map is `A2` for head `head` (from 0) of the Differential Transformer on
+    /// a pretrained layer: the `partner` setting's (from 1), or the next head when it is 0.
+    pub fn partner_of(&self, head: usize) -> Option<usize> {
+        let heads = self.pretrained()?.heads();
+        (self.kind() == MechanismKind::DiffTransformer).then(|| match self.settings.maps.partner {
+            0 => (head + 1) % heads,
+            p => p - 1,
+        })
+    }
+
+    /// The layer's weights as the mechanism runs them when they differ from the layer's own:
+    /// for the Differential Transformer, each head paired with its partner ([`paired`]).
+    pub(super) fn pretrained_layer_weights(&self) -> Option<Weights> {
+        let Source::Pretrained(source) = &self.source else {
+            return None;
+        };
+        if self.kind() != MechanismKind::DiffTransformer {
+            return None;
+        }
+        let heads = source.bert.heads();
+        let own = source.weights(self.settings.maps.layer.saturating_sub(1));
+        let partners: Vec<usize> = (0..heads)
+            .map(|h| self.partner_of(h).unwrap_or(h))
+            .collect();
+        Some(paired(own, heads, &partners))
     }
 
     /// Whether a pretrained model draws the sentence.
@@ -186,14 +222,25 @@ impl Explorer {
         true
     }
 
-    /// Checks the `layer` setting against the source: a pretrained model's layers, from 1.
-    pub(super) fn check_layer(&self, layer: usize) -> Result<(), EngineError> {
-        let layers = self.layers();
-        if self.is_pretrained() && !(1..=layers).contains(&layer) {
+    /// Checks the `layer` and `partner` settings against the source: a pretrained model's
+    /// layers and heads, from 1 (a partner of 0 is the next head).
+    pub(super) fn check_layer(&self, layer: usize, partner: usize) -> Result<(), EngineError> {
+        let Some(bert) = self.pretrained() else {
+            return Ok(());
+        };
+        let (layers, heads) = (bert.config().layers, bert.heads());
+        if !(1..=layers).contains(&layer) {
             return Err(EngineError::Shape {
                 field: "layer",
                 expected: format!("a layer from 1 to {layers} (the model's layers)"),
                 found: layer.to_string(),
+            });
+        }
+        if partner > heads {
+            return Err(EngineError::Shape {
+                field: "partner",
+                expected: format!("a head from 1 to {heads}, or 0 for the next head"),
+                found: partner.to_string(),
             });
         }
         Ok(())
@@ -207,7 +254,8 @@ impl Explorer {
         heads: usize,
     ) -> Option<DiffTransformerParams> {
         let bert = self.pretrained()?;
-        let d_h = (bert.config().d_model / 2).checked_div(heads)?;
+        // Each diff head is two of the model's heads ([`paired`]), each of the model's width.
+        let d_h = bert.config().d_model.checked_div(bert.heads().max(heads))?;
         Some(DiffTransformerParams {
             depth: self.settings.maps.layer.saturating_sub(1) as u32,
             lambda_q1: vec![0.0; d_h],
@@ -218,4 +266,50 @@ impl Explorer {
             ..DiffTransformerParams::default()
         })
     }
+}
+
+/// A standard layer of `heads` heads as the Differential Transformer runs it with diff head `h`
+/// made of the layer's head `h` (`A1`) and head `partners[h]` (`A2`): the query and key rows of
+/// the two heads one after the other (query heads `2h` and `2h + 1`, the engine's adjacent
+/// pairing), their values side by side (`2·d_h` wide), and `W_o`'s columns for them, at the
+/// layer's own head width.
+pub(super) fn paired(own: &Weights, heads: usize, partners: &[usize]) -> Weights {
+    let d_h = own.w_q.nrows() / heads;
+    let rows = |h: usize| h * d_h..(h + 1) * d_h;
+    let pair = |m: &Array2<f32>| -> Array2<f32> {
+        let blocks: Vec<_> = (0..heads)
+            .flat_map(|h| [rows(h), rows(partners[h])])
+            .map(|r| m.slice(s![r, ..]))
+            .collect();
+        concatenate(Axis(0), &blocks).expect("blocks of one width")
+    };
+    let pair_bias = |b: &Option<Array1<f32>>| {
+        b.as_ref().map(|b| {
+            let blocks: Vec<_> = (0..heads)
+                .flat_map(|h| [rows(h), rows(partners[h])])
+                .map(|r| b.slice(s![r]))
+                .collect();
+            concatenate(Axis(0), &blocks).expect("blocks of one vector")
+        })
+    };
+    let w_o_t = own.w_o.t().to_owned();
+    let w_o = pair(&w_o_t).t().to_owned();
+    Weights::real(
+        pair(&own.w_q),
+        pair(&own.w_k),
+        pair(&own.w_v),
+        w_o,
+        Biases {
+            b_q: pair_bias(&own.biases.b_q),
+            b_k: pair_bias(&own.biases.b_k),
+            b_v: pair_bias(&own.biases.b_v),
+            b_o: own.biases.b_o.clone(),
+        },
+        None,
+        Layout {
+            head_dim: Some(d_h),
+            ..Layout::default()
+        },
+    )
+    .expect("the layer's own matrices, paired, fit the layout")
 }

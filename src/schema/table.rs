@@ -120,6 +120,12 @@ schema! {
             Key::int(1, 64)
                 .control(Control::named("layer").embed().present())
                 .compare(Compare::Every),
+        /// The Differential Transformer's second map on a pretrained layer: `A2` is this head of
+        /// the layer (from 1) for every head; 0 pairs each head with the next one.
+        partner: usize = 0 =>
+            Key::int(0, 4096)
+                .control(Control::named("partner"))
+                .compare(Compare::No),
         /// The causal mask: no query looks at a later key.
         causal: bool = false =>
             Key::boolean()

@@ -75,9 +75,22 @@ test('weights=minilm&layer=4&head=2 draws the real head, labelled with its word 
     const map = drawn.find((c) => c.stage === final);
     assert.ok(map && map.colours > 4, `${mechanism}: ${final} drawn (${JSON.stringify(drawn.map((c) => c.stage))})`);
     assert.equal((await state(page)).weights, 'minilm');
-    // The Differential Transformer pairs the model's 12 heads: 6 diff heads.
-    assert.equal((await state(page)).heads, mechanism === 'diff_transformer' ? 6 : 12);
-    if (mechanism === 'diff_transformer') assert.match((await byId(page, 'lambda-note')).text, /λ_init/);
+    // The Differential Transformer pairs each of the model's 12 heads with a partner: A2 is
+    // the next head, or the head the person picks.
+    assert.equal((await state(page)).heads, 12);
+    assert.equal((await byId(page, 'partner-field')).hidden, mechanism !== 'diff_transformer');
+    if (mechanism === 'diff_transformer') {
+      assert.match((await byId(page, 'lambda-note')).text, /λ_init/);
+      assert.equal(await page.evaluate(() => window.diffattn.view.view.partner), 3, 'head 2 with head 3');
+      const a2 = await page.evaluate(() => Array.from(window.diffattn.call((ex) => ex.window('a2', 0, 0, 4, 4)).data));
+      await page.selectOption('#partner', '8');
+      await settled(page);
+      assert.equal((await state(page)).partner, 8);
+      assert.equal(await page.evaluate(() => window.diffattn.view.view.partner), 8);
+      const a2of8 = await page.evaluate(() => Array.from(window.diffattn.call((ex) => ex.window('a2', 0, 0, 4, 4)).data));
+      assert.notDeepEqual(a2of8, a2, 'A2 is head 8 now');
+      await page.waitForFunction(() => new URL(location.href).searchParams.get('partner') === '8');
+    }
     await screenshot(page, `pretrained-${mechanism}-1024`);
   }
   const offered = await page.evaluate(() => [...window.diffattn.root.getElementById('mechanism').options].filter((o) => !o.disabled).map((o) => o.value));

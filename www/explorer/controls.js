@@ -129,6 +129,12 @@ export class Controls {
     for (let n = 1; n <= layers; n++) layerOptions.push({ value: String(n), label: this.#t('layer_option', { n, total: layers }) });
     setOptions(el.layer, layerOptions);
     el.layer.value = String(Math.min(state.layer, layers));
+    // The Differential Transformer on a pretrained layer: which head is A2 (paint.js shows it).
+    const partner = view?.partner ?? null;
+    const partnerOptions = [{ value: '0', label: this.#t('partner_next', { n: (state.head % state.heads) + 1 }) }];
+    if (partner !== null) for (let n = 1; n <= state.heads; n++) partnerOptions.push({ value: String(n), label: this.#t('head_option', { n, total: state.heads }) });
+    setOptions(el.partner, partnerOptions);
+    el.partner.value = String(state.partner ?? 0);
   }
 
   /**
@@ -171,6 +177,7 @@ export class Controls {
     });
     el.head.addEventListener('change', () => set({ head: Number(el.head.value) }));
     el.layer.addEventListener('change', () => set({ layer: Number(el.layer.value) }));
+    el.partner.addEventListener('change', () => set({ partner: Number(el.partner.value) }));
     for (const [key] of MENUS) el[key].addEventListener('change', () => set({ [key]: el[key].value }));
     for (const [key] of SLIDERS) {
       el[key].addEventListener('input', () => set({ [key]: Number(el[key].value) }));

@@ -35,6 +35,7 @@ export function paintVisibility(v, controls, allowed) {
   v.el.gateLearnedNote.hidden = !(gate && !v.specs.active && v.loader.info?.trained);
   v.el.allHeadsStageField.hidden = v.el.allHeadsStageField.hidden || !v.state.all_heads;
   v.el.layerField.hidden = v.el.layerField.hidden || (v.view?.layers ?? 1) <= 1;
+  v.el.partnerField.hidden = v.el.partnerField.hidden || v.view?.partner == null || !!v.specs.active;
   v.el.pretrainedNote.hidden = !v.loader.info?.pretrained || !!v.specs.active;
   paintLambda(v, parameters.includes('lambda'));
   // A loaded spec: the weights are the file's.

@@ -77,6 +77,11 @@ const MARKUP = `
           <label for="layer" data-i18n="layer_label">Layer</label>
           <select id="layer"></select>
         </div>
+        <div class="field" data-control="partner" id="partner-field" hidden>
+          <label for="partner" data-i18n="partner_label">A2: the layer’s head</label>
+          <select id="partner"></select>
+          <p class="hint" data-i18n="partner_note"></p>
+        </div>
         <div class="field" data-control="heads">
           <div class="field-head">
             <label for="heads" data-i18n="heads_label">Number of heads</label>

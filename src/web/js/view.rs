@@ -45,7 +45,7 @@ impl StageJs {
 ///    parameters: string[], head_choices: number[], heads, head, head_width, d_model,
 ///    tokens: number, keys: number, readout: string | null, moved_away: string[],
 ///    gate_learned, lambda_learned, lambda_per_token, spec, layer: LayerJs | null,
-///    masked: boolean, layers: number }`.
+///    masked: boolean, layers: number, partner: number | null }`.
 /// `mechanism_choices` are the mechanisms that can draw what is shown (every one for the
 /// sentence; for a loaded layer those its weights fit); `parameters` names the controls the
 /// mechanism takes (`"shift"`, `"difference"`, `"fill"`, `"renormalize"`, `"gate"`, `"tau"`,
@@ -53,7 +53,9 @@ impl StageJs {
 /// trained (or loaded) ones; `lambda_per_token` whether the learned λ is one per token and
 /// head (V2) rather than one per layer; `layer` what the loaded spec says about its layer; `masked`
 /// whether some cell of the maps is masked; `layers` how many layers the source has (a
-/// pretrained model's; 1 otherwise), which the layer control offers.
+/// pretrained model's; 1 otherwise), which the layer control offers; `partner` the head whose
+/// map is `A2` for the head shown (from 1), when the Differential Transformer pairs a
+/// pretrained layer's heads (the `partner` control shows then).
 #[derive(Serialize)]
 pub(in crate::web) struct ViewJs {
     pub mechanism: &'static str,
@@ -77,6 +79,7 @@ pub(in crate::web) struct ViewJs {
     pub layer: Option<LayerJs>,
     pub masked: bool,
     pub layers: usize,
+    pub partner: Option<usize>,
 }
 
 /// `{ settings: SettingsJs, view: ViewJs }`: what `update` and `frame` return, read once per
@@ -161,6 +164,7 @@ impl ViewJs {
             layer: state.layer_info().map(LayerJs::from),
             masked: (0..rows).any(|i| mask.allowed_keys(i, offset, keys) != (0..keys)),
             layers: state.layers(),
+            partner: state.partner_of(state.head()).map(|h| h + 1),
         }
     }
 }
