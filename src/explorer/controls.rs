@@ -247,7 +247,7 @@ impl Explorer {
             },
             Source::Pretrained(_) => Learned {
                 gate: None,
-                diff_transformer: self.pretrained_diff_transformer(heads),
+                diff_transformer: self.pretrained_diff_transformer(),
                 lambda: slider,
             },
         }

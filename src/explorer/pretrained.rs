@@ -1,10 +1,11 @@
 //! A pretrained model drawn at one of its layers: the typed sentence cut into the model's word
-//! pieces and run through it ([`Bert::forward`], every layer's input kept), then any mechanism
+//! pieces and run through it ([`Bert::run_layer`], layer by layer), then any mechanism
 //! of the engine on the chosen layer's real projections (`W_q`, `W_k`, `W_v`, `W_o` with their
 //! biases) and the real vectors entering it. The standard mechanism at the model's head count
 //! draws the model's own maps; every other mechanism runs on the same projections, with its
 //! own parameters from the sliders (none was learned: a standard Transformer has no gate, no
-//! λ and no `W_λ`, so V2 cannot run).
+//! λ and no `W_λ`, so V2 cannot run). The Differential Transformer pairs each of the layer's
+//! heads with a partner head of the same layer (`partner`; [`paired`]).
 //!
 //! The layer is a map setting (`layer`, from 1): a change swaps the vectors and the weights
 //! and recomputes from the projections on. The forward pass runs only as far as the layer
@@ -74,9 +75,9 @@ impl Explorer {
         self.set_pretrained_text();
     }
 
-    /// The head count `kind` runs a pretrained layer at: the model's heads, or for the
-    /// Differential Transformer their pairs (half as many, each twice as wide); `None` for other
-    /// sources.
+    /// The head count `kind` runs a pretrained layer at: the model's heads (the nearest count
+    /// the mechanism allows; the Differential Transformer pairs each of them with a partner);
+    /// `None` for other sources.
     pub(super) fn pretrained_heads(&self, kind: MechanismKind) -> Option<usize> {
         let bert = self.pretrained()?;
         if kind == MechanismKind::DiffTransformer {
@@ -249,13 +250,10 @@ impl Explorer {
     /// The Differential Transformer's parameters on a pretrained layer, where nothing was
     /// learned: λ vectors of zeros (so λ is the paper's `λ_init` at the layer's depth until
     /// the λ slider moves) and an RMSNorm without a learned weight.
-    pub(super) fn pretrained_diff_transformer(
-        &self,
-        heads: usize,
-    ) -> Option<DiffTransformerParams> {
+    pub(super) fn pretrained_diff_transformer(&self) -> Option<DiffTransformerParams> {
         let bert = self.pretrained()?;
         // Each diff head is two of the model's heads ([`paired`]), each of the model's width.
-        let d_h = bert.config().d_model.checked_div(bert.heads().max(heads))?;
+        let d_h = bert.config().d_model / bert.heads();
         Some(DiffTransformerParams {
             depth: self.settings.maps.layer.saturating_sub(1) as u32,
             lambda_q1: vec![0.0; d_h],
