@@ -523,3 +523,56 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
 fn g_facts() -> Value {
     golden("forward.json")["facts"].clone()
 }
+
+#[test]
+fn the_explorer_says_how_close_a_second_sentence_is_and_how_far_the_mechanism_moves_it() {
+    use diffattn::engine::MechanismKind;
+    use diffattn::explorer::{Explorer, SettingsPatch};
+    use diffattn::model::Model;
+    use std::sync::Arc;
+
+    let facts = g_facts();
+    let mut ex = Explorer::new(Model::untrained());
+    ex.set_text("A man is eating food.");
+    ex.set_other_text("A man is eating a piece of bread.");
+    assert!(!ex.compares(), "only a pretrained model compares");
+    ex.set_pretrained(Arc::new(model().clone()));
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::Standard),
+        layer: Some(4),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(ex.compares());
+    assert_eq!(ex.similarity(), None, "not before the work for every head");
+    ex.compute_all().unwrap();
+    let s = ex.similarity().unwrap();
+    let want = facts["cosine_food_bread"].as_f64().unwrap() as f32;
+    assert!(
+        (s.model - want).abs() < 0.005,
+        "{} vs transformers' {want}",
+        s.model
+    );
+    // The standard mechanism at the model's heads is the model's own attention: nothing moves.
+    assert!((s.mechanism - s.model).abs() < 1e-4, "{s:?}");
+    // Shift-difference at layer 4 moves the embedding; the model's own figure stays.
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::ShiftDiff),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(ex.similarity(), None, "the mechanism's output changed");
+    ex.compute_all().unwrap();
+    let moved = ex.similarity().unwrap();
+    assert!((moved.model - s.model).abs() < 1e-6);
+    assert!((moved.mechanism - moved.model).abs() > 1e-3, "{moved:?}");
+    assert!(moved.mechanism.is_finite() && moved.mechanism.abs() <= 1.0);
+    // An unrelated sentence is far, by the model.
+    ex.set_other_text("The stock market fell sharply today.");
+    ex.compute_all().unwrap();
+    let far = ex.similarity().unwrap();
+    let want = facts["cosine_food_stock"].as_f64().unwrap() as f32;
+    assert!((far.model - want).abs() < 0.005, "{} vs {want}", far.model);
+    ex.set_other_text("  ");
+    assert!(!ex.compares() && ex.similarity().is_none());
+}

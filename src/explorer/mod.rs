@@ -28,6 +28,7 @@ mod work;
 use ndarray::{Array2, Array3};
 
 pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
+pub use pretrained::Similarity;
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 pub use work::{piece_rows, Need, Progress, PIECE_CELLS};
 
@@ -90,6 +91,8 @@ pub struct Explorer {
     tokens: Vec<Token>,
     /// The sentence as typed, kept so a pretrained model can cut it into its own pieces.
     text: String,
+    /// A second sentence the pretrained model compares the typed one with (`pretrained.rs`).
+    other_text: String,
     x: Array2<f32>,
     settings: Settings,
     head: usize,
@@ -125,6 +128,7 @@ impl Explorer {
             labels: Vec::new(),
             tokens: Vec::new(),
             text: String::new(),
+            other_text: String::new(),
             settings: Settings::default(),
             head: 0,
             gate_override: false,
@@ -225,6 +229,7 @@ impl Explorer {
     fn clear_shift(&mut self) {
         self.prediction = None;
         self.mixed.clear();
+        self.clear_moved();
         self.lambda_table = None;
         for cache in &mut self.heads {
             cache.clear_shift();

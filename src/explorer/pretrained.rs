@@ -33,6 +33,25 @@ pub(super) struct PretrainedSource {
     ids: Vec<u32>,
     /// The layer (from 0) whose input is the explorer's `x`, `None` before one is.
     drawn: Option<usize>,
+    /// The second sentence's embedding, once computed (`similarity`).
+    other_embedding: Option<Vec<f32>>,
+    /// The forward pass from the layer drawn on, with that layer's attention output the
+    /// mechanism's (the explorer's layer output): the vectors leaving each layer from there.
+    moved: Vec<Array2<f32>>,
+    /// The similarities once computed; cleared with what they depend on.
+    similarity: Option<Similarity>,
+}
+
+/// How close the typed sentence is to a second one, by the pretrained model's sentence
+/// embeddings (the cosine of the two): the model's own, and with the layer drawn computed by the
+/// mechanism shown (its layer output in place of the layer's attention, the rest of the model
+/// as it is).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Similarity {
+    /// With the model's own attention everywhere.
+    pub model: f32,
+    /// With the mechanism's output at the layer drawn.
+    pub mechanism: f32,
 }
 
 impl PretrainedSource {
@@ -57,6 +76,9 @@ impl Explorer {
             inputs: Vec::new(),
             ids: Vec::new(),
             drawn: None,
+            other_embedding: None,
+            moved: Vec::new(),
+            similarity: None,
         }));
         self.settings.maps.layer = self.settings.maps.layer.clamp(1, layers);
         if self.kind() == MechanismKind::DiffTransformerV2 {
@@ -173,6 +195,8 @@ impl Explorer {
             };
             source.ids = ids;
             source.drawn = None;
+            source.moved.clear();
+            source.similarity = None;
             self.labels = if blank { Vec::new() } else { pieces.pieces };
             self.tokens = tokenize_up_to(text, PAGE_MAX_TOKENS).0;
             self.x = Array2::zeros((0, bert.config().d_model));
@@ -220,6 +244,102 @@ impl Explorer {
             .expect("the model's own layer on vectors of its width");
         source.inputs.push(next);
         self.recomputations.model_layers += 1;
+        true
+    }
+
+    /// The second sentence the pretrained model compares the typed one with (`similarity`);
+    /// kept for any source, used by a pretrained one. Blank: none.
+    pub fn set_other_text(&mut self, text: &str) {
+        if text == self.other_text {
+            return;
+        }
+        text.clone_into(&mut self.other_text);
+        if let Source::Pretrained(source) = &mut self.source {
+            source.other_embedding = None;
+            source.similarity = None;
+        }
+    }
+
+    /// Whether a similarity is asked for: a pretrained model draws a sentence, and a second
+    /// sentence is given. Then the work for every head includes it (`similarity_piece`).
+    pub fn compares(&self) -> bool {
+        self.is_pretrained() && !self.is_empty() && !self.other_text.trim().is_empty()
+    }
+
+    /// The similarity of the typed sentence to the second one, once every head and the
+    /// forward passes it needs are in (`work(Need::Every)` brings them, a piece at a time);
+    /// `None` when none is asked for ([`compares`](Self::compares)) or it is not in yet.
+    pub fn similarity(&self) -> Option<Similarity> {
+        match &self.source {
+            Source::Pretrained(source) if self.compares() => source.similarity,
+            _ => None,
+        }
+    }
+
+    /// Forgets what the mechanism's layer output moved (it changed).
+    pub(super) fn clear_moved(&mut self) {
+        if let Source::Pretrained(source) = &mut self.source {
+            source.moved.clear();
+            source.similarity = None;
+        }
+    }
+
+    /// One piece of the similarity, once every head's share of the layer output is in: the
+    /// second sentence through the model, one more layer of the typed one, or one layer of the
+    /// forward pass after the mechanism; then the two cosines. False when there is nothing to
+    /// do (no similarity asked for, or it is in).
+    pub(super) fn similarity_piece(&mut self) -> bool {
+        if !self.compares() {
+            return false;
+        }
+        let layer = self.settings.maps.layer.saturating_sub(1);
+        let Some(output) = self.mixed.output.as_ref() else {
+            return false;
+        };
+        let other_text = self.other_text.as_str();
+        let Source::Pretrained(source) = &mut self.source else {
+            return false;
+        };
+        if source.similarity.is_some() {
+            return false;
+        }
+        let bert = Arc::clone(&source.bert);
+        let layers = bert.config().layers;
+        let other = match &source.other_embedding {
+            Some(other) => other,
+            None => {
+                let pieces = bert.tokenizer().encode(other_text, bert.config().positions);
+                let forward = bert
+                    .forward(&pieces.ids, false)
+                    .expect("the tokenizer's pieces fit the model");
+                source.other_embedding = Some(forward.embedding);
+                return true;
+            }
+        };
+        if source.inputs.len() <= layers {
+            let n = source.inputs.len() - 1;
+            let next = bert
+                .run_layer(n, source.inputs[n].clone())
+                .expect("the model's own layer on vectors of its width");
+            source.inputs.push(next);
+            self.recomputations.model_layers += 1;
+            return true;
+        }
+        if source.moved.len() < layers - layer {
+            let next = match source.moved.last() {
+                None => bert.finish_layer(layer, source.inputs[layer].clone(), output.clone()),
+                Some(x) => bert.run_layer(layer + source.moved.len(), x.clone()),
+            }
+            .expect("the layer output has the layer's shape");
+            source.moved.push(next);
+            self.recomputations.model_layers += 1;
+            return true;
+        }
+        let cosine = |x: &Array2<f32>| crate::model::bert::cosine(&Bert::pool(x), other);
+        source.similarity = Some(Similarity {
+            model: cosine(&source.inputs[layers]),
+            mechanism: cosine(source.moved.last().expect("the moved forward pass is in")),
+        });
         true
     }
 

@@ -202,7 +202,7 @@ pub(super) struct Mixed {
     /// Heads mixed into `concat` so far, in order.
     heads: usize,
     /// `concat·W_oᵀ + b_o` once every head is in.
-    output: Option<Array2<f32>>,
+    pub(super) output: Option<Array2<f32>>,
 }
 
 impl Mixed {
@@ -248,7 +248,7 @@ impl Explorer {
             }
         }
         if need == Need::Every {
-            return self.mix_piece(&mechanism);
+            return Ok(self.mix_piece(&mechanism)? || self.similarity_piece());
         }
         Ok(false)
     }
@@ -275,7 +275,9 @@ impl Explorer {
                 Progress {
                     done,
                     total: heads,
-                    finished: done == heads && self.mixed.output.is_some(),
+                    finished: done == heads
+                        && self.mixed.output.is_some()
+                        && (!self.compares() || self.similarity().is_some()),
                 }
             }
         }

@@ -77,8 +77,7 @@ impl Bert {
             }
             x = next;
         }
-        let mut embedding = ops::mean_rows(&x);
-        ops::l2_normalize(&mut embedding);
+        let embedding = Bert::pool(&x);
         Ok(Forward {
             hidden: x,
             embedding,
@@ -159,7 +158,6 @@ impl Bert {
         packed: &PackedLayer,
         x: Array2<f32>,
     ) -> Result<(Array2<f32>, Array3<f32>), ModelError> {
-        let eps = self.config().layer_norm_eps;
         let w = &parts.attention;
         let projected = Projected {
             q: affine(x.view(), &packed.q, bias(&w.biases.b_q)),
@@ -194,7 +192,21 @@ impl Bert {
             &mut mixed,
         )
         .map_err(invalid)?;
-        let mut h = affine(mixed.view(), &packed.o, bias(&w.biases.b_o));
+        let attention_out = affine(mixed.view(), &packed.o, bias(&w.biases.b_o));
+        Ok((self.after_attention(parts, packed, x, attention_out), maps))
+    }
+
+    /// The rest of a layer after its attention: `h = LayerNorm(x + attention_out)`, then
+    /// `LayerNorm(h + W_out·GELU(W_in·h + b_in) + b_out)`.
+    fn after_attention(
+        &self,
+        parts: &super::LayerParts,
+        packed: &PackedLayer,
+        x: Array2<f32>,
+        attention_out: Array2<f32>,
+    ) -> Array2<f32> {
+        let eps = self.config().layer_norm_eps;
+        let mut h = attention_out;
         h += &x;
         saturate_all(&mut h);
         ops::apply(&mut h, &parts.attention_norm, eps);
@@ -204,7 +216,40 @@ impl Bert {
         out += &h;
         saturate_all(&mut out);
         ops::apply(&mut out, &parts.output_norm, eps);
-        Ok((out, maps))
+        out
+    }
+
+    /// Layer `n` (from 0) with its attention's output (`attention_out`, `(tokens, d)`: what
+    /// `W_o` made of the heads) given, not computed: the vectors entering the next layer. What
+    /// another mechanism's layer output does to the rest of the model.
+    pub fn finish_layer(
+        &self,
+        n: usize,
+        x: Array2<f32>,
+        attention_out: Array2<f32>,
+    ) -> Result<Array2<f32>, ModelError> {
+        let (Some(parts), Some(packed)) = (self.parts.layers.get(n), self.packed.get(n)) else {
+            return Err(ModelError::Invalid(format!(
+                "layer {}; this model has {}",
+                n + 1,
+                self.parts.layers.len()
+            )));
+        };
+        if attention_out.dim() != x.dim() || x.ncols() != self.config().d_model {
+            return Err(ModelError::Invalid(format!(
+                "an attention output of {:?} for vectors of {:?}",
+                attention_out.dim(),
+                x.dim()
+            )));
+        }
+        Ok(self.after_attention(parts, packed, x, attention_out))
+    }
+
+    /// The sentence embedding of the last layer's vectors: their mean, L2-normalised.
+    pub fn pool(hidden: &Array2<f32>) -> Vec<f32> {
+        let mut embedding = ops::mean_rows(hidden);
+        ops::l2_normalize(&mut embedding);
+        embedding
     }
 }
 
