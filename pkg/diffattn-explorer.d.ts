@@ -7,6 +7,8 @@
 export interface ExplorerState {
   /** The sentence drawn. */
   text: string;
+  /** A second sentence the pretrained model compares the typed one with (`weights=minilm`). */
+  other: string;
   /** A mechanism of the engine (the wasm module's `names().mechanisms`). */
   mechanism: 'shift_diff' | 'standard' | 'diff_transformer' | 'input_diff' | 'cosine' | 'local' | 'diff_transformer_v2' | 'hierarchical';
   /** Heads (diff heads for the Differential Transformers): a count the model width allows. */
@@ -81,6 +83,7 @@ export type StagesSpec = Record<string, unknown> | string | ArrayBuffer | Uint8A
 export declare class DiffattnExplorerElement extends HTMLElement {
   static readonly observedAttributes: readonly string[];
   text: ExplorerState['text'];
+  other: ExplorerState['other'];
   mechanism: ExplorerState['mechanism'];
   heads: ExplorerState['heads'];
   layer: ExplorerState['layer'];

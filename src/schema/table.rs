@@ -99,6 +99,10 @@ schema! {
         Key::of(Kind::Text)
             .control(Control::named("text").embed().present())
             .page("text", "The sentence drawn."),
+        Key::of(Kind::Text)
+            .control(Control::named("other"))
+            .default(PageDefault::Text(""))
+            .page("other", "A second sentence the pretrained model compares the typed one with (`weights=minilm`)."),
     ]
 
     /// What the maps depend on: which mechanism, how many heads, the mask, and the parameters

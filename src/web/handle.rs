@@ -285,6 +285,35 @@ impl Explorer {
         self.model_info()
     }
 
+    /// The second sentence the pretrained model compares the typed one with (blank: none).
+    pub fn set_other_text(&mut self, text: &str) {
+        self.state.set_other_text(text);
+    }
+
+    /// Whether a similarity is asked for (a pretrained model, a sentence and a second one):
+    /// then `similarity` needs the work for every head.
+    pub fn compares(&self) -> bool {
+        self.state.compares()
+    }
+
+    /// `{ model, mechanism }`: the cosine of the two sentences' embeddings, the model's own and
+    /// with the layer drawn computed by the mechanism shown; `undefined` when none is asked for
+    /// or the work for every head is not in yet (it computes nothing).
+    pub fn similarity(&self) -> Result<JsValue, JsError> {
+        #[derive(serde::Serialize)]
+        struct SimilarityJs {
+            model: f32,
+            mechanism: f32,
+        }
+        match self.state.similarity() {
+            Some(s) => to_js(&SimilarityJs {
+                model: s.model,
+                mechanism: s.mechanism,
+            }),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
     /// Back to the untrained seeded model; the settings stay (heads snap to a valid count).
     pub fn use_untrained(&mut self) -> Result<JsValue, JsError> {
         self.state.set_model(Model::untrained());

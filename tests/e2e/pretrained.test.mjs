@@ -121,6 +121,28 @@ test('weights=minilm&layer=4&head=2 draws the real head, labelled with its word 
   await context.close();
 });
 
+test('a second sentence: how close the model puts it, and how far the mechanism at the layer moves it', async () => {
+  const { page, errors, context } = await openExplorer(h, { weights: 'minilm', layer: '4', mechanism: 'standard', text: 'A man is eating food.' }, { width_px: 1280, height_px: 800 });
+  assert.equal((await byId(page, 'other-field')).hidden, false);
+  assert.match((await byId(page, 'prediction')).text, /Similarity.*type a second sentence/s);
+  await page.fill('#other', 'A man is eating a piece of bread.');
+  await settled(page);
+  const sim = await page.evaluate(() => window.diffattn.call((ex) => ex.similarity()));
+  assert.ok(Math.abs(sim.model - FACTS.cosine_food_bread) <= 0.005, `${sim.model} vs transformers ${FACTS.cosine_food_bread}`);
+  assert.ok(Math.abs(sim.mechanism - sim.model) < 1e-4, 'the standard mechanism is the model’s own attention');
+  const shown = (await byId(page, 'prediction')).text;
+  assert.match(shown, new RegExp(`${sim.model.toFixed(3)} \\(cosine`));
+  assert.match(shown, /with Standard softmax at layer 4/);
+  await page.selectOption('#mechanism', 'shift_diff');
+  await settled(page);
+  const moved = await page.evaluate(() => window.diffattn.call((ex) => ex.similarity()));
+  assert.ok(Math.abs(moved.model - sim.model) < 1e-6 && Math.abs(moved.mechanism - sim.model) > 1e-3, JSON.stringify(moved));
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('other') === 'A man is eating a piece of bread.');
+  await screenshot(page, 'pretrained-similarity-1280');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a download of the model that fails says so and offers to try again; the retry draws the model', async () => {
   const { page, errors, context } = await openExplorer(h, { text: 'The cat sat.' });
   const before = await canvasInfo(page);

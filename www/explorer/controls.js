@@ -70,6 +70,7 @@ export class Controls {
   sync(state, view) {
     const el = this.#el;
     if (el.sentence.value !== state.text) el.sentence.value = state.text;
+    if (el.other.value !== (state.other ?? '')) el.other.value = state.other ?? '';
     if (!el.weights.disabled) el.weights.value = state.weights;
     el.mechanism.value = state.mechanism;
     // A loaded layer runs only the mechanisms its weights fit (the engine's view says which).
@@ -157,6 +158,7 @@ export class Controls {
     const el = this.#el;
     const set = (patch) => this.#emit('set', patch);
     el.sentence.addEventListener('input', () => this.#emit('text', el.sentence.value));
+    el.other.addEventListener('input', () => set({ other: el.other.value }));
     el.presets.addEventListener('change', () => {
       const [lang, i] = el.presets.value.split(':');
       const text = PRESETS[lang]?.[Number(i)];

@@ -208,13 +208,15 @@ export class ModelLoader {
     el.weightsLoading.hidden = !loading;
     if (loading) this.#paintLoading();
     let prediction = null;
+    let similarity = null;
     let computing = false;
     if (view.engine.state === 'ready' && !loading && !view.isEmpty()) {
       try {
-        // The prediction needs every head: those a render did not compute follow in tasks
-        // (work.js), and this paints again when they are in.
-        computing = view.engine.call((ex) => ex.predicts()) && !view.work.now(INLINE_MS, true);
+        // The prediction (or a pretrained model's similarity) needs every head: those a render
+        // did not compute follow in tasks (work.js), and this paints again when they are in.
+        computing = view.engine.call((ex) => ex.predicts() || ex.compares()) && !view.work.now(INLINE_MS, true);
         if (!computing) prediction = view.engine.call((ex) => ex.prediction()) ?? null;
+        if (!computing) similarity = view.engine.call((ex) => ex.similarity()) ?? null;
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
       }
@@ -225,6 +227,9 @@ export class ModelLoader {
       el,
       {
         prediction,
+        similarity,
+        other: view.state.other ?? '',
+        mechanism: view.state.mechanism,
         computing,
         modelInfo: this.info,
         view: view.view,

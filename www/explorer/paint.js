@@ -37,6 +37,7 @@ export function paintVisibility(v, controls, allowed) {
   v.el.layerField.hidden = v.el.layerField.hidden || (v.view?.layers ?? 1) <= 1;
   v.el.partnerField.hidden = v.el.partnerField.hidden || v.view?.partner == null || !!v.specs.active;
   v.el.pretrainedNote.hidden = !v.loader.info?.pretrained || !!v.specs.active;
+  v.el.otherField.hidden = v.el.otherField.hidden || !v.loader.info?.pretrained || !!v.specs.active;
   paintLambda(v, parameters.includes('lambda'));
   // A loaded spec: the weights are the file's.
   const spec = !!v.specs.active;

@@ -12,7 +12,7 @@ import { parameterParts } from './state.js';
  */
 export function paintModel(el, s, t, mechName) {
   paintBadge(el, s, t, mechName);
-  paintPrediction(el, s, t);
+  paintPrediction(el, s, t, mechName);
   paintTrainedWith(el, s, t, mechName);
 }
 
@@ -53,7 +53,29 @@ function reason(s) {
   return 'prediction_none_mechanism';
 }
 
-function paintPrediction(el, s, t) {
+/** A pretrained model: how close the second sentence is, by the model and with the mechanism at the layer drawn. */
+function paintSimilarity(el, s, t, mechName) {
+  const box = el.prediction;
+  el.predictionTitle.textContent = t('similarity_title');
+  box.toggleAttribute('data-computing', !!s.computing);
+  box.setAttribute('aria-busy', String(!!s.computing));
+  el.predictionMeter.hidden = true;
+  if (s.computing && box.dataset.label === 'similarity') return;
+  const sim = s.similarity;
+  if (sim) {
+    box.dataset.label = 'similarity';
+    el.predictionValue.textContent = t('similarity_value', { model: fmt(sim.model, 3) });
+    el.predictionReason.textContent = t('similarity_moved', { mech: mechName(s.mechanism), layer: s.layer ?? 1, value: fmt(sim.mechanism, 3) });
+  } else {
+    box.dataset.label = 'none';
+    el.predictionValue.textContent = '—';
+    el.predictionReason.textContent = t(s.computing ? 'prediction_computing' : s.empty ? 'prediction_none_empty' : 'similarity_none');
+  }
+}
+
+function paintPrediction(el, s, t, mechName) {
+  if (s.modelInfo?.pretrained && !s.spec) return paintSimilarity(el, s, t, mechName);
+  el.predictionTitle.textContent = t('prediction_title');
   const p = s.prediction;
   const box = el.prediction;
   box.toggleAttribute('data-computing', !!s.computing);

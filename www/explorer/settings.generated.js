@@ -22,6 +22,7 @@
  */
 export const KEYS = Object.freeze({
   text: Object.freeze({ kind: 'text', engine: false, layer: 'page', control: 'text', address: true, attribute: true, widget: true, state: true }),
+  other: Object.freeze({ kind: 'text', engine: false, layer: 'page', control: 'other', address: true, attribute: true, widget: true, state: true, default: '' }),
   mechanism: Object.freeze({ kind: 'choice', type: 'name', choices: 'mechanisms', engine: true, layer: 'maps', control: 'mechanism', aliases: Object.freeze(['mech']), address: true, attribute: true, widget: true, state: true }),
   heads: Object.freeze({ kind: 'int', type: 'integer', min: 1, max: 4096, engine: true, layer: 'maps', symbol: 'H', control: 'heads', compare: 'shown', address: true, attribute: true, widget: true, state: true }),
   layer: Object.freeze({ kind: 'int', type: 'integer', min: 1, max: 64, engine: true, layer: 'maps', control: 'layer', compare: 'every', address: true, attribute: true, widget: true, state: true }),
@@ -64,6 +65,7 @@ export const KEYS = Object.freeze({
  * embedded page that names none), `present` (shown while presenting). */
 export const CONTROLS = Object.freeze([
   Object.freeze({ name: 'text', embed: true, present: true }),
+  Object.freeze({ name: 'other', embed: false, present: false }),
   Object.freeze({ name: 'mechanism', embed: false, present: true }),
   Object.freeze({ name: 'heads', embed: true, present: true }),
   Object.freeze({ name: 'layer', embed: true, present: true }),

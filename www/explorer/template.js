@@ -73,6 +73,10 @@ const MARKUP = `
           <span id="model-status" class="badge" hidden></span>
           <p id="pretrained-note" class="hint" data-i18n="pretrained_note" hidden></p>
         </div>
+        <div class="field" data-control="other" id="other-field" hidden>
+          <label for="other" data-i18n="other_label">Compare with a second sentence</label>
+          <input type="text" id="other" autocomplete="off" spellcheck="false">
+        </div>
         <div class="field" data-control="layer" id="layer-field" hidden>
           <label for="layer" data-i18n="layer_label">Layer</label>
           <select id="layer"></select>
@@ -192,7 +196,7 @@ ${sliders('params')}
         <span id="param-readout" hidden></span>
         <span id="timing" class="muted" hidden></span>
         <div id="prediction" class="prediction" data-label="none" part="prediction">
-          <span class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
+          <span id="prediction-title" class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
           <strong id="prediction-value" class="prediction-value" aria-live="polite">—</strong>
           <meter id="prediction-meter" class="prediction-meter" min="0" max="1" value="0" hidden></meter>
           <span id="prediction-reason" class="muted prediction-reason"></span>

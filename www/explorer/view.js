@@ -70,7 +70,7 @@ export class ExplorerView {
   #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; // prettier-ignore
   /** The page's keys, the pending patch and the last frame's settings (view-state.js). */
   #state;
-  #sent = { text: null, theme: null, words: null, shared: null, viewport: null };
+  #sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
   #options;
   #layoutKey = '';
   #readouts;
@@ -301,7 +301,7 @@ export class ExplorerView {
   /** The handle is a fresh one (a restart): text, settings, theme, labels and viewport are sent again, at the next render or now. */
   resend({ now = false } = {}) {
     this.#state.forget();
-    this.#sent = { text: null, theme: null, words: null, shared: null, viewport: null };
+    this.#sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
     if (now) this.#applyEngine();
   }
 
@@ -354,6 +354,8 @@ export class ExplorerView {
         ex.set_viewport(row, col, size, size);
         this.#sent.viewport = viewport;
       }
+      const other = this.state.other ?? '';
+      if (other !== this.#sent.other) ex.set_other_text((this.#sent.other = other));
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = ex.set_text(this.state.text);
         this.#sent.text = this.state.text;
