@@ -7,7 +7,7 @@
 //!
 //! Here are the handle, its controls and its model; its other methods are split by concern:
 //! drawing in `render`, what the page asks about the maps drawn in `hover`, specs and exports
-//! in `files`, what needs every head in `heads`.
+//! in `files`, the work in pieces between frames in `work`.
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
 //!   models); its methods are split by concern over `render` (drawing on canvases), `hover`
 //!   (hit-testing, cells, windows), `files` (specs and exports: the spec reader and the JSON
-//!   and SVG exports) and `heads` (what needs every head, the heads' Web Worker's side);
+//!   and SVG exports) and `work` (the work in pieces between frames: `work(budget_ms, every)`);
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
 //!   the answer and the facts marked;

@@ -72,7 +72,7 @@ impl Explorer {
 
     /// Draws one stage (its name, e.g. `"fused"`; the final stage when empty) of every head,
     /// one per canvas, computing every head still missing (the page computes them first with
-    /// `compute_step`, across frames, when they would take long). Returns
+    /// `work`, in pieces between frames, when they would take long). Returns
     /// `{ compute_ms, draw_ms }`.
     pub fn render_all_heads(
         &mut self,

@@ -30,7 +30,7 @@ import { Walk } from './walk.js';
 import { RowView } from './row-view.js';
 import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
-import { INLINE_MS, RENDER_MS, Work } from './work.js';
+import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
 import { fitMaps } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';

@@ -8,7 +8,7 @@
 //! * wasm `simd128` when the module is built with `-C target-feature=+simd128` (the page's SIMD
 //!   build; wasm cannot detect features at run time, so the page picks a build instead);
 //! * the scalar reference itself (`reference.rs`) anywhere else: the baseline wasm build, or
-//!   after [`force_portable`] (natively, and in wasm with the cargo feature `kernel_switch`).
+//!   after [`force_portable`] (natively and in wasm).
 //!
 //! **The same bits everywhere.** Every lane does the reference's IEEE operations in the
 //! reference's order, and nothing uses a fused multiply-add (wasm `simd128` has none; one

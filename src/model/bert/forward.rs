@@ -9,7 +9,7 @@
 //! ```
 //!
 //! The products run on the engine's kernels with every weight packed once at load; the maps are
-//! [`engine::base_maps`](crate::engine::base_maps) of [`Mechanism::Standard`] over the layer's
+//! [`engine::base_maps_into`](crate::engine::base_maps_into) of [`Mechanism::Standard`] over the layer's
 //! projections, so they are the bits `engine::run` gives on the vectors entering the layer
 //! (tests/minilm.rs checks it), and the values are mixed as the engine's `output` mixes them.
 //! One thread, nothing platform-dependent: the same code runs in wasm.

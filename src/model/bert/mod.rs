@@ -5,7 +5,7 @@
 //! * `file`: the weights file (the project's container, `"task": "bert"`, matrices in half
 //!   floats, the vocabulary and the tokenizer's settings in the header), written and read;
 //! * `forward`: the forward pass, each layer's attention by the engine's standard mechanism
-//!   ([`engine::base_maps`](crate::engine::base_maps)), so its maps are the engine's, and the
+//!   ([`engine::base_maps_into`](crate::engine::base_maps_into)), so its maps are the engine's, and the
 //!   vectors entering each layer kept on request ([`Forward`]);
 //! * `ops`: LayerNorm, the exact (erf) GELU, mean pooling, L2 normalisation;
 //! * `convert` (native only): the Hugging Face files (`model.safetensors`, `config.json`,
