@@ -101,3 +101,55 @@ pub fn bench_spec_open(bytes: &[u8]) -> Result<JsValue, JsError> {
 pub fn bench_bytes_in(bytes: &[u8]) -> usize {
     bytes.len()
 }
+
+/// The pretrained model's whole forward pass timed in wasm (`Bert::forward`: embeddings, every
+/// layer, pooling), for the side-by-side table with onnxruntime-web of docs/PERFORMANCE.md
+/// (scripts/bench-minilm-web).
+#[wasm_bindgen]
+pub struct BenchBert {
+    bert: crate::model::bert::Bert,
+}
+
+#[wasm_bindgen]
+impl BenchBert {
+    /// Reads the weights file (`weights/minilm/minilm.bin`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: &[u8]) -> Result<BenchBert, JsError> {
+        let bert = crate::model::bert::Bert::from_bytes(bytes).map_err(js_error)?;
+        Ok(BenchBert { bert })
+    }
+
+    /// The word-piece ids of `text`, at most `pieces` of them (`[CLS]` and `[SEP]` included):
+    /// the same ids are given to the other runtime.
+    pub fn ids(&self, text: &str, pieces: usize) -> Vec<u32> {
+        self.bert.tokenizer().encode(text, pieces).ids
+    }
+
+    /// `reps` timed forward passes over `ids` (ms each), after one untimed pass and
+    /// `warmup_ms` of passes (for V8 to tier the kernels up).
+    pub fn forward_ms(
+        &self,
+        ids: &[u32],
+        reps: usize,
+        warmup_ms: f64,
+    ) -> Result<Vec<f64>, JsError> {
+        let forward = || self.bert.forward(ids, false).map(|_| ()).map_err(js_error);
+        forward()?;
+        let start = now_ms();
+        while now_ms() - start < warmup_ms {
+            forward()?;
+        }
+        let mut ms = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let t = now_ms();
+            forward()?;
+            ms.push(now_ms() - t);
+        }
+        Ok(ms)
+    }
+
+    /// The sentence embedding of `ids` (to check that both runtimes compute the same model).
+    pub fn embedding(&self, ids: &[u32]) -> Result<Vec<f32>, JsError> {
+        Ok(self.bert.forward(ids, false).map_err(js_error)?.embedding)
+    }
+}

@@ -31,7 +31,7 @@ mod work;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "bench")]
-pub use bench::{bench_bytes_in, bench_engine, bench_spec_open};
+pub use bench::{bench_bytes_in, bench_engine, bench_spec_open, BenchBert};
 pub use handle::Explorer;
 pub use lesson::Lesson;
 
