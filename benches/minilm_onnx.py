@@ -21,8 +21,21 @@ from transformers import AutoModel
 
 def main():
     model_dir, out = sys.argv[1], sys.argv[2]
-    model = AutoModel.from_pretrained(model_dir, attn_implementation="eager", torch_dtype=torch.float32)
-    model.eval()
+    bert = AutoModel.from_pretrained(model_dir, attn_implementation="eager", dtype=torch.float32)
+    bert.eval()
+
+    class Encoder(torch.nn.Module):
+        """The model with its three inputs by name (transformers 5 takes more positionally)."""
+
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out.last_hidden_state
+
+    model = Encoder(bert)
     ids = torch.tensor([[101, 7592, 2088, 102]], dtype=torch.int64)
     mask = torch.ones_like(ids)
     types = torch.zeros_like(ids)
