@@ -208,3 +208,46 @@ fn encode_prints_the_contracts_fields() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_layer_in_pieces_has_the_bits_of_the_whole_layer_and_the_layers_those_of_the_forward_pass() {
+    use ndarray::{s, Array2};
+    let bert = Bert::new(small(16)).unwrap();
+    let ids: Vec<u32> = (0..11).map(|i| (i * 3 % 9) as u32).collect();
+    let forward = bert.forward(&ids, true).unwrap();
+    let mut x = bert.embeddings(&ids).unwrap();
+    assert_eq!(x, forward.layers[0].input);
+    for n in 0..2 {
+        let whole = bert.run_layer(n, x.clone()).unwrap();
+        // The attention half, then the feed-forward in blocks of 4, 4 and 3 rows.
+        let h = bert.attention_half(n, x.clone()).unwrap();
+        let mut out = Array2::<f32>::zeros(h.dim());
+        for start in (0..h.nrows()).step_by(4) {
+            let rows = start..(start + 4).min(h.nrows());
+            let block = bert
+                .feed_forward_rows(n, h.slice(s![rows.clone(), ..]))
+                .unwrap();
+            out.slice_mut(s![rows, ..]).assign(&block);
+        }
+        assert_eq!(out, whole, "layer {}: the same bits in pieces", n + 1);
+        x = whole;
+        if n + 1 < 2 {
+            assert_eq!(x, forward.layers[n + 1].input);
+        }
+    }
+    assert_eq!(x, forward.hidden);
+    assert_eq!(Bert::pool(&x), forward.embedding);
+    // The wrong width or a layer the model has not: errors that say so.
+    let e = bert.run_layer(2, x.clone()).unwrap_err().to_string();
+    assert!(e.contains("layer 3; this model has 2"), "{e}");
+    let e = bert
+        .attention_half(0, Array2::zeros((3, 5)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("width 5"), "{e}");
+    let e = bert
+        .finish_layer(0, x.clone(), Array2::zeros((2, 8)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("attention output"), "{e}");
+}

@@ -112,20 +112,7 @@ impl Bert {
     /// Layer `n` (from 0) on the vectors entering it: the vectors entering the next layer (the
     /// last layer's: the model's output), the bits [`forward`](Self::forward) computes.
     pub fn run_layer(&self, n: usize, x: Array2<f32>) -> Result<Array2<f32>, ModelError> {
-        let (Some(parts), Some(packed)) = (self.parts.layers.get(n), self.packed.get(n)) else {
-            return Err(ModelError::Invalid(format!(
-                "layer {}; this model has {}",
-                n + 1,
-                self.parts.layers.len()
-            )));
-        };
-        if x.ncols() != self.config().d_model {
-            return Err(ModelError::Invalid(format!(
-                "vectors of width {}; this model's are {}",
-                x.ncols(),
-                self.config().d_model
-            )));
-        }
+        let (parts, packed) = self.layer_parts(n, x.ncols())?;
         Ok(self.layer(n, parts, packed, x)?.0)
     }
 
@@ -157,6 +144,18 @@ impl Bert {
         parts: &super::LayerParts,
         packed: &PackedLayer,
         x: Array2<f32>,
+    ) -> Result<(Array2<f32>, Array3<f32>), ModelError> {
+        let (attention_out, maps) = self.attention(n, parts, packed, &x)?;
+        Ok((self.after_attention(parts, packed, x, attention_out), maps))
+    }
+
+    /// A layer's attention: what `W_o` makes of its heads (with `b_o`), and its maps.
+    fn attention(
+        &self,
+        n: usize,
+        parts: &super::LayerParts,
+        packed: &PackedLayer,
+        x: &Array2<f32>,
     ) -> Result<(Array2<f32>, Array3<f32>), ModelError> {
         let w = &parts.attention;
         let projected = Projected {
@@ -193,7 +192,7 @@ impl Bert {
         )
         .map_err(invalid)?;
         let attention_out = affine(mixed.view(), &packed.o, bias(&w.biases.b_o));
-        Ok((self.after_attention(parts, packed, x, attention_out), maps))
+        Ok((attention_out, maps))
     }
 
     /// The rest of a layer after its attention: `h = LayerNorm(x + attention_out)`, then
@@ -205,18 +204,82 @@ impl Bert {
         x: Array2<f32>,
         attention_out: Array2<f32>,
     ) -> Array2<f32> {
-        let eps = self.config().layer_norm_eps;
+        let h = self.attention_norm(parts, x, attention_out);
+        self.feed_forward(parts, packed, h.view())
+    }
+
+    /// `LayerNorm(x + attention_out)`, row by row.
+    fn attention_norm(
+        &self,
+        parts: &super::LayerParts,
+        x: Array2<f32>,
+        attention_out: Array2<f32>,
+    ) -> Array2<f32> {
         let mut h = attention_out;
         h += &x;
         saturate_all(&mut h);
-        ops::apply(&mut h, &parts.attention_norm, eps);
-        let mut f = affine(h.view(), &packed.w_in, Some(parts.b_in.as_slice().into()));
+        ops::apply(&mut h, &parts.attention_norm, self.config().layer_norm_eps);
+        h
+    }
+
+    /// `LayerNorm(h + W_out·GELU(W_in·h + b_in) + b_out)` of some rows `h`: each row alone, so
+    /// a block of rows gets the bits the whole gets.
+    fn feed_forward(
+        &self,
+        parts: &super::LayerParts,
+        packed: &PackedLayer,
+        h: ArrayView2<f32>,
+    ) -> Array2<f32> {
+        let mut f = affine(h, &packed.w_in, Some(parts.b_in.as_slice().into()));
         f.mapv_inplace(gelu);
         let mut out = affine(f.view(), &packed.w_out, Some(parts.b_out.as_slice().into()));
         out += &h;
         saturate_all(&mut out);
-        ops::apply(&mut out, &parts.output_norm, eps);
+        ops::apply(&mut out, &parts.output_norm, self.config().layer_norm_eps);
         out
+    }
+
+    /// The first half of layer `n` (from 0) on the vectors entering it:
+    /// `LayerNorm(x + Attention(x))`, what its feed-forward takes. With
+    /// [`feed_forward_rows`](Self::feed_forward_rows) over every row, the bits of
+    /// [`run_layer`](Self::run_layer), in pieces a caller can spread over time.
+    pub fn attention_half(&self, n: usize, x: Array2<f32>) -> Result<Array2<f32>, ModelError> {
+        let (parts, packed) = self.layer_parts(n, x.ncols())?;
+        let (attention_out, _) = self.attention(n, parts, packed, &x)?;
+        Ok(self.attention_norm(parts, x, attention_out))
+    }
+
+    /// The second half of layer `n` on some rows `h` of [`attention_half`](Self::attention_half)'s
+    /// result: those rows of the vectors entering the next layer.
+    pub fn feed_forward_rows(
+        &self,
+        n: usize,
+        h: ArrayView2<f32>,
+    ) -> Result<Array2<f32>, ModelError> {
+        let (parts, packed) = self.layer_parts(n, h.ncols())?;
+        Ok(self.feed_forward(parts, packed, h))
+    }
+
+    /// Layer `n`'s parts, checked against vectors of `width` (the model's).
+    fn layer_parts(
+        &self,
+        n: usize,
+        width: usize,
+    ) -> Result<(&super::LayerParts, &PackedLayer), ModelError> {
+        let (Some(parts), Some(packed)) = (self.parts.layers.get(n), self.packed.get(n)) else {
+            return Err(ModelError::Invalid(format!(
+                "layer {}; this model has {}",
+                n + 1,
+                self.parts.layers.len()
+            )));
+        };
+        if width != self.config().d_model {
+            return Err(ModelError::Invalid(format!(
+                "vectors of width {width}; this model's are {}",
+                self.config().d_model
+            )));
+        }
+        Ok((parts, packed))
     }
 
     /// Layer `n` (from 0) with its attention's output (`attention_out`, `(tokens, d)`: what
@@ -228,14 +291,8 @@ impl Bert {
         x: Array2<f32>,
         attention_out: Array2<f32>,
     ) -> Result<Array2<f32>, ModelError> {
-        let (Some(parts), Some(packed)) = (self.parts.layers.get(n), self.packed.get(n)) else {
-            return Err(ModelError::Invalid(format!(
-                "layer {}; this model has {}",
-                n + 1,
-                self.parts.layers.len()
-            )));
-        };
-        if attention_out.dim() != x.dim() || x.ncols() != self.config().d_model {
+        let (parts, packed) = self.layer_parts(n, x.ncols())?;
+        if attention_out.dim() != x.dim() {
             return Err(ModelError::Invalid(format!(
                 "an attention output of {:?} for vectors of {:?}",
                 attention_out.dim(),
