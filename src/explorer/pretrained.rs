@@ -9,7 +9,8 @@
 //!
 //! The layer is a map setting (`layer`, from 1): a change swaps the vectors and the weights
 //! and recomputes from the projections on. The forward pass runs only as far as the layer
-//! drawn, one layer a piece of the page's work (`work.rs`), and what it computed is kept until
+//! drawn, in pieces of the page's work (`work.rs`: a layer's attention half, then its
+//! feed-forward in blocks of rows), and what it computed is kept until
 //! the word pieces change, so going back to a lower layer computes nothing of the model.
 
 use std::sync::Arc;
@@ -202,7 +203,7 @@ impl Explorer {
         };
         if ids != source.ids || (source.inputs.is_empty() && !ids.is_empty()) {
             // Only the embeddings now: the layers up to the one drawn follow in the work's
-            // pieces (`pretrained_piece`), one layer a piece.
+            // pieces (`pretrained_piece`).
             source.inputs = if ids.is_empty() {
                 Vec::new()
             } else {
