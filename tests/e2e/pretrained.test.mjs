@@ -143,6 +143,15 @@ test('a second sentence: how close the model puts it, and how far the mechanism 
   await context.close();
 });
 
+test('Compare draws each mechanism on the same pretrained layer (its panels use the model the explorer read)', async () => {
+  const { page, errors, context } = await openExplorer(h, { weights: 'minilm', layer: '4', view: 'compare', text: 'The cat sat.' }, { width_px: 1280, height_px: 800 });
+  const panels = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('#compare canvas.map-canvas')].map((c) => c.width > 0));
+  assert.ok(panels.length >= 3 && panels.every(Boolean), JSON.stringify(panels));
+  assert.equal((await byId(page, 'token-count')).text, '6 word pieces');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a download of the model that fails says so and offers to try again; the retry draws the model', async () => {
   const { page, errors, context } = await openExplorer(h, { text: 'The cat sat.' });
   const before = await canvasInfo(page);

@@ -58,13 +58,22 @@ class Panel {
     });
     this.maps.build(1);
     this.text = null;
-    this.loaded = null; // 'trained' | 'untrained' once a model is in
+    this.loaded = null; // 'trained' | 'untrained' | 'minilm' once a model is in
     this.pending = null;
   }
 
-  /** Loads the panel's model (trained or untrained, as the explorer's weights say). */
+  /** Loads the panel's model (trained, untrained or pretrained, as the explorer's weights say). */
   load(weights, store) {
     if (this.loaded === weights || this.pending) return this.pending;
+    if (weights === 'minilm') {
+      // The pretrained model the explorer read, shared by every handle of the runtime; not
+      // read yet (the explorer's load is in flight): the next render asks again.
+      if (!this.engine.call((ex) => ex.use_pretrained())) return null;
+      this.engine.call((ex) => ex.update({ mechanism: this.mechanism }));
+      this.loaded = 'minilm';
+      this.text = null;
+      return null;
+    }
     if (weights === 'untrained') {
       this.engine.call((ex) => ex.use_untrained());
       this.engine.call((ex) => ex.update({ mechanism: this.mechanism }));
