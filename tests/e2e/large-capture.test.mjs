@@ -180,7 +180,8 @@ async function checkOpened(page, opened, { model, heads, headDim, stages, mechan
   assert.equal(opened.messages, '', 'no message: the page draws it');
   assert.ok(opened.texts.some((t) => /^Reading .*-1b-layer\.safetensors \(\d+(\.\d)? MB\)…$/.test(t)), `the bar says it reads the file: ${opened.texts.join(' | ')}`);
   assert.ok(opened.texts.some((t) => /^Preparing .*-1b-layer\.safetensors/.test(t)), `then that it prepares it: ${opened.texts.join(' | ')}`);
-  assert.ok(opened.shown_after_pick_ms < 1000, `the bar shows at once (${opened.shown_after_pick_ms} ms)`);
+  // An order, not a time: the bar shows while the file is still read, long before the maps.
+  assert.ok(opened.shown_after_pick_ms < opened.total_ms / 2, `the bar shows early (${opened.shown_after_pick_ms} ms of ${opened.total_ms} ms)`);
   assert.equal(opened.hidden_after, true, 'the bar is gone once the maps are drawn');
   const labels = await page.evaluate(() => window.diffattn.call((ex) => ex.labels()));
   assert.deepEqual(labels.rows, LABELS, 'the rows are the 512 captured tokens');
