@@ -82,6 +82,7 @@ test('weights=minilm&layer=4&head=2 draws the real head, labelled with its word 
     if (mechanism === 'diff_transformer') {
       assert.match((await byId(page, 'lambda-note')).text, /λ_init/);
       assert.equal(await page.evaluate(() => window.diffattn.view.view.partner), 3, 'head 2 with head 3');
+      assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('heads').disabled), true, 'the pairing fixes the heads');
       const a2 = await page.evaluate(() => Array.from(window.diffattn.call((ex) => ex.window('a2', 0, 0, 4, 4)).data));
       await page.selectOption('#partner', '8');
       await settled(page);

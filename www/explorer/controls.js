@@ -112,13 +112,15 @@ export class Controls {
     el.heads.min = '0';
     el.heads.max = String(Math.max(0, choices.length - 1));
     el.heads.value = String(Math.max(0, choices.indexOf(state.heads)));
-    // A captured layer's weights fix its heads: the slider has one position and says so.
-    const fixed = choices.length === 1 && !!view?.spec;
+    // A captured layer's weights fix its heads, and so does the Differential Transformer's
+    // pairing of a pretrained layer's heads: the slider has one position and says so.
+    const paired = view?.partner != null;
+    const fixed = choices.length === 1 && (!!view?.spec || paired);
     el.heads.disabled = fixed;
     const width = view?.head_width;
     const shown = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
     el.headsOut.textContent = fixed ? this.#t('heads_fixed', { shown }) : shown;
-    el.heads.title = fixed ? this.#t('heads_fixed_title') : '';
+    el.heads.title = fixed ? this.#t(paired ? 'heads_fixed_paired_title' : 'heads_fixed_title') : '';
     el.heads.setAttribute('aria-valuetext', this.#t('heads_valuetext', { h: state.heads }));
     const options = [];
     for (let h = 1; h <= state.heads; h++) options.push({ value: String(h), label: this.#t('head_option', { n: h, total: state.heads }) });

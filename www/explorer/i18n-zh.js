@@ -150,6 +150,7 @@ export const ZH = Object.freeze({
   lambda_back_pretrained: '恢复 λ_init',
   heads_fixed: '{shown}（固定）',
   heads_fixed_title: '所载入层的权重固定了它的头数。',
+  heads_fixed_paired_title: '模型的每个头都与一个伙伴头（A2）配对：头数与模型相同。',
   group_export: '导出',
   export_map_label: '导出内容',
   export_panel: '全部图（面板）',

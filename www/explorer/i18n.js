@@ -160,6 +160,7 @@ export const STRINGS = Object.freeze({
     lambda_back_pretrained: 'Back to λ_init',
     heads_fixed: '{shown} (fixed)',
     heads_fixed_title: 'The loaded layer’s weights fix its heads.',
+    heads_fixed_paired_title: 'Each of the model’s heads is paired with a partner head (A2): as many heads as the model has.',
     group_export: 'Export',
     export_map_label: 'What to export',
     export_panel: 'all maps (panel)',
