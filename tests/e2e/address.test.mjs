@@ -169,10 +169,15 @@ test('wide screens: the five maps fill a 1920 px projector, large, without scrol
   );
   await settled(page);
   await page.setViewportSize({ width: 1920, height: 1080 });
-  await page.waitForFunction(() =>
-    [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].every(
-      (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
-    ),
+  // Growing the window back fits the maps to it again: as large as on a fresh 1920 px page
+  // (the same address draws the same picture, whatever happened before).
+  await page.waitForFunction(
+    (mapWidth) =>
+      [...window.diffattn.root.querySelectorAll('.map')].every((m) => Math.abs(m.getBoundingClientRect().width - mapWidth) <= 1) &&
+      [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].every(
+        (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
+      ),
+    boxes[0].width,
   );
   await settled(page);
   // The all-heads view: one small multiple per head; a click opens that head.
@@ -180,6 +185,13 @@ test('wide screens: the five maps fill a 1920 px projector, large, without scrol
   await settled(page);
   assert.equal(await page.locator('canvas.map-canvas').count(), 4);
   await screenshot(page, 'address-all-heads');
+  // Each small multiple is laid out large (a failure says how the grid was fitted).
+  const grid = await page.evaluate(() => {
+    const maps = window.diffattn.root.querySelector('.maps');
+    const widths = [...maps.querySelectorAll('canvas.map-canvas')].map((c) => Math.round(c.getBoundingClientRect().width));
+    return { widths, cols: maps.style.getPropertyValue('--cols'), mapW: maps.style.getPropertyValue('--map-w'), room: maps.clientWidth };
+  });
+  assert.ok(grid.widths.every((w) => w >= 260), `all-heads grid: ${JSON.stringify(grid)}`);
   await page.click('canvas.map-canvas >> nth=2');
   await settled(page);
   assert.equal(await page.inputValue('#head'), '3');

@@ -16,6 +16,9 @@ export class Maps {
   #onShowHead;
   #onRowLabel;
   #resizeObserver;
+  #roomObserver;
+  #onWindowResize;
+  #room = { widths: [], height: globalThis.innerHeight, at: 0 };
   #measured = new WeakMap(); // canvas -> [width_px, height_px] in device pixels
   /** `{ figure, canvas, overlay, caption }` per map, in the order drawn. */
   figures = [];
@@ -53,6 +56,36 @@ export class Maps {
       }
       if (changed) onResize();
     });
+    // The grid is fitted to the room the maps have (layout.js): the container's width and the
+    // window's height. A canvas does not change size when that room grows (its column has a
+    // fixed width), so the room itself is watched: a wider container or a taller window fits
+    // the maps again, and a link opened in a large window draws what it draws after a resize.
+    this.#roomObserver = new ResizeObserver((entries) => {
+      const width = Math.round(entries[entries.length - 1].contentRect.width);
+      if (this.#roomChanged(width, this.#room.height)) onResize();
+    });
+    this.#roomObserver.observe(container);
+    this.#onWindowResize = () => {
+      const height = globalThis.innerHeight;
+      if (this.#roomChanged(this.#room.widths[0] ?? 0, height)) onResize();
+    };
+    globalThis.addEventListener('resize', this.#onWindowResize);
+  }
+
+  /**
+   * Records the room's `width` and `height` (CSS px); whether the maps should be fitted again.
+   * A width that returns within a second to the one before the last, a scrollbar's width
+   * away (A, B, A: a page scrollbar that the fitted maps make appear and then disappear), is
+   * not followed, so the two cannot chase each other.
+   */
+  #roomChanged(width, height) {
+    const [last, before] = this.#room.widths;
+    if (width === last && height === this.#room.height) return false;
+    const now = performance.now();
+    const flapping =
+      width !== last && width === before && Math.abs(width - last) <= SCROLLBAR_PX && height === this.#room.height && now - this.#room.at < 1000;
+    this.#room = { widths: width === last ? this.#room.widths : [width, last], height, at: now };
+    return last !== undefined && !flapping;
   }
 
   /** Replaces the figures with `count` empty ones. */
@@ -300,8 +333,13 @@ export class Maps {
   /** Stops observing the canvases. */
   destroy() {
     this.#resizeObserver.disconnect();
+    this.#roomObserver.disconnect();
+    globalThis.removeEventListener('resize', this.#onWindowResize);
   }
 }
+
+/** The widest page scrollbar (CSS px): a width change this small may be one appearing. */
+const SCROLLBAR_PX = 24;
 
 const MOVES = Object.freeze({
   ArrowUp: [-1, 0],
