@@ -3,6 +3,7 @@
 
 use diffattn::render::{
     cells_rgba, heatmap_svg, panel_svg, Frame, HeatmapLayout, LayoutSpec, Palette, Panel, Scale,
+    LABEL_PITCH_EM, LABEL_SHRINK,
     Theme, NAN_COLOR,
 };
 use ndarray::{array, Array2};
@@ -190,9 +191,9 @@ proptest! {
     #[test]
     fn shown_labels_never_overlap(spec in layout_spec()) {
         // Labels shown are `stride` cells apart; unless every label but the first is hidden,
-        // that is at least the 1.15 em a line of text needs.
+        // that is at least the LABEL_PITCH_EM a line of text needs.
         let layout = HeatmapLayout::new(&spec);
-        let line = 1.15 * f64::from(layout.font_px) - 1e-9;
+        let line = LABEL_PITCH_EM * f64::from(layout.font_px) - 1e-9;
         for (count, stride, extent) in [
             (spec.rows, layout.row_label_stride, layout.plot.height),
             (spec.cols, layout.col_label_stride, layout.plot.width),
@@ -201,6 +202,25 @@ proptest! {
             if count > 0 && stride < count {
                 prop_assert!(stride as f64 * f64::from(extent) / count as f64 >= line);
             }
+        }
+    }
+
+    #[test]
+    fn labels_shrink_only_to_show_every_token(spec in layout_spec()) {
+        // The labels keep the font asked for when every token fits at it; else they get no
+        // smaller than LABEL_SHRINK of it, and no fewer are shown than at the font asked for.
+        let layout = HeatmapLayout::new(&spec);
+        let requested = spec.font_px.clamp(1.0, 1000.0);
+        let exact = HeatmapLayout::at_font(&spec, requested);
+        if exact.row_label_stride == 1 && exact.col_label_stride == 1 {
+            prop_assert_eq!(layout, exact);
+        } else {
+            prop_assert!(layout.font_px <= requested);
+            prop_assert!(layout.font_px >= requested * LABEL_SHRINK - 1e-4);
+            prop_assert!(
+                layout.row_label_stride + layout.col_label_stride
+                    <= exact.row_label_stride + exact.col_label_stride
+            );
         }
     }
 }

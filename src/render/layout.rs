@@ -78,6 +78,14 @@ pub struct LayoutSpec {
 /// The title is drawn this much larger than the labels.
 pub const TITLE_SCALE: f32 = 1.15;
 
+/// The room a label needs across, in em of its font: its line height. Cells closer than that
+/// get every other label (or fewer).
+pub const LABEL_PITCH_EM: f64 = 1.1;
+
+/// How small the labels may get, as a fraction of the font asked for, so that every token is
+/// labelled before any is skipped (the page asks for 12.5 to 15 CSS px: never under 10).
+pub const LABEL_SHRINK: f32 = 0.8;
+
 /// The geometry of one heatmap, in device pixels relative to its drawing area.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeatmapLayout {
@@ -131,6 +139,42 @@ impl HeatmapLayout {
         } else {
             12.0
         };
+        let first = Self::at_font(spec, font);
+        if first.row_label_stride == 1 && first.col_label_stride == 1 {
+            return first;
+        }
+        // Some labels would be skipped: every label, smaller (down to LABEL_SHRINK of the
+        // font), is better than the words that matter left out. Smaller labels take less room,
+        // so the plot grows and its cells' pitch with it; two steps settle it.
+        let floor = font * LABEL_SHRINK;
+        let mut best = first;
+        let mut size = font;
+        for _ in 0..2 {
+            let pitch = best.label_pitch_px();
+            let wanted = (pitch / LABEL_PITCH_EM as f32).min(size);
+            size = wanted.max(floor);
+            let next = Self::at_font(spec, size);
+            let fewer = |l: &HeatmapLayout| l.row_label_stride + l.col_label_stride;
+            if fewer(&next) < fewer(&best) || (fewer(&next) == fewer(&best) && next.plot.width > best.plot.width) {
+                best = next;
+            }
+            if best.row_label_stride == 1 && best.col_label_stride == 1 {
+                break;
+            }
+        }
+        best
+    }
+
+    /// The smaller of the plot's row and column pitch, in device pixels (a label's room).
+    fn label_pitch_px(&self) -> f32 {
+        let (rows, cols) = (self.rows.max(1) as f32, self.cols.max(1) as f32);
+        (self.plot.height as f32 / rows).min(self.plot.width as f32 / cols)
+    }
+
+    /// The layout with labels at exactly `font` device pixels (finite, 1 to 1000), however
+    /// many that leaves out; [`HeatmapLayout::new`] shrinks them first.
+    pub fn at_font(spec: &LayoutSpec, font: f32) -> Self {
+        let font = if font.is_finite() { font.clamp(1.0, 1000.0) } else { 12.0 };
         let f = f64::from(font);
         let px = |em: f64| (em * f).round().max(1.0) as i64;
         let em_px = |em: f32| {
@@ -228,7 +272,7 @@ impl HeatmapLayout {
             (clamp_i32(centre), clamp_i32(top))
         });
 
-        // A label needs about 1.15 em across (its line height); skip labels to make room.
+        // A label needs LABEL_PITCH_EM across (its line height); skip labels to make room.
         let stride = |count: usize, extent_px: i64| -> usize {
             if count == 0 {
                 return 1;
@@ -236,7 +280,7 @@ impl HeatmapLayout {
             if extent_px <= 0 {
                 return count;
             }
-            let needed = (1.15 * f * count as f64 / extent_px as f64).ceil();
+            let needed = (LABEL_PITCH_EM * f * count as f64 / extent_px as f64 - 1e-9).ceil();
             (needed as usize).clamp(1, count)
         };
         let colorbar_ticks = ((bar_h as f64 / (2.0 * f)).floor() as usize + 1).clamp(2, 6);
@@ -486,17 +530,36 @@ mod tests {
 
     #[test]
     fn label_strides_avoid_overlap() {
-        // 512 tokens in a 400 px plot: under 1 px per cell, so with 12 px text roughly every
-        // ceil(1.15 * 12 * 512 / extent)-th label.
+        // 512 tokens in a 400 px plot: under 1 px per cell, so even at the smallest labels
+        // (0.8 × 12 = 9.6 px) roughly every ceil(1.1 * 9.6 * 512 / extent)-th label.
         let layout = HeatmapLayout::new(&spec(460, 460, 512, 512));
+        assert_eq!(layout.font_px, 12.0 * LABEL_SHRINK);
         let extent = f64::from(layout.plot.height);
         assert_eq!(
             layout.row_label_stride,
-            (1.15 * 12.0 * 512.0 / extent).ceil() as usize
+            (LABEL_PITCH_EM * f64::from(12.0 * LABEL_SHRINK) * 512.0 / extent).ceil() as usize
         );
         assert!(layout.row_label_stride > 1);
         let few = HeatmapLayout::new(&spec(460, 460, 5, 5));
         assert_eq!((few.row_label_stride, few.col_label_stride), (1, 1));
+        assert_eq!(few.font_px, 12.0, "labels that fit keep the font asked for");
+    }
+
+    #[test]
+    fn labels_shrink_before_any_is_skipped() {
+        // 11 tokens on a 160 × 160 canvas (no label text, so the bands are the gaps): at 12 px
+        // the plot is 110 px, 10 px cells, and a label needs 1.1 × 12 = 13.2 px (every other
+        // one). The pitch asks for 10 / 1.1 = 9.1 px, under the floor 0.8 × 12 = 9.6 px; at
+        // 9.6 px the smaller gaps and colorbar leave 121 px, 11 px cells, and 1.1 × 9.6 =
+        // 10.6 px fits: every token is labelled.
+        let at_12 = HeatmapLayout::at_font(&spec(160, 160, 11, 11), 12.0);
+        assert_eq!(at_12.row_label_stride, 2);
+        let layout = HeatmapLayout::new(&spec(160, 160, 11, 11));
+        assert_eq!((layout.row_label_stride, layout.col_label_stride), (1, 1));
+        assert!(layout.font_px < 12.0 && layout.font_px >= 12.0 * LABEL_SHRINK);
+        assert!(layout.plot.width >= at_12.plot.width);
+        let pitch = f64::from(layout.plot.height) / 11.0;
+        assert!(pitch >= LABEL_PITCH_EM * f64::from(layout.font_px) - 1e-6);
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use frame::{
     colorbar_rgba, draw_frame, draw_frame_around_images_at, draw_frame_at, Frame, LabelWidths,
 };
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
-pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
+pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, LABEL_PITCH_EM, LABEL_SHRINK, TITLE_SCALE};
 pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
 pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
 pub use stats::{constant_of, constant_value, MapStats};

@@ -149,13 +149,15 @@ export class Maps {
     return this.figures.map((f) => f.canvas);
   }
 
-  /** The label font in device pixels: 10 CSS px on small maps (so the plot keeps its room),
-   * 12 on ordinary ones, up to 15 on large ones. */
+  /** The label font asked for, in device pixels: 12.5 CSS px on small and ordinary maps, up
+   * to 15 on large ones. Where a map's cells are too close for every token's label at that
+   * size, the engine draws them smaller, down to 0.8 of it (10 CSS px, `LABEL_SHRINK` in
+   * src/render/layout.rs), before it leaves any out. */
   fontPx() {
     const dpr = globalThis.devicePixelRatio || 1;
     const first = this.figures[0]?.canvas;
     const cssWidth = first ? first.width / dpr : 400;
-    return Math.round(Math.min(15, Math.max(10, cssWidth / 24)) * dpr);
+    return Math.round(Math.min(15, Math.max(12.5, cssWidth / 24)) * dpr);
   }
 
   /** The cell the readouts describe: the hovered one, else the selected one. */
