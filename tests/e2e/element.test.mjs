@@ -306,6 +306,43 @@ for (const [width_px, height_px, name] of [
   });
 }
 
+test("an author's attributes are the figure: a fixed trained figure tells its readers nothing moved", async () => {
+  const { page, errors, context } = await openPage('/www/examples/');
+  await page.evaluate(() => {
+    for (const [id, controls] of [['author-fixed', 'none'], ['author-slidable', 'shift']]) {
+      const el = document.createElement('diffattn-explorer');
+      el.id = id;
+      el.setAttribute('shift', '2');
+      el.setAttribute('controls', controls);
+      el.text = 'The acting is wonderful, but the plot is thin.';
+      document.querySelector('main').append(el);
+    }
+  });
+  await settled(page);
+  const notice = (sel) =>
+    page.evaluate((s) => {
+      const root = document.querySelector(s).shadowRoot;
+      const box = root.querySelector('#moved-away');
+      return { shown: !box.hidden && box.checkVisibility(), text: box.textContent, moved: document.querySelector(s).state.shift };
+    }, sel);
+  // The examples page's own fixed figure (#second: shift="2" controls="none") too.
+  for (const id of ['#author-fixed', '#author-slidable', '#second']) {
+    // Trained weights with k = 2 (the model was trained with k = 1): the engine knows it moved...
+    assert.deepEqual(await page.evaluate((s) => document.querySelector(s).state.weights, id), 'trained');
+    const n = await notice(id);
+    assert.equal(n.moved, 2);
+    // ...but the reader did not: no notice, no button undoing the figure.
+    assert.equal(n.shown, false, `${id}: ${n.text}`);
+  }
+  // A reader who moves the shift is told, and offered the way back.
+  await slide(page, '#author-slidable', 'shift', 3);
+  const moved = await notice('#author-slidable');
+  assert.equal(moved.shown, true);
+  assert.match(moved.text, /moved away from the trained settings \(k\)/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('styleable from outside: custom properties and ::part reach into the shadow root', async () => {
   const { page, errors, context } = await openPage('/www/examples/');
   const styles = await page.evaluate(() => {

@@ -234,11 +234,16 @@ test('"trained with" and "moved away": the shift slider, the gate and the heads'
   assert.match(await page.textContent('#moved-away'), /\(k, gate sliders\)/);
   assert.equal(new URL(page.url()).searchParams.get('alpha'), '1');
   await screenshot(page, 'model-moved-away');
-  // A reload of that address keeps the moved settings over the trained ones.
+  // A reload of that address keeps the moved settings over the trained ones. The address is
+  // then the figure someone shared: its reader moved nothing, so no notice says they did (nor
+  // offers a button that would undo the figure) until they move something themselves.
   const second = await openExplorer(h, new URL(page.url()).search);
   assert.equal(await second.page.evaluate(() => window.diffattn.call((ex) => ex.settings()).shift), 2);
   assert.equal(await second.page.evaluate(() => window.diffattn.call((ex) => ex.settings()).gate_learned), false);
-  assert.equal(await second.page.locator('#moved-away').isVisible(), true);
+  assert.deepEqual(await second.page.evaluate(() => window.diffattn.call((ex) => ex.view().moved_away)), ['shift', 'gate']);
+  assert.equal(await second.page.locator('#moved-away').isHidden(), true);
+  await setRange(second.page, '#shift', 3);
+  assert.match(await second.page.textContent('#moved-away'), /moved away from the trained settings \(k\)/);
   await second.context.close();
   // Back to the trained settings.
   await page.click('#back-to-trained');

@@ -11,6 +11,7 @@ import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
 import { bestGrid, roomBelow } from '../../www/explorer/layout.js';
+import { readerMoved } from '../../www/explorer/prediction.js';
 import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
 import { runtimeOf } from '../../www/explorer/runtime.js';
 import { ATTRIBUTES, formatGate, nameSet, parseGate, readAttribute, readAttributes, readNameList } from '../../www/explorer/attributes.js';
@@ -643,4 +644,15 @@ test('spec files: UTF-8 text and the binary form are read as bytes; binary garba
   assert.equal(await reason(big), 'unreadable', 'a 64 MB binary spec is read');
   const broken = { size: 10, arrayBuffer: () => Promise.reject(new Error('gone')) };
   assert.equal(await reason(broken), 'unreadable');
+});
+
+test('"moved away" names only what the reader moved: a key of that name or of that parameter', () => {
+  const moved = ['heads', 'shift', 'gate'];
+  // An author's figure (attributes, a shared address): the reader moved nothing.
+  assert.deepEqual(readerMoved(moved, new Set()), []);
+  // The gate's three sliders are one parameter; the text and the view are none.
+  assert.deepEqual(readerMoved(moved, new Set(['beta', 'text', 'view'])), ['gate']);
+  assert.deepEqual(readerMoved(moved, new Set(['heads', 'shift'])), ['heads', 'shift']);
+  // Without a record of the reader (a caller that keeps none), everything moved is named.
+  assert.deepEqual(readerMoved(moved, undefined), moved);
 });

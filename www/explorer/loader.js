@@ -233,6 +233,7 @@ export class ModelLoader {
         computing,
         modelInfo: this.info,
         view: view.view,
+        readerMoved: view.readerMoved,
         manifestEntry: this.info?.mechanism ? this.#store.entry(this.info.mechanism) : null,
         weights: view.state.weights,
         layer: view.state.layer,

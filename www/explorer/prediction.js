@@ -3,6 +3,7 @@
 // (the engine's `view().moved_away`, so nothing here knows a mechanism's parameters).
 
 import { fmt } from './format.js';
+import { KEYS } from './settings.generated.js';
 import { parameterParts } from './state.js';
 
 /**
@@ -125,10 +126,22 @@ function paintTrainedWith(el, s, t, mechName) {
     settings = t('trained_with_accuracy', { settings, en: pct(acc.en.accuracy), zh: pct(acc.zh.accuracy) });
   }
   el.trainedWith.textContent = t('trained_with', { settings });
-  const moved = s.view?.moved_away ?? [];
+  // Only what the reader moved: an author's figure (attributes, a shared address) is not
+  // "moved away" for the reader, and offers no button that would undo it.
+  const moved = readerMoved(s.view?.moved_away ?? [], s.readerMoved);
   el.movedAway.hidden = moved.length === 0;
   if (moved.length) {
     const list = moved.map((m) => t(`moved_${m}`)).join(s.lang === 'zh' ? '、' : ', ');
     el.movedAwayText.textContent = t('moved_away', { what: list });
   }
+}
+
+/**
+ * Of the engine's `moved_away` names (`heads`, `causal`, a registry parameter such as `shift`
+ * or `gate`), those the reader changed: a state key of that name, or one whose schema
+ * parameter it is, is in `touched` (the view's `readerMoved`). Pure (page-logic tests run it).
+ */
+export function readerMoved(moved, touched) {
+  if (!touched) return moved;
+  return moved.filter((name) => [...touched].some((key) => key === name || KEYS[key]?.parameter === name));
 }

@@ -218,9 +218,17 @@ export class ExplorerView {
     this.changed({ notify: false });
   }
 
+  /**
+   * The state's keys the reader changed with the page's controls (not the address, the
+   * element's attributes or a host's `set`): what the author gave is the figure, so only these
+   * are "moved away from the trained settings" (prediction.js).
+   */
+  readerMoved = new Set();
+
   /** Changes keys of the state as a person did (a control, the walk, the row view). */
   setFromPerson(partial) {
     if (partial.text !== undefined && partial.text !== this.state.text) this.work.typed();
+    for (const [key, value] of Object.entries(partial)) if (value !== this.state[key]) this.readerMoved.add(key);
     this.#change(partial);
     this.changed();
   }
