@@ -147,6 +147,30 @@ test('touch: a tap selects a cell and shows its arithmetic', async () => {
   await settled(page);
   assert.match(await page.textContent('#readout'), /Row 2, .* column 3,/);
   assert.match(await page.textContent('#readout'), /A′ᵢⱼ = Aᵢⱼ \+ Gᵢⱼ × Dᵢⱼ/);
+  // The pinned cell (its popover and readout) goes with a tap elsewhere, or with Escape.
+  const pinned = async () => /Row 2, .* column 3,/.test(await page.textContent('#readout'));
+  assert.equal(await pinned(), true);
+  // A tap elsewhere (the sentence box) unpins it; so does Escape after another tap.
+  await page.locator('#sentence').scrollIntoViewIfNeeded();
+  const sentence = await page.locator('#sentence').boundingBox();
+  await page.touchscreen.tap(sentence.x + 10, sentence.y + 10);
+  await settled(page);
+  assert.equal(await pinned(), false, 'a tap elsewhere unpinned the cell');
+  await canvas.scrollIntoViewIfNeeded();
+  const again = await page.evaluate(() => {
+    const c = window.diffattn.root.querySelectorAll('canvas.map-canvas')[4];
+    const rect = c.getBoundingClientRect();
+    const cell = window.diffattn.call((ex) => ex.cell_rect(4, 1, 2));
+    const scale = rect.width / c.width;
+    return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
+  });
+  await page.touchscreen.tap(again.x, again.y);
+  await settled(page);
+  assert.equal(await pinned(), true);
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press('Escape');
+  await settled(page);
+  assert.equal(await pinned(), false, 'Escape unpinned the cell');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -18,6 +18,8 @@ export class Maps {
   #resizeObserver;
   #roomObserver;
   #onWindowResize;
+  #onDocumentPointer;
+  #onDocumentKey;
   #room = { widths: [], height: globalThis.innerHeight, at: 0 };
   #measured = new WeakMap(); // canvas -> [width_px, height_px] in device pixels
   /** `{ figure, canvas, overlay, caption }` per map, in the order drawn. */
@@ -70,6 +72,27 @@ export class Maps {
       if (this.#roomChanged(this.#room.widths[0] ?? 0, height)) onResize();
     };
     globalThis.addEventListener('resize', this.#onWindowResize);
+    // A pinned cell's popover closes with a tap anywhere but on a map, or with Escape from
+    // anywhere (on a phone it covered the walk, Compare and Present, and nothing closed it).
+    this.#onDocumentPointer = (event) => {
+      if (event.pointerType !== 'touch' || !this.selected) return;
+      const path = event.composedPath();
+      if (this.figures.some((f) => path.includes(f.canvas))) return;
+      this.deselect();
+    };
+    this.#onDocumentKey = (event) => {
+      if (event.key === 'Escape' && !event.defaultPrevented && this.deselect()) event.preventDefault();
+    };
+    document.addEventListener('pointerdown', this.#onDocumentPointer, true);
+    document.addEventListener('keydown', this.#onDocumentKey);
+  }
+
+  /** Unpins the selected cell (its highlight and popover go); whether one was selected. */
+  deselect() {
+    if (!this.selected) return false;
+    this.selected = null;
+    this.#onInteraction('overlay');
+    return true;
   }
 
   /**
@@ -308,11 +331,7 @@ export class Maps {
       return;
     }
     if (event.key === 'Escape') {
-      if (this.selected) {
-        this.selected = null;
-        event.preventDefault();
-        this.#onInteraction('overlay');
-      }
+      if (this.deselect()) event.preventDefault();
       return;
     }
     const move = MOVES[event.key];
@@ -337,6 +356,8 @@ export class Maps {
     this.#resizeObserver.disconnect();
     this.#roomObserver.disconnect();
     globalThis.removeEventListener('resize', this.#onWindowResize);
+    document.removeEventListener('pointerdown', this.#onDocumentPointer, true);
+    document.removeEventListener('keydown', this.#onDocumentKey);
   }
 }
 
