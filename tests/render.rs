@@ -3,8 +3,7 @@
 
 use diffattn::render::{
     cells_rgba, heatmap_svg, panel_svg, Frame, HeatmapLayout, LayoutSpec, Palette, Panel, Scale,
-    LABEL_PITCH_EM, LABEL_SHRINK,
-    Theme, NAN_COLOR,
+    Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
 };
 use ndarray::{array, Array2};
 use proptest::prelude::*;

@@ -155,7 +155,9 @@ impl HeatmapLayout {
             size = wanted.max(floor);
             let next = Self::at_font(spec, size);
             let fewer = |l: &HeatmapLayout| l.row_label_stride + l.col_label_stride;
-            if fewer(&next) < fewer(&best) || (fewer(&next) == fewer(&best) && next.plot.width > best.plot.width) {
+            if fewer(&next) < fewer(&best)
+                || (fewer(&next) == fewer(&best) && next.plot.width > best.plot.width)
+            {
                 best = next;
             }
             if best.row_label_stride == 1 && best.col_label_stride == 1 {
@@ -174,7 +176,11 @@ impl HeatmapLayout {
     /// The layout with labels at exactly `font` device pixels (finite, 1 to 1000), however
     /// many that leaves out; [`HeatmapLayout::new`] shrinks them first.
     pub fn at_font(spec: &LayoutSpec, font: f32) -> Self {
-        let font = if font.is_finite() { font.clamp(1.0, 1000.0) } else { 12.0 };
+        let font = if font.is_finite() {
+            font.clamp(1.0, 1000.0)
+        } else {
+            12.0
+        };
         let f = f64::from(font);
         let px = |em: f64| (em * f).round().max(1.0) as i64;
         let em_px = |em: f32| {
