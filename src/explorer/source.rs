@@ -41,14 +41,20 @@ impl Explorer {
         )
     }
 
-    /// How many of the sentence's tokens the trained model's vocabulary does not know (they
-    /// read as `<unk>`); `None` for the untrained model or a loaded spec.
-    pub fn unknown_tokens(&self) -> Option<usize> {
+    /// The positions of the sentence's tokens the trained model's vocabulary does not know
+    /// (they read as `<unk>`), in order; `None` for the untrained model or a loaded spec.
+    pub fn unknown_tokens(&self) -> Option<Vec<usize>> {
         if !matches!(self.source, Source::Sentence) {
             return None;
         }
         let ids = self.model.token_ids(&self.tokens)?;
-        Some(ids.iter().filter(|&&id| id == 0).count())
+        Some(
+            ids.iter()
+                .enumerate()
+                .filter(|&(_, &id)| id == 0)
+                .map(|(i, _)| i)
+                .collect(),
+        )
     }
 
     /// What is drawn as a spec (the vectors, the weights, every setting and learned

@@ -335,7 +335,7 @@ impl Explorer {
                 label: p.label.as_str(),
                 probability: p.probability,
                 positive: p.positive,
-                unknown: self.state.unknown_tokens().unwrap_or(0),
+                unknown_at: self.state.unknown_tokens().unwrap_or_default(),
                 tokens: self.state.len(),
             }),
             None => Ok(JsValue::UNDEFINED),

@@ -182,14 +182,15 @@ pub(super) struct ModelJs<'a> {
     pub layers: usize,
 }
 
-/// `{ label: "positive" | "negative", probability, positive, unknown, tokens }`: `unknown`
-/// counts the tokens the model's vocabulary does not know (they read as `<unk>`), of `tokens`.
+/// `{ label: "positive" | "negative", probability, positive, unknown_at, tokens }`:
+/// `unknown_at` lists the positions (from 0, in the view's `tokens`) of the tokens the model's
+/// vocabulary does not know (they read as `<unk>`), of `tokens`.
 #[derive(Serialize)]
 pub(super) struct PredictionJs {
     pub label: &'static str,
     pub probability: f32,
     pub positive: f32,
-    pub unknown: usize,
+    pub unknown_at: Vec<usize>,
     pub tokens: usize,
 }
 

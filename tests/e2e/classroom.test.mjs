@@ -278,6 +278,17 @@ test('what a new user tripped over: unknown words, "1 token", old errors, captio
   const note = await page.textContent('#unknown-note');
   assert.match(note, /^Most tokens \(\d+ of \d+\) are unknown to this model/);
   assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('prediction').classList.contains('hedged')), true);
+  assert.match(note, /Unknown: “/, 'the note names the unknown words');
+  // A few unknown words: the note names which (the model's vocabulary has neither "cat" nor
+  // "mat"), each once, as the axes show them.
+  await page.fill('#sentence', 'The cat sat on the mat, the cat.');
+  await settled(page);
+  const some = await page.textContent('#unknown-note');
+  const { unknown_at: at } = await page.evaluate(() => window.diffattn.call((ex) => ex.prediction()));
+  const tokens = await page.evaluate(() => window.diffattn.call((ex) => ex.labels().rows));
+  const named = [...new Set(at.map((i) => tokens[i]))];
+  assert.ok(named.length > 0, `some token is unknown: ${tokens.join(' ')}`);
+  assert.equal(some, `${at.length} of ${tokens.length} tokens are unknown to this model (it reads them as <unk>): ${named.map((t) => `“${t}”`).join(', ')}.`);
   await page.fill('#sentence', 'good');
   await settled(page);
   assert.equal(await page.textContent('#token-count'), '1 token');

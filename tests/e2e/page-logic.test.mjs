@@ -12,6 +12,7 @@ import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/forma
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
 import { bestGrid, roomBelow } from '../../www/explorer/layout.js';
 import { readerMoved } from '../../www/explorer/prediction.js';
+import { unknownWords } from '../../www/explorer/paint.js';
 import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
 import { runtimeOf } from '../../www/explorer/runtime.js';
 import { ATTRIBUTES, formatGate, nameSet, parseGate, readAttribute, readAttributes, readNameList } from '../../www/explorer/attributes.js';
@@ -655,4 +656,15 @@ test('"moved away" names only what the reader moved: a key of that name or of th
   assert.deepEqual(readerMoved(moved, new Set(['heads', 'shift'])), ['heads', 'shift']);
   // Without a record of the reader (a caller that keeps none), everything moved is named.
   assert.deepEqual(readerMoved(moved, undefined), moved);
+});
+
+test('the unknown words a note names: once each, in order, quoted, the first eight then a count', () => {
+  const tokens = ['the', 'cat', 'sat', 'on', 'the', 'mat', ',', 'the', 'cat'];
+  assert.equal(unknownWords(tokens, [1, 5, 8]), '“cat”, “mat”');
+  assert.equal(unknownWords(tokens, [1, 5], 'zh'), '“cat”、“mat”');
+  assert.equal(unknownWords(tokens, []), '');
+  const many = Array.from({ length: 11 }, (_, i) => `w${i}`);
+  assert.equal(unknownWords(many, many.map((_, i) => i)), '“w0”, “w1”, “w2”, “w3”, “w4”, “w5”, “w6”, “w7” …(+3)');
+  // A control character is shown as its code point, as the axes show it.
+  assert.equal(unknownWords(['a\u0007'], [0]), '“a⟨U+0007⟩”');
 });

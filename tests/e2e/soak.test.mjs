@@ -263,7 +263,10 @@ test('sixty real panics: each a fresh instance; kept, the old ones would pile up
   assert.equal(alive, 0, 'every thrown-away instance was collected');
   assert.ok(kept - dropped > 40, `kept instances should show: ${dropped.toFixed(1)} -> ${kept.toFixed(1)} MB`);
   assert.ok(kept - released > 30, `released, the kept instances should go: ${kept.toFixed(1)} -> ${released.toFixed(1)} MB`);
-  assert.ok(dropped - start < 20, `dropped instances should leave memory flat: ${start.toFixed(1)} -> ${dropped.toFixed(1)} MB`);
+  // Flat, measured against what a leak of every instance costs on this machine (the kept
+  // ones): the renderer's allocator keeps some freed pages resident (up to 32 MB seen, under
+  // load), where keeping the sixty instances adds hundreds.
+  assert.ok(dropped - start < (kept - dropped) / 5, `dropped instances should leave memory flat: ${start.toFixed(1)} -> ${dropped.toFixed(1)} MB, against ${(kept - dropped).toFixed(1)} MB for sixty kept`);
   assert.ok(errors.every((e) => /unreachable|panicked|trap_for_tests/.test(e)), errors.join('\n'));
   await context.close();
 });

@@ -5,6 +5,7 @@
 
 import { STRINGS } from './i18n.js';
 import { setOptions } from './dom.js';
+import { visibleToken } from './format.js';
 
 /** The status line and the notices. */
 export function paintStatus(v) {
@@ -106,12 +107,30 @@ export function translateAll(v) {
  */
 export function paintUnknown(v, prediction) {
   const note = v.el.unknownNote;
-  const unknown = prediction?.unknown ?? 0;
+  const at = prediction?.unknown_at ?? [];
+  const unknown = at.length;
   note.hidden = !prediction || unknown === 0;
   v.el.prediction.classList.toggle('hedged', !!prediction && unknown * 2 > prediction.tokens);
   if (note.hidden) return;
   const key = unknown * 2 > prediction.tokens ? 'unknown_most' : 'unknown_some';
-  note.textContent = v.t(key, { u: unknown, n: prediction.tokens });
+  const words = unknownWords(v.labels?.rows ?? [], at, v.state.lang);
+  note.textContent = v.t(key, { u: unknown, n: prediction.tokens, words });
+}
+
+/** The most unknown words a note names; the rest are counted. */
+const UNKNOWN_NAMED = 8;
+
+/**
+ * The tokens at positions `at` of `tokens`, quoted and listed once each in order (`“cat”,
+ * “mat”`), the first UNKNOWN_NAMED of them and then how many more: the words the note says
+ * the model does not know. Pure (page-logic tests run it).
+ */
+export function unknownWords(tokens, at, lang = 'en') {
+  const seen = [...new Set(at.map((i) => tokens[i]).filter((t) => t !== undefined))];
+  const [open, close, sep] = lang === 'zh' ? ['“', '”', '、'] : ['“', '”', ', '];
+  const named = seen.slice(0, UNKNOWN_NAMED).map((t) => `${open}${visibleToken(t)}${close}`);
+  const more = seen.length - named.length;
+  return more > 0 ? `${named.join(sep)} …(+${more})` : named.join(sep);
 }
 
 /** Fills "What to export" with the maps drawn and the panel of all of them. */
