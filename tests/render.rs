@@ -2,8 +2,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use diffattn::render::{
-    cells_rgba, heatmap_svg, panel_svg, Frame, HeatmapLayout, LayoutSpec, Palette, Panel, Scale,
-    Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
+    cells_rgba, heatmap_svg, panel_svg, Frame, FrameParts, HeatmapLayout, LayoutSpec, Palette,
+    Panel, Scale, Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
 };
 use ndarray::{array, Array2};
 use proptest::prelude::*;
@@ -106,18 +106,22 @@ fn layout_spec() -> impl Strategy<Value = LayoutSpec> {
         (0u32..1600, 0u32..1600, 4.0f32..40.0),
         (0usize..600, 0usize..600),
         (0.0f32..12.0, 0.0f32..12.0, 0.0f32..6.0, 0.0f32..30.0),
+        any::<bool>(),
     )
         .prop_map(
-            |((width_px, height_px, font_px), (rows, cols), (re, ce, te, ti))| LayoutSpec {
-                width_px,
-                height_px,
-                font_px,
-                rows,
-                cols,
-                row_label_em: re,
-                col_label_em: ce,
-                tick_label_em: te,
-                title_em: ti,
+            |((width_px, height_px, font_px), (rows, cols), (re, ce, te, ti), colorbar)| {
+                LayoutSpec {
+                    width_px,
+                    height_px,
+                    font_px,
+                    rows,
+                    cols,
+                    row_label_em: re,
+                    col_label_em: ce,
+                    tick_label_em: te,
+                    title_em: ti,
+                    colorbar,
+                }
             },
         )
 }
@@ -305,6 +309,7 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
         masked_label: "",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 320);
 
@@ -356,6 +361,7 @@ fn svg_text_is_the_layout_font_size() {
         masked_label: "",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let svg = heatmap_svg(Array2::zeros((2, 2)).view(), &frame, 200, 200);
     let size: f64 = svg
@@ -383,6 +389,7 @@ fn empty_maps_draw_a_frame() {
         masked_label: "",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let svg = heatmap_svg(map.view(), &frame, 600, 500);
     assert!(svg.contains("∅ (1 × 0)"));
@@ -416,6 +423,7 @@ fn labels_are_truncated_and_mismatched_labels_tolerated() {
         masked_label: "",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let svg = heatmap_svg(map.view(), &frame, 300, 300);
     assert!(svg.contains("internation…") && !svg.contains("internationalisation"));
@@ -452,6 +460,7 @@ fn panels_sit_side_by_side() {
         masked_label: "",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let svg = panel_svg(
         &[
@@ -508,6 +517,7 @@ proptest! {
             masked_label: "",
             constant: None,
             constant_label: "",
+            parts: FrameParts::ALL,
         };
         let svg = heatmap_svg(map.view(), &frame, 360, 300);
         assert_only_known_markup(&svg);
@@ -536,6 +546,7 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         masked_label: "masked",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 400);
     let light = hex(MASKED_RGB[1]);
@@ -595,6 +606,7 @@ fn a_constant_map_says_so_instead_of_stretching_noise() {
         masked_label: "",
         constant: constant_value(d.view()),
         constant_label: "constant",
+        parts: FrameParts::ALL,
     };
     assert_eq!(frame.constant, Some(0.0));
     let svg = heatmap_svg(d.view(), &frame, 400, 400);
@@ -639,6 +651,7 @@ fn the_colorbar_as_one_image_runs_from_the_scales_top_down_to_its_bottom() {
         masked_label: "",
         constant: None,
         constant_label: "",
+        parts: FrameParts::ALL,
     };
     let layout = frame.layout_with(
         400,

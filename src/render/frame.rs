@@ -46,6 +46,36 @@ pub struct Frame<'a> {
     pub constant: Option<f32>,
     /// The word for a constant map in the page's language (`"constant"`).
     pub constant_label: &'a str,
+    /// Which parts are drawn: a map in a grid shares its labels with its neighbours and its
+    /// colorbar with the maps of its scale ([`FrameParts::ALL`] for a map on its own).
+    pub parts: FrameParts,
+}
+
+/// The parts of a frame a map draws itself. In a grid of maps ([`crate::render::fit_grid`])
+/// only the first column draws row labels, only a map with none below it column labels, and
+/// maps that share a scale show it once, in a legend; the grid also picks the label font for
+/// every map, so none shrinks it on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameParts {
+    /// Row labels left of the plot.
+    pub row_labels: bool,
+    /// Column labels below the plot.
+    pub col_labels: bool,
+    /// A colorbar beside the plot (with the masked legend and a constant map's swatch).
+    pub colorbar: bool,
+    /// Whether the labels may shrink (down to [`crate::render::LABEL_SHRINK`]) so that every
+    /// token is labelled; false draws them at exactly `font_px`.
+    pub shrink_labels: bool,
+}
+
+impl FrameParts {
+    /// Every part, the labels shrinking to fit: a map on its own.
+    pub const ALL: FrameParts = FrameParts {
+        row_labels: true,
+        col_labels: true,
+        colorbar: true,
+        shrink_labels: true,
+    };
 }
 
 impl Frame<'_> {
@@ -53,12 +83,13 @@ impl Frame<'_> {
     /// row per row label and one column per column label. The page can keep it for hover.
     ///
     /// ```
-    /// use diffattn::render::{Frame, Scale, Theme};
+    /// use diffattn::render::{Frame, FrameParts, Scale, Theme};
     /// let tokens: Vec<String> = ["the", "cat", "sat"].map(String::from).to_vec();
     /// let frame = Frame {
     ///     title: "A", row_labels: &tokens, col_labels: &tokens,
     ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
     ///     mask: None, masked_label: "", constant: None, constant_label: "",
+    ///     parts: FrameParts::ALL,
     /// };
     /// let layout = frame.layout(420, 420);
     /// assert_eq!((layout.rows, layout.cols), (3, 3));
@@ -116,17 +147,32 @@ impl Frame<'_> {
             None => 0.0,
         };
         let tick_label_em = tick_label_em.max(legend_em).max(constant_em);
-        HeatmapLayout::new(&LayoutSpec {
+        let parts = self.parts;
+        let spec = LayoutSpec {
             width_px,
             height_px,
             font_px: self.font_px,
             rows,
             cols,
-            row_label_em: widths.rows_em,
-            col_label_em: widths.cols_em,
-            tick_label_em,
+            row_label_em: if parts.row_labels {
+                widths.rows_em
+            } else {
+                0.0
+            },
+            col_label_em: if parts.col_labels {
+                widths.cols_em
+            } else {
+                0.0
+            },
+            tick_label_em: if parts.colorbar { tick_label_em } else { 0.0 },
             title_em: text_width_em(&display_label(self.title, MAX_TITLE_GRAPHEMES)),
-        })
+            colorbar: parts.colorbar,
+        };
+        if parts.shrink_labels {
+            HeatmapLayout::new(&spec)
+        } else {
+            HeatmapLayout::at_font(&spec, self.font_px)
+        }
     }
 }
 
@@ -170,13 +216,14 @@ impl LabelWidths {
 /// columns gets an empty box marked "∅ (rows × cols)".
 ///
 /// ```
-/// use diffattn::render::{draw_frame, Frame, Scale, Theme};
+/// use diffattn::render::{draw_frame, Frame, FrameParts, Scale, Theme};
 /// use plotters::prelude::*;
 /// let tokens: Vec<String> = ["the", "cat"].map(String::from).to_vec();
 /// let frame = Frame {
 ///     title: "D = A - shift(A)", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::diverging(0.5), theme: &Theme::dark(), font_px: 24.0,
 ///     mask: None, masked_label: "", constant: None, constant_label: "",
+///     parts: FrameParts::ALL,
 /// };
 /// let mut svg = String::new();
 /// let layout = {
@@ -238,7 +285,7 @@ pub fn draw_frame_around_images_at<DB: DrawingBackend>(
 pub fn colorbar_rgba(frame: &Frame, layout: &HeatmapLayout, out: &mut Vec<u8>) {
     out.clear();
     let bar = layout.colorbar;
-    if frame.constant.is_some() || bar.width == 0 || bar.height == 0 {
+    if !frame.parts.colorbar || frame.constant.is_some() || bar.width == 0 || bar.height == 0 {
         return;
     }
     let (lo, hi) = frame.scale.range();
@@ -293,9 +340,20 @@ fn draw_frame_parts<DB: DrawingBackend>(
         area.draw_text(&note, &style, centre)?;
     }
 
+    let parts = frame.parts;
     let row_style = text(label_size, HPos::Right, VPos::Center);
+    let row_labels: &[String] = if parts.row_labels {
+        frame.row_labels
+    } else {
+        &[]
+    };
+    let col_labels: &[String] = if parts.col_labels {
+        frame.col_labels
+    } else {
+        &[]
+    };
     for row in (0..rows).step_by(layout.row_label_stride) {
-        let Some(label) = frame.row_labels.get(row) else {
+        let Some(label) = row_labels.get(row) else {
             break;
         };
         let cell = layout.cell_rect(row, 0);
@@ -311,7 +369,7 @@ fn draw_frame_parts<DB: DrawingBackend>(
     // just below its column.
     let col_style = text(label_size, HPos::Right, VPos::Center).transform(FontTransform::Rotate270);
     for col in (0..cols).step_by(layout.col_label_stride) {
-        let Some(label) = frame.col_labels.get(col) else {
+        let Some(label) = col_labels.get(col) else {
             break;
         };
         let cell = layout.cell_rect(0, col);
@@ -323,6 +381,9 @@ fn draw_frame_parts<DB: DrawingBackend>(
         )?;
     }
 
+    if !parts.colorbar {
+        return Ok(());
+    }
     match frame.constant {
         Some(value) => draw_constant_bar(
             area,

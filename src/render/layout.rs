@@ -73,6 +73,77 @@ pub struct LayoutSpec {
     pub tick_label_em: f32,
     /// The title's width in em, or zero for no title (then no space is kept for it).
     pub title_em: f32,
+    /// Whether the map has a colorbar of its own beside it (maps that share a scale show it
+    /// once, in a legend: then no room is kept for one).
+    pub colorbar: bool,
+}
+
+/// The room around a plot, in device pixels, at one label font: what [`HeatmapLayout`]
+/// keeps on each side, and what the grid of maps sizes each canvas by
+/// ([`crate::render::fit_grid`]), so that a canvas of `plot + bands` holds a plot of exactly
+/// that size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bands {
+    /// Around everything, on every side.
+    pub pad: i64,
+    /// Between the plot and its labels.
+    pub gap: i64,
+    /// The border just outside the plot and the colorbar.
+    pub border: i64,
+    /// Above the plot: the title (0 for none).
+    pub title: i64,
+    /// Left of the plot: the row labels and their gap.
+    pub left: i64,
+    /// Below the plot: the column labels and their gap.
+    pub below: i64,
+    /// Right of the plot: the colorbar, its ticks and their labels (0 for none).
+    pub right: i64,
+    /// Between the plot and the colorbar.
+    pub bar_gap: i64,
+    /// The colorbar's width.
+    pub bar_width: i64,
+    /// A tick mark's length.
+    pub tick_len: i64,
+}
+
+impl Bands {
+    /// The bands of `spec` with labels at `font` device pixels (finite, 1 to 1000).
+    pub fn at(spec: &LayoutSpec, font: f32) -> Bands {
+        let f = f64::from(font);
+        let px = |em: f64| (em * f).round().max(1.0) as i64;
+        let em_px = |em: f32| {
+            let em = if em.is_finite() {
+                em.clamp(0.0, 1000.0)
+            } else {
+                0.0
+            };
+            (f64::from(em) * f).ceil() as i64
+        };
+        let gap = px(0.4);
+        let bar_gap = px(0.8);
+        let bar_width = px(1.0).max(4);
+        let tick_len = px(0.3).max(2);
+        Bands {
+            pad: px(0.5),
+            gap,
+            border: px(1.0 / 12.0),
+            title: if spec.title_em > 0.0 {
+                px(1.6 * f64::from(TITLE_SCALE))
+            } else {
+                0
+            },
+            left: em_px(spec.row_label_em) + gap,
+            below: em_px(spec.col_label_em) + gap,
+            right: if spec.colorbar {
+                bar_gap + bar_width + tick_len + gap + em_px(spec.tick_label_em)
+            } else {
+                0
+            },
+            bar_gap,
+            bar_width,
+            tick_len,
+        }
+    }
 }
 
 /// The title is drawn this much larger than the labels.
@@ -124,7 +195,7 @@ impl HeatmapLayout {
     /// // Four tokens on a 420 x 300 canvas with 12 px text and 3-em labels.
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 420, height_px: 300, font_px: 12.0, rows: 4, cols: 4,
-    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0,
+    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0, colorbar: true,
     /// });
     /// // The cells are square, whole pixels, and the plot is whole cells.
     /// let cell = layout.cell_rect(0, 0);
@@ -183,31 +254,13 @@ impl HeatmapLayout {
         };
         let f = f64::from(font);
         let px = |em: f64| (em * f).round().max(1.0) as i64;
-        let em_px = |em: f32| {
-            let em = if em.is_finite() {
-                em.clamp(0.0, 1000.0)
-            } else {
-                0.0
-            };
-            (f64::from(em) * f).ceil() as i64
-        };
         let (width, height) = (i64::from(spec.width_px), i64::from(spec.height_px));
         let (rows, cols) = (spec.rows, spec.cols);
-
-        let pad = px(0.5);
-        let gap = px(0.4);
-        let border = px(1.0 / 12.0);
-        let title_h = if spec.title_em > 0.0 {
-            px(1.6 * f64::from(TITLE_SCALE))
-        } else {
-            0
-        };
-        let row_band = em_px(spec.row_label_em) + gap;
-        let col_band = em_px(spec.col_label_em) + gap;
-        let bar_gap = px(0.8);
-        let bar_w = px(1.0).max(4);
-        let tick_len = px(0.3).max(2);
-        let right_band = bar_gap + bar_w + tick_len + gap + em_px(spec.tick_label_em);
+        let bands = Bands::at(spec, font);
+        let (pad, gap, border) = (bands.pad, bands.gap, bands.border);
+        let (title_h, row_band, col_band, right_band) =
+            (bands.title, bands.left, bands.below, bands.right);
+        let (bar_gap, bar_w, tick_len) = (bands.bar_gap, bands.bar_width, bands.tick_len);
 
         let inner_w = (width - 2 * pad).max(0);
         let inner_h = (height - 2 * pad).max(0);
@@ -247,7 +300,12 @@ impl HeatmapLayout {
         } else {
             plot_w
         };
-        let bar_h = plot_h.max(px(8.0).min(avail_h + col_band));
+        // Without a colorbar of its own the map keeps no room for one (an empty bar).
+        let bar_h = if spec.colorbar {
+            plot_h.max(px(8.0).min(avail_h + col_band))
+        } else {
+            0
+        };
         let group_w = row_band + plot_w + right_band;
         let group_h = title_h + (plot_h + col_band).max(bar_h);
         let left = pad + ((inner_w - group_w) / 2).max(0);
@@ -262,7 +320,7 @@ impl HeatmapLayout {
         let colorbar = PixelRect {
             x: clamp_i32(left + row_band + plot_w + bar_gap),
             y: plot.y,
-            width: bar_w as u32,
+            width: if spec.colorbar { bar_w as u32 } else { 0 },
             height: bar_h.max(0) as u32,
         };
         let title_at = (title_h > 0).then(|| {
@@ -347,7 +405,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
     /// });
     /// let p = layout.plot;
     /// assert_eq!(layout.cell_at(f64::from(p.x), f64::from(p.y)), Some((0, 0)));
@@ -373,7 +431,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
     /// });
     /// let cell = layout.cell_rect(2, 0);
     /// let y = f64::from(cell.y) + 1.0;
@@ -399,7 +457,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
     /// });
     /// let (a, b) = (layout.cell_rect(1, 0), layout.cell_rect(1, 1));
     /// assert_eq!(a.right(), b.x);
@@ -451,150 +509,5 @@ fn clamp_i32(v: i64) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(width_px: u32, height_px: u32, rows: usize, cols: usize) -> LayoutSpec {
-        LayoutSpec {
-            width_px,
-            height_px,
-            font_px: 12.0,
-            rows,
-            cols,
-            row_label_em: 0.0,
-            col_label_em: 0.0,
-            tick_label_em: 0.0,
-            title_em: 0.0,
-        }
-    }
-
-    #[test]
-    fn hand_worked_layout() {
-        // 12 px font: pad 6, gap 5, border 1; bar gap 10, bar 12, tick 4, so with no label
-        // text the left band is 5 px and the right band 10 + 12 + 4 + 5 = 31 px. On 300 x 200:
-        // inner 288 x 188, available 288 - 5 - 31 = 252 wide and 188 - 5 = 183 high. Three
-        // rows and four columns: cells of min(252 / 4, 183 / 3) = min(63, 61) = 61 px, a
-        // 244 x 183 plot. The group is 5 + 244 + 31 = 280 wide, centred: left = 6 + 4 = 10,
-        // so the plot starts at x = 15; it is 183 + 5 = 188 high, so top = 6.
-        let layout = HeatmapLayout::new(&spec(300, 200, 3, 4));
-        assert_eq!(
-            layout.plot,
-            PixelRect {
-                x: 15,
-                y: 6,
-                width: 244,
-                height: 183
-            }
-        );
-        assert_eq!(
-            layout.colorbar,
-            PixelRect {
-                x: 15 + 244 + 10,
-                y: 6,
-                width: 12,
-                height: 183
-            }
-        );
-        assert_eq!(
-            layout.cell_rect(2, 3),
-            PixelRect {
-                x: 15 + 183,
-                y: 6 + 122,
-                width: 61,
-                height: 61
-            }
-        );
-        assert_eq!(layout.cell_at(15.0 + 61.0, 6.0 + 60.9), Some((0, 1)));
-        assert_eq!(layout.cell_at(15.0 + 60.9, 6.0 + 61.0), Some((1, 0)));
-        assert_eq!(layout.title_at, None);
-        assert_eq!(layout.colorbar_ticks, 6);
-    }
-
-    #[test]
-    fn more_cells_than_pixels() {
-        // 400 columns over a plot narrower than 400 px: edges follow pixel-centre sampling,
-        // some cells are empty, and every pixel still hits exactly one cell.
-        let layout = HeatmapLayout::new(&spec(300, 300, 400, 400));
-        let plot = layout.plot;
-        assert!(plot.width < 400 && plot.width > 0 && plot.width == plot.height);
-        let mut previous = None;
-        for x in plot.x..plot.right() {
-            let (_, col) = layout
-                .cell_at(f64::from(x) + 0.5, f64::from(plot.y))
-                .unwrap();
-            let rect = layout.cell_rect(0, col);
-            assert!(
-                rect.x <= x && x < rect.right(),
-                "pixel {x} in its cell {col}: {rect:?}"
-            );
-            assert!(previous.is_none_or(|p| p < col));
-            previous = Some(col);
-        }
-        assert_eq!(layout.cell_rect(0, 399).right(), plot.right());
-        assert_eq!(layout.cell_rect(0, 0).x, plot.x);
-    }
-
-    #[test]
-    fn label_strides_avoid_overlap() {
-        // 512 tokens in a 400 px plot: under 1 px per cell, so even at the smallest labels
-        // (0.8 × 12 = 9.6 px) roughly every ceil(1.1 * 9.6 * 512 / extent)-th label.
-        let layout = HeatmapLayout::new(&spec(460, 460, 512, 512));
-        assert_eq!(layout.font_px, 12.0 * LABEL_SHRINK);
-        let extent = f64::from(layout.plot.height);
-        assert_eq!(
-            layout.row_label_stride,
-            (LABEL_PITCH_EM * f64::from(12.0 * LABEL_SHRINK) * 512.0 / extent).ceil() as usize
-        );
-        assert!(layout.row_label_stride > 1);
-        let few = HeatmapLayout::new(&spec(460, 460, 5, 5));
-        assert_eq!((few.row_label_stride, few.col_label_stride), (1, 1));
-        assert_eq!(few.font_px, 12.0, "labels that fit keep the font asked for");
-    }
-
-    #[test]
-    fn labels_shrink_before_any_is_skipped() {
-        // 11 tokens on a 160 × 160 canvas (no label text, so the bands are the gaps): at 12 px
-        // the plot is 110 px, 10 px cells, and a label needs 1.1 × 12 = 13.2 px (every other
-        // one). The pitch asks for 10 / 1.1 = 9.1 px, under the floor 0.8 × 12 = 9.6 px; at
-        // 9.6 px the smaller gaps and colorbar leave 121 px, 11 px cells, and 1.1 × 9.6 =
-        // 10.6 px fits: every token is labelled.
-        let at_12 = HeatmapLayout::at_font(&spec(160, 160, 11, 11), 12.0);
-        assert_eq!(at_12.row_label_stride, 2);
-        let layout = HeatmapLayout::new(&spec(160, 160, 11, 11));
-        assert_eq!((layout.row_label_stride, layout.col_label_stride), (1, 1));
-        assert!(layout.font_px < 12.0 && layout.font_px >= 12.0 * LABEL_SHRINK);
-        assert!(layout.plot.width >= at_12.plot.width);
-        let pitch = f64::from(layout.plot.height) / 11.0;
-        assert!(pitch >= LABEL_PITCH_EM * f64::from(layout.font_px) - 1e-6);
-    }
-
-    #[test]
-    fn empty_and_tiny_inputs_do_not_panic() {
-        for (w, h) in [(0, 0), (1, 1), (10, 500), (500, 10)] {
-            for (rows, cols) in [(0, 0), (5, 0), (0, 5), (1, 1), (512, 512), (3, 300)] {
-                let layout = HeatmapLayout::new(&LayoutSpec {
-                    title_em: 10.0,
-                    row_label_em: 12.0,
-                    col_label_em: 12.0,
-                    tick_label_em: 4.0,
-                    font_px: 24.0,
-                    ..spec(w, h, rows, cols)
-                });
-                let _ = layout.cell_at(f64::from(layout.plot.x), f64::from(layout.plot.y));
-                let _ = layout.cell_rect(rows, cols);
-                let _ = layout.cell_rect(usize::MAX, usize::MAX);
-            }
-        }
-        let empty = HeatmapLayout::new(&spec(300, 200, 3, 0));
-        assert!(empty.plot.width > 0 && empty.plot.width == empty.plot.height);
-        assert_eq!(
-            empty.cell_at(f64::from(empty.plot.x), f64::from(empty.plot.y)),
-            None
-        );
-        let odd = HeatmapLayout::new(&LayoutSpec {
-            font_px: f32::NAN,
-            ..spec(300, 200, 3, 3)
-        });
-        assert_eq!(odd.font_px, 12.0);
-    }
-}
+#[path = "layout_tests.rs"]
+mod tests;

@@ -22,8 +22,10 @@
 mod cells;
 mod colormap;
 mod frame;
+mod grid;
 mod label;
 mod layout;
+mod legend;
 mod row;
 mod scale;
 mod stats;
@@ -35,10 +37,18 @@ mod viewport;
 pub use cells::{cells_rgba, masked_rgba, plot_rgba, CellMask, MASKED_RGB};
 pub use colormap::{Palette, Rgb};
 pub use frame::{
-    colorbar_rgba, draw_frame, draw_frame_around_images_at, draw_frame_at, Frame, LabelWidths,
+    colorbar_rgba, draw_frame, draw_frame_around_images_at, draw_frame_at, Frame, FrameParts,
+    LabelWidths,
+};
+pub use grid::{
+    fit_grid, label_font, legend_entry_px, legend_min_width_px, GridLayout, GridMap, GridPlace,
+    GridSpec,
 };
 pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
-pub use layout::{HeatmapLayout, LayoutSpec, PixelRect, LABEL_PITCH_EM, LABEL_SHRINK, TITLE_SCALE};
+pub use layout::{
+    Bands, HeatmapLayout, LayoutSpec, PixelRect, LABEL_PITCH_EM, LABEL_SHRINK, TITLE_SCALE,
+};
+pub use legend::{legend_bar_rgba, Legend, LegendEntry, LegendSlot};
 pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
 pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
 pub use stats::{constant_of, constant_value, MapStats};

@@ -33,7 +33,7 @@ pub struct Panel<'a> {
 /// ignored and missing ones left blank.
 ///
 /// ```
-/// use diffattn::render::{heatmap_svg, Frame, Scale, Theme};
+/// use diffattn::render::{heatmap_svg, Frame, FrameParts, Scale, Theme};
 /// use ndarray::array;
 /// let tokens: Vec<String> = ["a", "<b>"].map(String::from).to_vec();
 /// let attn = array![[1.0_f32, 0.0], [0.5, 0.5]];
@@ -41,6 +41,7 @@ pub struct Panel<'a> {
 ///     title: "A", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
 ///     mask: None, masked_label: "", constant: None, constant_label: "",
+///     parts: FrameParts::ALL,
 /// };
 /// let svg = heatmap_svg(attn.view(), &frame, 300, 300);
 /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -60,7 +61,7 @@ pub fn heatmap_svg(map: ArrayView2<f32>, frame: &Frame, width_px: u32, height_px
 /// own frame (title, labels, scale).
 ///
 /// ```
-/// use diffattn::render::{panel_svg, Frame, Panel, Scale, Theme};
+/// use diffattn::render::{panel_svg, Frame, FrameParts, Panel, Scale, Theme};
 /// use ndarray::array;
 /// let tokens: Vec<String> = ["x", "y"].map(String::from).to_vec();
 /// let (a, d) = (array![[0.5_f32, 0.5], [1.0, 0.0]], array![[0.0_f32, 0.25], [-0.5, 0.5]]);
@@ -68,6 +69,7 @@ pub fn heatmap_svg(map: ArrayView2<f32>, frame: &Frame, width_px: u32, height_px
 /// let frame = |title, scale| Frame {
 ///     title, row_labels: &tokens, col_labels: &tokens, scale, theme: &theme, font_px: 12.0,
 ///     mask: None, masked_label: "", constant: None, constant_label: "",
+///     parts: FrameParts::ALL,
 /// };
 /// let svg = panel_svg(
 ///     &[

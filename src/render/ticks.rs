@@ -13,12 +13,21 @@ impl Scale {
     /// use diffattn::render::Scale;
     /// assert_eq!(Scale::unit().ticks(6), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
     /// assert_eq!(Scale::diverging(0.3).ticks(5), vec![-0.2, 0.0, 0.2]);
+    /// // Round ticks on both sides of zero, however few are asked for.
+    /// assert_eq!(Scale::diverging(0.4).ticks(3), vec![-0.2, 0.0, 0.2]);
     /// assert_eq!(Scale::sequential(0.013, 0.087).ticks(5), vec![0.02, 0.04, 0.06, 0.08]);
     /// ```
     pub fn ticks(&self, n: usize) -> Vec<f32> {
         let (lo, hi) = self.range();
         let (lo, hi) = (f64::from(lo), f64::from(hi));
         let step = nice_step((hi - lo) / (n.max(2) - 1) as f64);
+        // A diverging scale gets a round tick on each side of zero whenever three are asked
+        // for: a bar that says only "0" does not tell which colour is how large.
+        if matches!(self, Scale::Diverging { .. }) && n >= 3 && step > hi * (1.0 + 1e-6) {
+            let step = nice_step_down(hi);
+            let v = round_to_step(step, step) as f32;
+            return vec![-v, 0.0, v];
+        }
         // A small tolerance keeps ends such as 0.3 / 0.1 = 2.9999999999999996 inside.
         let first = (lo / step - 1e-6).ceil() as i64;
         let last = (hi / step + 1e-6).floor() as i64;
@@ -77,6 +86,23 @@ fn nice_step(raw: f64) -> f64 {
         5.0
     } else {
         10.0
+    };
+    nice * base
+}
+
+/// The largest of 1, 2 or 5 times a power of ten that is at most `raw`.
+fn nice_step_down(raw: f64) -> f64 {
+    if !(raw > 0.0 && raw.is_finite()) {
+        return 1.0;
+    }
+    let base = 10f64.powf(raw.log10().floor());
+    let mantissa = raw / base;
+    let nice = if mantissa >= 5.0 - 1e-6 {
+        5.0
+    } else if mantissa >= 2.0 - 1e-6 {
+        2.0
+    } else {
+        1.0
     };
     nice * base
 }

@@ -15,7 +15,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use super::draw::Painter;
 use super::js::{js_error, to_js};
 use crate::model::RetrievalFile;
-use crate::render::{constant_value, CellMask, Frame, LabelWidths, Scale, Theme};
+use crate::render::{constant_value, CellMask, Frame, FrameParts, LabelWidths, Scale, Theme};
 use crate::retrieval::{ask_with, Asked, Knobs, Shares};
 
 /// The colours of the marks on the axes: the answer's tokens and the other facts' tokens.
@@ -378,6 +378,7 @@ impl Lesson {
                 masked_label: "",
                 constant: constant_value(map.view()),
                 constant_label: "",
+                parts: FrameParts::ALL,
             };
             let layout = self.painter.draw(canvas, map.view(), &frame, &widths)?;
             let drawn = mark_axes(canvas, &layout, &roles)?;

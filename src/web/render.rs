@@ -10,8 +10,8 @@ use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
 use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use crate::explorer::Need;
-use crate::render::Theme;
 use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
+use crate::render::{FrameParts, Theme};
 use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 
 /// What the maps of one render share: the row labels of the viewport and, per kind of column
@@ -253,6 +253,7 @@ impl Explorer {
             masked_label: &self.masked_label,
             constant: constant_value(output.view()),
             constant_label: &self.constant_label,
+            parts: FrameParts::ALL,
         };
         self.painter.draw(&canvas, output.view(), &frame, &widths)?;
         to_js(&TimingsJs {
@@ -360,6 +361,7 @@ impl Explorer {
             masked_label: &self.masked_label,
             constant: None,
             constant_label: &self.constant_label,
+            parts: FrameParts::ALL,
         }
     }
 
@@ -426,6 +428,7 @@ impl Explorer {
             masked_label: &self.masked_label,
             constant,
             constant_label: &self.constant_label,
+            parts: FrameParts::ALL,
         };
         let layout = self
             .painter

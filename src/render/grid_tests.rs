@@ -1,0 +1,184 @@
+//! The grid of maps: hand-worked arrangements, and that each map's canvas holds a plot of
+//! exactly the grid's size when laid out on its own ([`HeatmapLayout::at_font`]).
+
+use super::*;
+use crate::render::HeatmapLayout;
+
+fn maps(count: usize, tokens: usize) -> Vec<GridMap> {
+    vec![
+        GridMap {
+            rows: tokens,
+            cols: tokens,
+            col_label_em: 4.0,
+            own_bar_em: None,
+        };
+        count
+    ]
+}
+
+fn spec(maps: &[GridMap], width_px: u32, height_px: Option<u32>) -> GridSpec<'_> {
+    GridSpec {
+        width_px,
+        height_px,
+        maps,
+        font_px: 12.0,
+        row_label_em: 4.0,
+        title_px: 20,
+        gap_px: 10,
+        legend_entries: 3,
+        max_plot_px: 0,
+        min_plot_px: 0,
+    }
+}
+
+/// The plot HeatmapLayout finds on `place`'s canvas, drawn as the page draws it.
+fn plot_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> PixelRect {
+    let (map, place) = (spec.maps[i], grid.places[i]);
+    let layout = HeatmapLayout::at_font(
+        &LayoutSpec {
+            width_px: place.canvas.width,
+            height_px: place.canvas.height,
+            font_px: grid.font_px,
+            rows: map.rows,
+            cols: map.cols,
+            row_label_em: if place.parts.row_labels {
+                spec.row_label_em
+            } else {
+                0.0
+            },
+            col_label_em: if place.parts.col_labels {
+                map.col_label_em
+            } else {
+                0.0
+            },
+            tick_label_em: map.own_bar_em.unwrap_or(0.0),
+            title_em: 0.0,
+            colorbar: place.parts.colorbar,
+        },
+        grid.font_px,
+    );
+    let p = layout.plot;
+    PixelRect {
+        x: p.x + place.canvas.x,
+        y: p.y + place.canvas.y,
+        ..p
+    }
+}
+
+#[test]
+fn five_maps_in_a_landscape_room_are_three_across_with_the_legend_in_the_sixth_slot() {
+    // 11 tokens; 1000 × 700 px. Two rows of three: the height holds 2 × (20 title + 2 × 6 pad
+    // + P) + the column labels' band + a gap, the width 3 plots, one band of row labels and
+    // two gaps; the plots are whole cells, so P is a multiple of 11.
+    let maps = maps(5, 11);
+    let s = spec(&maps, 1000, Some(700));
+    let grid = fit_grid(&s);
+    assert_eq!((grid.cols, grid.rows), (3, 2));
+    assert_eq!(grid.plot_px % 11, 0);
+    let legend = grid.legend.expect("a legend");
+    // The sixth slot: right of A′'s column, level with the second row.
+    assert_eq!(legend.x, grid.places[2].canvas.x);
+    assert_eq!(legend.y, grid.places[3].canvas.y);
+    // Every plot the grid's size, and lined up: rows of maps at one y, columns at one x.
+    for i in 0..5 {
+        let p = plot_of(&s, &grid, i);
+        assert_eq!((p.width, p.height), (grid.plot_px, grid.plot_px), "map {i}");
+    }
+    assert_eq!(plot_of(&s, &grid, 0).y, plot_of(&s, &grid, 2).y);
+    assert_eq!(plot_of(&s, &grid, 0).x, plot_of(&s, &grid, 3).x);
+    assert_eq!(plot_of(&s, &grid, 1).x, plot_of(&s, &grid, 4).x);
+    // One pixel a cell more would not fit.
+    let bigger = arrange(&s, 3, grid.plot_px + 11);
+    assert!(bigger.width_px > 1000 || bigger.height_px > 700);
+}
+
+#[test]
+fn a_wide_short_room_puts_the_maps_in_one_row() {
+    let maps = maps(5, 11);
+    let grid = fit_grid(&spec(&maps, 2400, Some(400)));
+    assert_eq!((grid.cols, grid.rows), (5, 1));
+    // No free slot: the legend is a row of its own under the maps.
+    let legend = grid.legend.unwrap();
+    assert!(legend.y as u32 >= grid.places[0].canvas.bottom() as u32);
+    assert!(grid.places.iter().all(|p| p.parts.col_labels));
+}
+
+#[test]
+fn by_width_alone_and_presenting() {
+    let maps = maps(5, 11);
+    let explore = fit_grid(&spec(&maps, 1000, Some(700)));
+    // Presenting: plots at least 1.5 × as tall, as many across as that allows, the page
+    // scrolling for the rest.
+    let target = explore.plot_px * 3 / 2;
+    let present = fit_grid(&GridSpec {
+        min_plot_px: target,
+        max_plot_px: 700,
+        ..spec(&maps, 1000, None)
+    });
+    assert!(present.plot_px >= target, "{} < {target}", present.plot_px);
+    assert!(present.cols >= 2);
+    let fewer = fit_grid(&GridSpec {
+        min_plot_px: target,
+        max_plot_px: 700,
+        ..spec(&maps, 1000, None)
+    });
+    assert_eq!(present, fewer, "the same room, the same grid");
+}
+
+#[test]
+fn long_maps_get_cells_under_a_pixel_and_the_smallest_labels() {
+    let maps = maps(5, 2048);
+    let grid = fit_grid(&spec(&maps, 1000, Some(700)));
+    assert!(grid.plot_px > 100 && grid.plot_px < 2048);
+    assert_eq!(grid.font_px, 12.0 * LABEL_SHRINK);
+    assert!(grid.width_px <= 1000 && grid.height_px <= 700);
+}
+
+#[test]
+fn a_map_with_its_own_colorbar_is_wider_and_its_plot_the_same() {
+    let mut maps = maps(3, 8);
+    maps[2] = GridMap {
+        rows: 8,
+        cols: 32,
+        col_label_em: 1.5,
+        own_bar_em: Some(2.5),
+    };
+    let s = GridSpec {
+        legend_entries: 1,
+        ..spec(&maps, 1400, Some(500))
+    };
+    let grid = fit_grid(&s);
+    let out = plot_of(&s, &grid, 2);
+    assert_eq!(out.height, grid.plot_px);
+    assert_eq!(out.width, grid.plot_px / 8 * 32);
+    assert!(grid.places[2].parts.colorbar && !grid.places[0].parts.colorbar);
+}
+
+#[test]
+fn any_room_gives_a_grid_inside_it() {
+    for tokens in [1, 2, 5, 11, 64, 300, 2048] {
+        for count in 1..=9 {
+            for (w, h) in [(1, 1), (200, 150), (390, 600), (1000, 700), (1920, 900)] {
+                let maps = maps(count, tokens);
+                for height in [Some(h), None] {
+                    let s = spec(&maps, w, height);
+                    let grid = fit_grid(&s);
+                    assert_eq!(grid.places.len(), count);
+                    assert!(grid.plot_px >= 1);
+                    if grid.plot_px > 1 {
+                        assert!(grid.width_px <= w, "{tokens} × {count} in {w}: {grid:?}");
+                        assert!(height.is_none_or(|h| grid.height_px <= h));
+                    }
+                    if grid.plot_px as usize >= tokens {
+                        for i in 0..count {
+                            let p = plot_of(&s, &grid, i);
+                            assert_eq!(p.height, grid.plot_px, "{tokens} × {count} in {w}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let none = fit_grid(&spec(&[], 500, Some(500)));
+    assert!(none.places.is_empty() && none.legend.is_none());
+}
