@@ -49,7 +49,7 @@ export interface ExplorerState {
   all_heads: boolean;
   /** The map shown for every head (a stage's name; empty: the final map). */
   all_heads_stage: string;
-  /** One colour scale for all the maps drawn. */
+  /** One colour scale for the maps of one kind (attention, difference, gate), shown once in a legend; off: each map its own, with its own colour bar. */
   shared_scale: boolean;
   /** The query row of the row view, from 1; 0 closes it. */
   row: number;

@@ -121,6 +121,7 @@ fn layout_spec() -> impl Strategy<Value = LayoutSpec> {
                     tick_label_em: te,
                     title_em: ti,
                     colorbar,
+                    padded: colorbar,
                 }
             },
         )

@@ -28,7 +28,7 @@ TRAITS = (
     ('head', 'int', 'The head shown, from 1.'),
     ('all_heads', 'bool', 'Every head side by side.'),
     ('all_heads_stage', 'text', 'The map shown for every head (a stage\'s name; empty: the final map).'),
-    ('shared_scale', 'bool', 'One colour scale for all the maps drawn.'),
+    ('shared_scale', 'bool', 'One colour scale for the maps of one kind (attention, difference, gate), shown once in a legend; off: each map its own, with its own colour bar.'),
     ('row', 'int', 'The query row of the row view, from 1; 0 closes it.'),
     ('view', 'text', 'What is drawn: the maps, the guided walk, or several mechanisms side by side. One of ``explore``, ``walk``, ``compare``.'),
     ('step', 'text', 'The guided walk\'s step: a stage\'s name, or ``output``.'),

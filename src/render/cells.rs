@@ -120,7 +120,7 @@ pub fn cells_rgba(map: ArrayView2<f32>, scale: &Scale, out: &mut Vec<u8>) {
 /// use ndarray::array;
 /// let layout = HeatmapLayout::new(&LayoutSpec {
 ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 2, cols: 2,
-///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
+///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
 /// });
 /// let map = array![[0.0_f32, 1.0], [1.0, 0.0]];
 /// let mut out = Vec::new();
@@ -270,6 +270,7 @@ mod tests {
                 tick_label_em: 2.0,
                 title_em: 1.0,
                 colorbar: true,
+                padded: true,
             });
             let mut out = Vec::new();
             plot_rgba(map.view(), &scale, &layout, None, &mut out);
@@ -304,6 +305,7 @@ mod tests {
             tick_label_em: 0.0,
             title_em: 0.0,
             colorbar: true,
+            padded: true,
         });
         let mut out = vec![1, 2, 3];
         plot_rgba(
@@ -333,6 +335,7 @@ mod tests {
             tick_label_em: 1.0,
             title_em: 0.0,
             colorbar: true,
+            padded: true,
         });
         let mask = CellMask::new(Mask::causal(true), 0);
         assert!(mask.forbids_any(3, 3));

@@ -66,6 +66,8 @@ pub struct FrameParts {
     /// Whether the labels may shrink (down to [`crate::render::LABEL_SHRINK`]) so that every
     /// token is labelled; false draws them at exactly `font_px`.
     pub shrink_labels: bool,
+    /// A margin of half an em around everything (on its own); in a grid, the grid's gaps.
+    pub padded: bool,
 }
 
 impl FrameParts {
@@ -75,6 +77,7 @@ impl FrameParts {
         col_labels: true,
         colorbar: true,
         shrink_labels: true,
+        padded: true,
     };
 }
 
@@ -125,6 +128,39 @@ impl Frame<'_> {
         (rows, cols): (usize, usize),
         widths: &LabelWidths,
     ) -> HeatmapLayout {
+        let tick_label_em = self.tick_label_em((rows, cols));
+        let parts = self.parts;
+        let spec = LayoutSpec {
+            width_px,
+            height_px,
+            font_px: self.font_px,
+            rows,
+            cols,
+            row_label_em: if parts.row_labels {
+                widths.rows_em
+            } else {
+                0.0
+            },
+            col_label_em: if parts.col_labels {
+                widths.cols_em
+            } else {
+                0.0
+            },
+            tick_label_em: if parts.colorbar { tick_label_em } else { 0.0 },
+            title_em: text_width_em(&display_label(self.title, MAX_TITLE_GRAPHEMES)),
+            colorbar: parts.colorbar,
+            padded: parts.padded,
+        };
+        if parts.shrink_labels {
+            HeatmapLayout::new(&spec)
+        } else {
+            HeatmapLayout::at_font(&spec, self.font_px)
+        }
+    }
+
+    /// The widest text beside the colorbar of a map of `(rows, cols)`, in em: the tick labels
+    /// any tick count may give, the masked legend's word, a constant map's value.
+    pub fn tick_label_em(&self, (rows, cols): (usize, usize)) -> f32 {
         // Reserve room for the widest tick labels any tick count the layout may pick can give.
         let tick_label_em = (2..=6)
             .flat_map(|n| self.scale.tick_labels(n))
@@ -146,33 +182,7 @@ impl Frame<'_> {
             }
             None => 0.0,
         };
-        let tick_label_em = tick_label_em.max(legend_em).max(constant_em);
-        let parts = self.parts;
-        let spec = LayoutSpec {
-            width_px,
-            height_px,
-            font_px: self.font_px,
-            rows,
-            cols,
-            row_label_em: if parts.row_labels {
-                widths.rows_em
-            } else {
-                0.0
-            },
-            col_label_em: if parts.col_labels {
-                widths.cols_em
-            } else {
-                0.0
-            },
-            tick_label_em: if parts.colorbar { tick_label_em } else { 0.0 },
-            title_em: text_width_em(&display_label(self.title, MAX_TITLE_GRAPHEMES)),
-            colorbar: parts.colorbar,
-        };
-        if parts.shrink_labels {
-            HeatmapLayout::new(&spec)
-        } else {
-            HeatmapLayout::at_font(&spec, self.font_px)
-        }
+        tick_label_em.max(legend_em).max(constant_em)
     }
 }
 

@@ -60,6 +60,8 @@ pub struct GridPlace {
     /// Its canvas, relative to the grid's top-left corner; its title line is the
     /// `title_px` just above.
     pub canvas: PixelRect,
+    /// Its plot, relative to the canvas (the page centres the title over it).
+    pub plot: PixelRect,
     /// The parts of its frame it draws.
     pub parts: FrameParts,
 }
@@ -129,13 +131,13 @@ pub fn label_font(font_px: f32, cell_px: f64) -> f32 {
 ///     width_px: 1000, height_px: Some(700), maps: &maps, font_px: 12.0, row_label_em: 4.0,
 ///     title_px: 20, gap_px: 10, legend_entries: 3, max_plot_px: 0, min_plot_px: 0,
 /// });
-/// // Three across, two down, the legend in the sixth slot; cells of whole pixels.
+/// // Two over three, the legend in the free slot at the top right; cells of whole pixels.
 /// assert_eq!((grid.cols, grid.rows), (3, 2));
 /// assert_eq!(grid.plot_px % 11, 0);
 /// assert!(grid.legend.is_some() && grid.width_px <= 1000 && grid.height_px <= 700);
 /// // Only the first column has row labels; only maps with none below them column labels.
 /// assert!(grid.places[0].parts.row_labels && !grid.places[1].parts.row_labels);
-/// assert!(!grid.places[0].parts.col_labels && grid.places[2].parts.col_labels);
+/// assert!(!grid.places[0].parts.col_labels && grid.places[4].parts.col_labels);
 /// ```
 pub fn fit_grid(spec: &GridSpec) -> GridLayout {
     let count = spec.maps.len();
@@ -178,15 +180,41 @@ pub fn fit_grid(spec: &GridSpec) -> GridLayout {
     best.expect("at least one arrangement was tried")
 }
 
-/// The arrangement `cols` across with the largest plot that fits (one pixel when none does).
+/// The arrangement `cols` across with the largest plot that fits (one pixel when none does):
+/// of the two ways to leave a row short, the one with the larger plots.
 fn largest(spec: &GridSpec, cols: usize) -> GridLayout {
+    let last_short = largest_with(spec, cols, Short::Last);
+    if spec.maps.len() % cols == 0 {
+        return last_short;
+    }
+    let first_short = largest_with(spec, cols, Short::First);
+    // Larger plots; between equals, the shorter grid (a row of labels fewer).
+    let key = |g: &GridLayout| (g.plot_px, std::cmp::Reverse(g.height_px));
+    if key(&first_short) > key(&last_short) {
+        first_short
+    } else {
+        last_short
+    }
+}
+
+/// Which row of the grid is short when the maps do not fill it: the last (the free slots at
+/// its right end), or the first (the free slots at its right end, so every map of the first
+/// row has one below it and none of them needs column labels: a row of labels saved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Short {
+    Last,
+    First,
+}
+
+/// [`largest`] with the short row given.
+fn largest_with(spec: &GridSpec, cols: usize, short: Short) -> GridLayout {
     let rows = spec.maps.iter().map(|m| m.rows).max().unwrap_or(0).max(1) as u64;
     let cap = match spec.max_plot_px {
         0 => u64::from(u32::MAX / 2),
         p => u64::from(p),
     };
     let fits = |plot: u64| {
-        let layout = arrange(spec, cols, plot as u32);
+        let layout = arrange(spec, cols, short, plot as u32);
         layout.width_px <= spec.width_px && spec.height_px.is_none_or(|h| layout.height_px <= h)
     };
     // Whole pixels per cell where at least one fits: the largest cell by bisection (the room
@@ -201,7 +229,7 @@ fn largest(spec: &GridSpec, cols: usize) -> GridLayout {
         }
     }
     if lo >= 1 {
-        return arrange(spec, cols, (lo * rows).min(cap) as u32);
+        return arrange(spec, cols, short, (lo * rows).min(cap) as u32);
     }
     let (mut lo, mut hi) = (1_u64, rows.min(cap + 1));
     while hi - lo > 1 {
@@ -212,13 +240,46 @@ fn largest(spec: &GridSpec, cols: usize) -> GridLayout {
             hi = mid;
         }
     }
-    arrange(spec, cols, lo as u32)
+    arrange(spec, cols, short, lo as u32)
 }
 
-/// The grid `cols` maps across with plots `plot_px` tall.
-fn arrange(spec: &GridSpec, cols: usize, plot_px: u32) -> GridLayout {
+/// The grid position (row, column) of each of `count` maps `cols` across, with `short` the
+/// row left short, and where the free slots are (the last of them is the legend's).
+fn positions(
+    count: usize,
+    cols: usize,
+    short: Short,
+) -> (Vec<(usize, usize)>, Option<(usize, usize)>) {
+    let grid_rows = count.div_ceil(cols);
+    let free = grid_rows * cols - count;
+    let first_row = if short == Short::First {
+        cols - free
+    } else {
+        cols
+    };
+    let at = (0..count)
+        .map(|i| {
+            if i < first_row {
+                (0, i)
+            } else {
+                let j = i - first_row;
+                (1 + j / cols, j % cols)
+            }
+        })
+        .collect();
+    let slot = (free > 0).then(|| match short {
+        Short::Last => (grid_rows - 1, cols - 1),
+        Short::First => (0, cols - 1),
+    });
+    (at, slot)
+}
+
+/// The grid `cols` maps across, `short` the row left short, with plots `plot_px` tall.
+fn arrange(spec: &GridSpec, cols: usize, short: Short, plot_px: u32) -> GridLayout {
     let count = spec.maps.len();
     let grid_rows = count.div_ceil(cols);
+    let (at, slot) = positions(count, cols, short);
+    let occupied = |r: usize, c: usize| at.contains(&(r, c));
     let rows = spec.maps.iter().map(|m| m.rows).max().unwrap_or(0).max(1);
     let cell = f64::from(plot_px) / rows as f64;
     let font = label_font(spec.font_px, cell);
@@ -227,13 +288,14 @@ fn arrange(spec: &GridSpec, cols: usize, plot_px: u32) -> GridLayout {
 
     // Each map's canvas size and parts.
     let mut sized = Vec::with_capacity(count);
-    for (i, map) in spec.maps.iter().enumerate() {
-        let (gc, below) = (i % cols, i + cols < count);
+    for (map, &(gr, gc)) in spec.maps.iter().zip(&at) {
+        let below = occupied(gr + 1, gc);
         let parts = FrameParts {
             row_labels: gc == 0,
             col_labels: !below,
             colorbar: map.own_bar_em.is_some(),
             shrink_labels: false,
+            padded: false,
         };
         let bands = Bands::at(
             &LayoutSpec {
@@ -255,6 +317,7 @@ fn arrange(spec: &GridSpec, cols: usize, plot_px: u32) -> GridLayout {
                 tick_label_em: map.own_bar_em.unwrap_or(0.0),
                 title_em: 0.0,
                 colorbar: parts.colorbar,
+                padded: false,
             },
             font,
         );
@@ -268,32 +331,28 @@ fn arrange(spec: &GridSpec, cols: usize, plot_px: u32) -> GridLayout {
             0
         };
         let height = 2 * bands.pad + (plot_h + bands.below).max(bar);
-        sized.push((width, height, parts));
+        let plot = rect(bands.pad + bands.left, bands.pad, plot_w, plot_h);
+        sized.push((width, height, parts, plot));
     }
     let mut col_w = vec![0_i64; cols];
     let mut row_h = vec![0_i64; grid_rows];
-    for (i, &(w, h, _)) in sized.iter().enumerate() {
-        col_w[i % cols] = col_w[i % cols].max(w);
-        row_h[i / cols] = row_h[i / cols].max(title + h);
+    for (&(w, h, _, _), &(gr, gc)) in sized.iter().zip(&at) {
+        col_w[gc] = col_w[gc].max(w);
+        row_h[gr] = row_h[gr].max(title + h);
     }
 
-    // The legend: in the grid's last free slot when it fits there, else in a row of its own
-    // below the grid, its entries side by side.
+    // The legend: in the grid's free slot when it fits there, else in a row of its own below
+    // the grid, its entries side by side.
     let entries = spec.legend_entries as i64;
     let entry_h = i64::from(legend_entry_px(font));
     let min_w = i64::from(legend_min_width_px(font));
-    let free = grid_rows * cols - count;
     let x_of = |c: usize| col_w[..c].iter().sum::<i64>() + gap * c as i64;
     let y_of = |r: usize| row_h[..r].iter().sum::<i64>() + gap * r as i64;
     let mut legend = None;
     let mut legend_row = 0;
     if entries > 0 {
-        let slot = (free > 0).then(|| {
-            let (c, r) = (cols - 1, grid_rows - 1);
-            (x_of(c), y_of(r), col_w[c], row_h[r])
-        });
-        match slot {
-            Some((x, y, w, h)) if w >= min_w && h >= entries * entry_h => {
+        match slot.map(|(r, c)| (x_of(c), y_of(r), col_w[c], row_h[r])) {
+            Some((x, y, w, h)) if w >= min_w && h >= title + entries * entry_h => {
                 legend = Some(rect(x, y + title, w, entries * entry_h));
             }
             _ => {
@@ -309,9 +368,10 @@ fn arrange(spec: &GridSpec, cols: usize, plot_px: u32) -> GridLayout {
     }
     let places = sized
         .iter()
-        .enumerate()
-        .map(|(i, &(w, h, parts))| GridPlace {
-            canvas: rect(x_of(i % cols), y_of(i / cols) + title, w, h),
+        .zip(&at)
+        .map(|(&(w, h, parts, plot), &(gr, gc))| GridPlace {
+            canvas: rect(x_of(gc), y_of(gr) + title, w, h),
+            plot,
             parts,
         })
         .collect();

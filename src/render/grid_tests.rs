@@ -54,6 +54,7 @@ fn plot_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> PixelRect {
             tick_label_em: map.own_bar_em.unwrap_or(0.0),
             title_em: 0.0,
             colorbar: place.parts.colorbar,
+            padded: place.parts.padded,
         },
         grid.font_px,
     );
@@ -66,30 +67,55 @@ fn plot_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> PixelRect {
 }
 
 #[test]
-fn five_maps_in_a_landscape_room_are_three_across_with_the_legend_in_the_sixth_slot() {
-    // 11 tokens; 1000 × 700 px. Two rows of three: the height holds 2 × (20 title + 2 × 6 pad
-    // + P) + the column labels' band + a gap, the width 3 plots, one band of row labels and
-    // two gaps; the plots are whole cells, so P is a multiple of 11.
+fn five_maps_in_a_landscape_room_are_two_over_three_with_the_legend_at_the_top_right() {
+    // 11 tokens; 1000 × 700 px. Two rows of maps, three columns: with the first row short
+    // (A, shift(A) over D, G, A′) every map of the first row has one below it, so only the
+    // second row carries column labels, and the legend takes the free slot at the top right.
     let maps = maps(5, 11);
     let s = spec(&maps, 1000, Some(700));
     let grid = fit_grid(&s);
     assert_eq!((grid.cols, grid.rows), (3, 2));
     assert_eq!(grid.plot_px % 11, 0);
     let legend = grid.legend.expect("a legend");
-    // The sixth slot: right of A′'s column, level with the second row.
-    assert_eq!(legend.x, grid.places[2].canvas.x);
-    assert_eq!(legend.y, grid.places[3].canvas.y);
+    assert_eq!(legend.x, grid.places[4].canvas.x);
+    assert_eq!(legend.y, grid.places[0].canvas.y);
+    let labels: Vec<(bool, bool)> = grid
+        .places
+        .iter()
+        .map(|p| (p.parts.row_labels, p.parts.col_labels))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (true, false),
+            (false, false),
+            (true, true),
+            (false, true),
+            (false, true)
+        ]
+    );
     // Every plot the grid's size, and lined up: rows of maps at one y, columns at one x.
     for i in 0..5 {
         let p = plot_of(&s, &grid, i);
         assert_eq!((p.width, p.height), (grid.plot_px, grid.plot_px), "map {i}");
+        // The place says where its plot is, as the layout finds it.
+        let place = grid.places[i];
+        assert_eq!(
+            (place.canvas.x + place.plot.x, place.canvas.y + place.plot.y),
+            (p.x, p.y)
+        );
     }
-    assert_eq!(plot_of(&s, &grid, 0).y, plot_of(&s, &grid, 2).y);
-    assert_eq!(plot_of(&s, &grid, 0).x, plot_of(&s, &grid, 3).x);
-    assert_eq!(plot_of(&s, &grid, 1).x, plot_of(&s, &grid, 4).x);
-    // One pixel a cell more would not fit.
-    let bigger = arrange(&s, 3, grid.plot_px + 11);
-    assert!(bigger.width_px > 1000 || bigger.height_px > 700);
+    assert_eq!(plot_of(&s, &grid, 0).y, plot_of(&s, &grid, 1).y);
+    assert_eq!(plot_of(&s, &grid, 2).y, plot_of(&s, &grid, 4).y);
+    assert_eq!(plot_of(&s, &grid, 0).x, plot_of(&s, &grid, 2).x);
+    assert_eq!(plot_of(&s, &grid, 1).x, plot_of(&s, &grid, 3).x);
+    // One pixel a cell more would not fit, either way round; and leaving the last row short
+    // gives smaller maps (a second row of column labels).
+    for short in [Short::First, Short::Last] {
+        let bigger = arrange(&s, 3, short, grid.plot_px + 11);
+        assert!(bigger.width_px > 1000 || bigger.height_px > 700);
+    }
+    assert!(largest_with(&s, 3, Short::Last).plot_px < grid.plot_px);
 }
 
 #[test]

@@ -6,8 +6,10 @@
 //! escaped, so they are replaced here by their visible Unicode "control pictures".
 //!
 //! Layout must be computed without drawing (the page hit-tests with it), so text width is
-//! estimated, not measured: in "em" (multiples of the font size), 0.62 em for a narrow grapheme,
-//! which bounds typical sans-serif Latin text, and 1 em for a wide one (CJK, emoji).
+//! estimated, not measured: in "em" (multiples of the font size). A printable ASCII character
+//! is its advance in the metric-compatible sans-serif faces browsers draw with (Arial,
+//! Helvetica, Liberation Sans), widened by [`ASCII_MARGIN`] so that wider faces (DejaVu Sans)
+//! still fit; any other narrow grapheme 0.62 em, and a wide one (CJK, emoji) 1 em.
 
 use std::borrow::Cow;
 
@@ -19,8 +21,28 @@ pub const MAX_LABEL_GRAPHEMES: usize = 12;
 /// The longest title drawn, in grapheme clusters.
 pub const MAX_TITLE_GRAPHEMES: usize = 60;
 
-/// The estimated width of a narrow grapheme, in em.
+/// The estimated width of a narrow grapheme outside ASCII, in em.
 const NARROW_EM: f32 = 0.62;
+
+/// How much wider than the Arial-metric advance an ASCII character is taken to be: DejaVu Sans,
+/// the widest common sans-serif default, sets lower-case text about 15 % wider.
+const ASCII_MARGIN: f32 = 1.15;
+
+/// The advance of each printable ASCII character from U+0020 to U+007E in Arial-metric
+/// sans-serif faces, in thousandths of an em.
+const ASCII_ADVANCE: [u16; 95] = [
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278,
+    278, // ' ' to '/'
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584,
+    556, // '0' to '?'
+    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722,
+    778, // '@' to 'O'
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469,
+    556, // 'P' to '_'
+    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556,
+    556, // '`' to 'o'
+    556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584, // 'p' to '~'
+];
 
 /// `text` made drawable: control characters and XML-forbidden noncharacters replaced by visible
 /// symbols, and cut to at most `max_graphemes` grapheme clusters, the last of them an ellipsis
@@ -63,16 +85,22 @@ pub fn display_label(text: &str, max_graphemes: usize) -> Cow<'_, str> {
 /// ```
 /// use diffattn::render::text_width_em;
 /// assert_eq!(text_width_em(""), 0.0);
-/// assert!((text_width_em("cat") - 3.0 * 0.62).abs() < 1e-6);
+/// // c, a, t: 0.500 + 0.556 + 0.278 em, 15 % wider.
+/// assert!((text_width_em("cat") - 1.334 * 1.15).abs() < 1e-5);
+/// assert!(text_width_em("ill") < text_width_em("mmm"));
 /// assert_eq!(text_width_em("猫🐈"), 2.0);
+/// assert_eq!(text_width_em("é"), 0.62);
 /// ```
 pub fn text_width_em(text: &str) -> f32 {
     text.graphemes(true)
         .map(|g| {
-            if g.chars().any(is_wide) {
-                1.0
-            } else {
-                NARROW_EM
+            let mut chars = g.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c @ ' '..='~'), None) => {
+                    f32::from(ASCII_ADVANCE[c as usize - 0x20]) / 1000.0 * ASCII_MARGIN
+                }
+                _ if g.chars().any(is_wide) => 1.0,
+                _ => NARROW_EM,
             }
         })
         .sum()

@@ -76,6 +76,9 @@ pub struct LayoutSpec {
     /// Whether the map has a colorbar of its own beside it (maps that share a scale show it
     /// once, in a legend: then no room is kept for one).
     pub colorbar: bool,
+    /// Whether a margin of half an em surrounds everything (a map on its own); a map in a
+    /// grid has a hairline one, the grid's gaps separating the maps.
+    pub padded: bool,
 }
 
 /// The room around a plot, in device pixels, at one label font: what [`HeatmapLayout`]
@@ -124,7 +127,7 @@ impl Bands {
         let bar_width = px(1.0).max(4);
         let tick_len = px(0.3).max(2);
         Bands {
-            pad: px(0.5),
+            pad: if spec.padded { px(0.5) } else { 2 },
             gap,
             border: px(1.0 / 12.0),
             title: if spec.title_em > 0.0 {
@@ -132,8 +135,17 @@ impl Bands {
             } else {
                 0
             },
-            left: em_px(spec.row_label_em) + gap,
-            below: em_px(spec.col_label_em) + gap,
+            // In a grid (no margin), a map without labels on a side keeps no room there.
+            left: if spec.padded || spec.row_label_em > 0.0 {
+                em_px(spec.row_label_em) + gap
+            } else {
+                0
+            },
+            below: if spec.padded || spec.col_label_em > 0.0 {
+                em_px(spec.col_label_em) + gap
+            } else {
+                0
+            },
             right: if spec.colorbar {
                 bar_gap + bar_width + tick_len + gap + em_px(spec.tick_label_em)
             } else {
@@ -195,7 +207,7 @@ impl HeatmapLayout {
     /// // Four tokens on a 420 x 300 canvas with 12 px text and 3-em labels.
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 420, height_px: 300, font_px: 12.0, rows: 4, cols: 4,
-    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0, colorbar: true,
+    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0, colorbar: true, padded: true,
     /// });
     /// // The cells are square, whole pixels, and the plot is whole cells.
     /// let cell = layout.cell_rect(0, 0);
@@ -405,7 +417,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
     /// });
     /// let p = layout.plot;
     /// assert_eq!(layout.cell_at(f64::from(p.x), f64::from(p.y)), Some((0, 0)));
@@ -431,7 +443,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
     /// });
     /// let cell = layout.cell_rect(2, 0);
     /// let y = f64::from(cell.y) + 1.0;
@@ -457,7 +469,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
     /// });
     /// let (a, b) = (layout.cell_rect(1, 0), layout.cell_rect(1, 1));
     /// assert_eq!(a.right(), b.x);

@@ -14,6 +14,7 @@ fn spec(width_px: u32, height_px: u32, rows: usize, cols: usize) -> LayoutSpec {
         tick_label_em: 0.0,
         title_em: 0.0,
         colorbar: true,
+        padded: true,
     }
 }
 

@@ -265,8 +265,8 @@ schema! {
             .page("all_heads_stage", "The map shown for every head (a stage's name; empty: the final map)."),
         Key::boolean()
             .control(Control::named("shared_scale"))
-            .default(PageDefault::Bool(false))
-            .page("shared_scale", "One colour scale for all the maps drawn."),
+            .default(PageDefault::Bool(true))
+            .page("shared_scale", "One colour scale for the maps of one kind (attention, difference, gate), shown once in a legend; off: each map its own, with its own colour bar."),
         Key::int(0, 1_000_000)
             .default(PageDefault::Int(0))
             .page("row", "The query row of the row view, from 1; 0 closes it."),

@@ -11,8 +11,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::js::js_error;
 use crate::render::{
-    colorbar_rgba, draw_frame_around_images_at, draw_row_chart, plot_rgba, CellMask, Frame,
-    HeatmapLayout, LabelWidths, RowChart, RowLayout, Scale,
+    colorbar_rgba, draw_frame_around_images_at, draw_row_chart, legend_bar_rgba, plot_rgba,
+    CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames.
@@ -107,6 +107,44 @@ impl Painter {
         .map_err(|_| JsError::new("cannot make the map's image"))?;
         ctx.put_image_data(&image, 0.0, 0.0)
             .map_err(|_| JsError::new("cannot draw the map's cells"))
+    }
+}
+
+impl Painter {
+    /// Draws `legend` filling `canvas` (its width and height attributes): plotters for the
+    /// titles, borders and ticks, each bar's gradient put on as one image.
+    pub(super) fn draw_legend(
+        &mut self,
+        canvas: &HtmlCanvasElement,
+        legend: &Legend,
+    ) -> Result<(), JsError> {
+        let backend = CanvasBackend::with_canvas_object(canvas.clone())
+            .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+        let area = backend.into_drawing_area();
+        let slots = legend
+            .draw(&area, false)
+            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        area.present()
+            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        let ctx = context(canvas)?;
+        for (entry, slot) in legend.entries.iter().zip(&slots) {
+            if entry.constant.is_some() {
+                continue;
+            }
+            legend_bar_rgba(entry.scale, slot.bar, &mut self.rgba);
+            if self.rgba.is_empty() {
+                continue;
+            }
+            let image = ImageData::new_with_u8_clamped_array_and_sh(
+                Clamped(&self.rgba),
+                slot.bar.width,
+                slot.bar.height,
+            )
+            .map_err(|_| JsError::new("cannot make the legend's image"))?;
+            ctx.put_image_data(&image, f64::from(slot.bar.x), f64::from(slot.bar.y))
+                .map_err(|_| JsError::new("cannot draw the legend"))?;
+        }
+        Ok(())
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 use super::draw::Painter;
+use super::grid::{Fitted, LegendScale};
 use super::js::{
     choice, js_error, to_js, FrameJs, LabelsJs, ModelJs, PredictionJs, SettingsJs, SettingsPatchJs,
     TokensJs, ViewJs,
@@ -60,6 +61,12 @@ pub struct Explorer {
     pub(super) layouts: Vec<(StageId, HeatmapLayout, Viewport)>,
     /// The layout of the last row view drawn by `render_row`.
     pub(super) row_layout: Option<RowLayout>,
+    /// The grid the page fitted the maps to (`fit_grid`), for the next render.
+    pub(super) fitted: Option<Fitted>,
+    /// The scales the last maps drawn share, for `render_legend`.
+    pub(super) legend: Vec<LegendScale>,
+    /// Whether any of the last maps drawn has cells the mask forbids.
+    pub(super) legend_masked: bool,
     pub(super) painter: Painter,
 }
 
@@ -82,10 +89,13 @@ impl Explorer {
             masked_label: "masked".to_string(),
             constant_label: "constant".to_string(),
             row_word: "row".to_string(),
-            shared_scale: false,
+            shared_scale: true,
             viewport: Viewport::default(),
             layouts: Vec::new(),
             row_layout: None,
+            fitted: None,
+            legend: Vec::new(),
+            legend_masked: false,
             painter: Painter::default(),
         }
     }

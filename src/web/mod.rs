@@ -21,6 +21,7 @@
 mod bench;
 mod draw;
 mod files;
+mod grid;
 mod handle;
 mod hover;
 mod js;

@@ -17,13 +17,18 @@ use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 /// What the maps of one render share: the row labels of the viewport and, per kind of column
 /// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
 pub(super) struct SharedLabels {
-    rows: Vec<String>,
+    pub(super) rows: Vec<String>,
     by_columns: Vec<(Columns, Vec<String>, LabelWidths)>,
 }
 
 impl SharedLabels {
+    /// The widest row label, in em.
+    pub(super) fn rows_em(&self) -> f32 {
+        self.by_columns.first().map_or(0.0, |c| c.2.rows_em)
+    }
+
     /// The column labels and label widths of `stage`'s map.
-    fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
+    pub(super) fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
         let (_, labels, widths) = self
             .by_columns
             .iter()
@@ -59,9 +64,18 @@ impl Explorer {
         let labels = self.shared_labels(&shown);
         let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
         let scales = self.scales(&drawn);
+        self.keep_legend(&drawn, &scales);
         self.layouts.clear();
-        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
-            let layout = self.draw(canvas, stage, head, stage.label(), font_px, &labels, scale)?;
+        for (i, ((canvas, &(stage, head)), scale)) in
+            canvases.iter().zip(&drawn).zip(scales).enumerate()
+        {
+            let (parts, font) = self.parts_of(&drawn, false, i, font_px);
+            let title = if parts == FrameParts::ALL {
+                stage.label()
+            } else {
+                ""
+            };
+            let layout = self.draw(canvas, stage, head, title, font, parts, &labels, scale)?;
             self.layouts.push(layout);
         }
         to_js(&TimingsJs {
@@ -93,10 +107,18 @@ impl Explorer {
         let drawn: Vec<(StageId, usize)> =
             (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
         let scales = self.scales(&drawn);
+        self.keep_legend(&drawn, &scales);
         self.layouts.clear();
-        for ((canvas, &(stage, head)), scale) in canvases.iter().zip(&drawn).zip(scales) {
-            let title = format!("{} · {}", stage.label(), head + 1);
-            let layout = self.draw(canvas, stage, head, &title, font_px, &labels, scale)?;
+        for (i, ((canvas, &(stage, head)), scale)) in
+            canvases.iter().zip(&drawn).zip(scales).enumerate()
+        {
+            let (parts, font) = self.parts_of(&drawn, false, i, font_px);
+            let title = if parts == FrameParts::ALL {
+                format!("{} · {}", stage.label(), head + 1)
+            } else {
+                String::new()
+            };
+            let layout = self.draw(canvas, stage, head, &title, font, parts, &labels, scale)?;
             self.layouts.push(layout);
         }
         to_js(&TimingsJs {
@@ -242,8 +264,19 @@ impl Explorer {
         let cols: Vec<String> = (1..=output.ncols()).map(|c| c.to_string()).collect();
         let widths = LabelWidths::measure(self.state.labels(), &cols);
         let scale = Scale::for_values(ScaleKind::Diverging, output.view());
+        let index = self.layouts.len();
+        let drawn: Vec<(StageId, usize)> = self
+            .layouts
+            .iter()
+            .map(|l| (l.0, self.state.head()))
+            .collect();
+        let (parts, font_px) = self.parts_of(&drawn, true, index, font_px);
         let frame = Frame {
-            title: "O = A′·V·W_oᵀ",
+            title: if parts == FrameParts::ALL {
+                "O = A′·V·W_oᵀ"
+            } else {
+                ""
+            },
             row_labels: self.state.labels(),
             col_labels: &cols,
             scale: &scale,
@@ -253,7 +286,7 @@ impl Explorer {
             masked_label: &self.masked_label,
             constant: constant_value(output.view()),
             constant_label: &self.constant_label,
-            parts: FrameParts::ALL,
+            parts,
         };
         self.painter.draw(&canvas, output.view(), &frame, &widths)?;
         to_js(&TimingsJs {
@@ -264,9 +297,22 @@ impl Explorer {
 }
 
 impl Explorer {
+    /// Keeps the legend of the maps drawn: the scales they share, and whether any has cells
+    /// the mask forbids (`render_legend` draws it).
+    fn keep_legend(&mut self, drawn: &[(StageId, usize)], scales: &[Scale]) {
+        let kinds: Vec<StageId> = drawn.iter().map(|d| d.0).collect();
+        if self.shared_scale {
+            self.legend = self.legend_scales(drawn, scales);
+            self.legend_masked = self.any_masked(&kinds);
+        } else {
+            self.legend.clear();
+            self.legend_masked = false;
+        }
+    }
+
     /// The cells the mask forbids in `stage`'s map, drawn hatched (none in a map whose
     /// columns are not keys).
-    fn cell_mask(&self, stage: StageId) -> Option<CellMask> {
+    pub(super) fn cell_mask(&self, stage: StageId) -> Option<CellMask> {
         let (mask, key_offset) = self.state.stage_mask(stage)?;
         Some(CellMask::new(mask, key_offset))
     }
@@ -367,7 +413,7 @@ impl Explorer {
 
     /// The colour scale of each map to draw (`(stage, head)`): its own, or shared by the maps of
     /// one `ScaleGroup` when `shared_scale` is on.
-    fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
+    pub(super) fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
         // The maps' extremes, kept by the explorer with each map: no map is scanned twice.
         let stats = |&(stage, head): &(StageId, usize)| self.state.head_stats(stage, head);
         if !self.shared_scale {
@@ -404,6 +450,7 @@ impl Explorer {
         head: usize,
         title: &str,
         font_px: f32,
+        parts: FrameParts,
         labels: &SharedLabels,
         scale: Scale,
     ) -> Result<(StageId, HeatmapLayout, Viewport), JsError> {
@@ -428,7 +475,7 @@ impl Explorer {
             masked_label: &self.masked_label,
             constant,
             constant_label: &self.constant_label,
-            parts: FrameParts::ALL,
+            parts,
         };
         let layout = self
             .painter

@@ -10,7 +10,7 @@ import { RANGES, nearestChoice, parameterParts, parseValue, patchOf, shiftModulo
 import { decodeAddress, encodeAddress } from '../../www/address.js';
 import { cellLines, fmt, parseFmt, visibleToken } from '../../www/explorer/format.js';
 import { FrameScheduler } from '../../www/explorer/scheduler.js';
-import { bestGrid, roomBelow } from '../../www/explorer/layout.js';
+import { gridAsks, roomBelow } from '../../www/explorer/layout.js';
 import { readerMoved } from '../../www/explorer/prediction.js';
 import { unknownWords } from '../../www/explorer/paint.js';
 import { Engine, EngineRestarted, EngineStopped } from '../../www/explorer/engine.js';
@@ -515,16 +515,23 @@ test('attributes: all at once, the gate winning over alpha, beta, gamma; named k
   assert.deepEqual(read.invalid, ['<diffattn-explorer heads="x">: not a valid heads; ignored']);
 });
 
-test('layout: the maps fill the room they have, and lay out by width when there is no height', () => {
-  // 5 maps in 730 × 590 px: 3 columns of 235 px (2 rows of 235 · 7/8 + 40 = 246 px fit in 590).
-  assert.deepEqual(bestGrid(5, 730, 590), { cols: 3, mapWidth: 235 });
-  // A short room: one row of five, each limited by the height.
-  assert.deepEqual(bestGrid(5, 1600, 300), { cols: 5, mapWidth: 297 });
-  // No height limit: as many maps to a row as stay 320 px wide.
-  assert.deepEqual(bestGrid(5, 1100, Infinity), { cols: 3, mapWidth: 358 });
-  assert.deepEqual(bestGrid(5, 300, Infinity), { cols: 1, mapWidth: 300 });
+test('layout: the room the maps have, and what the engine is asked for on one screen, by width and presenting', () => {
   assert.equal(roomBelow(200, 768), 768 - 200 - 12);
   assert.equal(roomBelow(600, 768), Infinity, 'too short to fit: lay out by width');
+  const base = { stages: ['a', 'fused'] };
+  // One screen: the room in device pixels (dpr 2), the title line and the gap with it.
+  const one = gridAsks({ width: 700.6, height: 500, dpr: 2, viewportHeight: 800, font_px: 26, base });
+  assert.deepEqual(one.first, { stages: ['a', 'fused'], width_px: 1401, font_px: 26, title_px: 36, gap_px: 20, height_px: 1000 });
+  assert.equal(one.then, null);
+  // By width: no height, maps side by side while each is at least 130 CSS px, none taller
+  // than 0.8 of the screen (at most 640 CSS px).
+  const wide = gridAsks({ width: 720, height: Infinity, dpr: 1, viewportHeight: 900, font_px: 13, base });
+  assert.deepEqual([wide.first.height_px, wide.first.min_plot_px, wide.first.max_plot_px], [0, 130, 640]);
+  // Presenting: a second ask, by width, for plots at least 1.5 × those that fit the screen.
+  const present = gridAsks({ width: 1200, height: 600, dpr: 1, present: true, viewportHeight: 800, font_px: 16, base });
+  const second = present.then({ plot_px: 300 });
+  assert.deepEqual([second.height_px, second.min_plot_px, second.title_px], [0, 450, 26]);
+  assert.ok(second.max_plot_px >= 450);
 });
 
 test('viewport: texts parse to one canonical form or to nothing', async () => {

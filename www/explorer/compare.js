@@ -9,6 +9,7 @@ import { Engine } from './engine.js';
 import { make } from './dom.js';
 import { fmt } from './format.js';
 import { Maps } from './maps.js';
+import { placeMaps } from './layout.js';
 import { messageOf } from './messages.js';
 import { KEYS } from './settings.generated.js';
 
@@ -114,8 +115,10 @@ class Panel {
     this.view = view;
     this.title.textContent = `${v.mechName(this.mechanism)} · ${view.stages.find((s) => s.id === view.final_stage)?.label ?? ''}`;
     this.maps.fit(view.tokens, view.keys);
-    this.maps.size();
-    this.engine.call((ex) => ex.render(this.maps.canvases(), font, [view.final_stage]));
+    // Each panel's map by its own width (the three panels share a row).
+    const grid = placeMaps(this.engine, this.maps, { width: this.maps.width(), height: Infinity, base: { stages: [view.final_stage] } });
+    this.engine.call((ex) => ex.render(this.maps.canvases(), grid.font_px, [view.final_stage]));
+    if (grid.legend) this.engine.call((ex) => ex.render_legend(this.maps.legend));
     const stage = view.stages.find((s) => s.id === view.final_stage);
     this.maps.figures[0].caption.textContent = stage?.formula ?? '';
     this.maps.figures[0].canvas.setAttribute('aria-label', v.t('compare_aria', { name: v.mechName(this.mechanism), n: view.tokens }));

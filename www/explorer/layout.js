@@ -1,34 +1,22 @@
-// How the maps fill the room they have: the grid (columns, map width) that shows `count` maps
-// as large as possible in a box, so that on a projector the sentence, the controls and every
-// map are on one screen without scrolling. `bestGrid` and `roomBelow` are pure
-// (tests/e2e/page-logic.test.mjs runs them); `fitMaps` applies them to a view's maps.
+// How the maps fill the room they have. The engine fits the grid (`fit_grid`: every map as
+// large as the room allows, cells square and the same size in every map, the axes shared, the
+// shared scales in one legend); this module measures the room and asks for the grid that
+// suits the view: on one screen (the page, presenting), or by width (a phone, a docs column,
+// a long sentence). `roomBelow` and `gridAsks` are pure (tests/e2e/page-logic.test.mjs runs
+// them); `placeMaps` asks the engine and places a view's maps.
 
-import { ZOOM_FROM } from './viewport.js';
+/** Between maps (CSS px). */
+export const GRID_GAP_PX = 10;
 
-/**
- * The columns and the map width (CSS px) that show `count` maps largest in `width` ×
- * `height` px. A map is `width × aspect` tall plus `extra` px (its caption and padding);
- * maps are `gap` apart. With no height limit (`height` Infinity) as many maps share a row as
- * keep each at least `preferred` wide. Returns `{ cols, mapWidth }`.
- */
-export function bestGrid(count, width, height, { aspect = 7 / 8, extra = 40, gap = 12, minWidth = 200, maxWidth = 900, preferred = 320 } = {}) {
-  if (count <= 0 || width <= 0) return { cols: 1, mapWidth: Math.max(0, Math.floor(width)) };
-  const across = (cols) => Math.min(maxWidth, (width - gap * (cols - 1)) / cols);
-  if (!Number.isFinite(height)) {
-    // No height to fit: as many maps to a row as keep each at least `preferred` wide.
-    const cols = Math.max(1, Math.min(count, Math.floor((width + gap) / (Math.max(preferred, minWidth) + gap))));
-    return { cols, mapWidth: Math.max(1, Math.floor(across(cols))) };
-  }
-  let best = { cols: 1, mapWidth: 0 };
-  for (let cols = 1; cols <= count; cols++) {
-    const rows = Math.ceil(count / cols);
-    const byHeight = ((height - gap * (rows - 1)) / rows - extra) / aspect;
-    const w = Math.min(across(cols), byHeight);
-    // Prefer the larger maps; between equals, fewer rows.
-    if (w > best.mapWidth + 0.5) best = { cols, mapWidth: w };
-  }
-  return { cols: best.cols, mapWidth: Math.max(1, Math.floor(best.mapWidth)) };
-}
+/** A map's title line (CSS px): the page's, and while presenting. */
+export const TITLE_PX = Object.freeze({ page: 18, present: 26 });
+
+/** By width alone, the smallest plot (CSS px) that keeps maps side by side: below it, fewer
+ * maps a row, each larger (a docs column puts three across, a phone two). */
+export const MIN_SIDE_BY_SIDE_PX = 130;
+
+/** By width alone, the largest plot (CSS px): a map never taller than most of a screen. */
+export const MAX_BY_WIDTH_PX = 640;
 
 /**
  * The room the maps have in the window: from the maps' top edge (page coordinates) to the
@@ -41,21 +29,35 @@ export function roomBelow(topInPage, viewportHeight, { margin = 12, minHeight = 
 }
 
 /**
- * Sizes view `v`'s grid of `count` maps to the window (the page, presenting) or to the width
- * alone: `fit` is the view's option, `narrowPx` the width under which the rail stacks.
+ * What to ask `fit_grid` for, in device pixels, for maps in a room `width × height` CSS px
+ * (`height` Infinity: by width) at `dpr`: one ask, or while presenting two, the second's
+ * least plot being 1.5 × the first's (`{ then }`, a function of the first grid). `base` is
+ * the rest of the ask (stages, all_heads, output). Pure.
  */
-export function fitMaps(v, count, { fit: fitOption, narrowPx }) {
-  const maps = v.el.maps;
-  const width = maps.clientWidth;
-  const narrow = v.el.explorer.clientWidth < narrowPx;
-  // A long sentence cannot be read on one screen anyway: its maps lay out by width, large
-  // enough for the labels of a zoomed-in window (the classroom's one screen is for short ones).
-  const long = (v.view?.tokens ?? 0) >= ZOOM_FROM && !v.state.all_heads;
-  const fit = (fitOption || v.state.present) && !narrow && !long;
-  const top = maps.getBoundingClientRect().top + (fit && !v.state.present ? globalThis.scrollY : 0);
-  const room = fit ? roomBelow(top, globalThis.innerHeight, { margin: v.state.present ? 8 : 16 }) : Infinity;
-  const { cols, mapWidth } = bestGrid(count, width, room, { minWidth: v.state.all_heads ? 260 : 220, preferred: long ? 360 : 320 });
-  maps.style.setProperty('--cols', String(cols));
-  maps.style.setProperty('--map-w', `${mapWidth}px`);
+export function gridAsks({ width, height, dpr, present = false, viewportHeight, font_px, base }) {
+  const px = (css) => Math.max(0, Math.floor(css * dpr));
+  const title = px(present ? TITLE_PX.present : TITLE_PX.page);
+  const ask = { ...base, width_px: px(width), font_px, title_px: title, gap_px: px(GRID_GAP_PX) };
+  const cap = px(Math.min(viewportHeight * 0.8, MAX_BY_WIDTH_PX));
+  if (!Number.isFinite(height)) return { first: { ...ask, height_px: 0, min_plot_px: px(MIN_SIDE_BY_SIDE_PX), max_plot_px: cap }, then: null, title };
+  const first = { ...ask, height_px: px(height) };
+  if (!present) return { first, then: null, title };
+  // Presenting: maps half as large again as fit on the screen, as many across as that allows,
+  // the page scrolling for the rest; none taller than the screen.
+  const tallest = px(Math.max(height, viewportHeight - 80)) - title;
+  const then = (grid) => ({ ...ask, height_px: 0, min_plot_px: Math.ceil(grid.plot_px * 1.5), max_plot_px: Math.max(tallest, Math.ceil(grid.plot_px * 1.5)) });
+  return { first, then, title };
 }
 
+/**
+ * Asks `engine` for the grid of `base`'s maps in the room and places `maps` (a `Maps`) in it.
+ * Returns the grid (device pixels).
+ */
+export function placeMaps(engine, maps, { width, height, present = false, base }) {
+  const dpr = globalThis.devicePixelRatio || 1;
+  const { first, then, title } = gridAsks({ width, height, dpr, present, viewportHeight: globalThis.innerHeight, font_px: maps.fontPx(present), base });
+  let grid = engine.call((ex) => ex.fit_grid(first));
+  if (then) grid = engine.call((ex) => ex.fit_grid(then(grid)));
+  maps.place(grid, title);
+  return grid;
+}

@@ -15,15 +15,18 @@ export class Maps {
   #onInteraction;
   #onShowHead;
   #onRowLabel;
-  #resizeObserver;
   #roomObserver;
   #onWindowResize;
   #onDocumentPointer;
   #onDocumentKey;
   #room = { widths: [], height: globalThis.innerHeight, at: 0 };
-  #measured = new WeakMap(); // canvas -> [width_px, height_px] in device pixels
-  /** `{ figure, canvas, overlay, caption }` per map, in the order drawn. */
+  /** `{ figure, canvas, overlay, caption }` per map, in the order drawn (`caption` is the
+   * map's title line, above it). */
   figures = [];
+  /** The legend's canvas: the colour scales the maps share, drawn once. */
+  legend = null;
+  /** The grid the figures were last placed in (`place`), in device pixels. */
+  grid = null;
   /** The cell under the mouse: `{ index, clientX, clientY, row?, col?, pending }` or null. */
   hover = null;
   /** The cell pinned by a click, a tap or the keys: `{ index, row, col, keyboard? }` or null. */
@@ -49,19 +52,10 @@ export class Maps {
     this.#onInteraction = onInteraction;
     this.#onShowHead = onShowHead;
     this.#onRowLabel = onRowLabel;
-    this.#resizeObserver = new ResizeObserver((entries) => {
-      let changed = false;
-      for (const entry of entries) {
-        const size = deviceSize(entry);
-        this.#measured.set(entry.target, size);
-        if (entry.target.width !== size[0] || entry.target.height !== size[1]) changed = true;
-      }
-      if (changed) onResize();
-    });
-    // The grid is fitted to the room the maps have (layout.js): the container's width and the
-    // window's height. A canvas does not change size when that room grows (its column has a
-    // fixed width), so the room itself is watched: a wider container or a taller window fits
-    // the maps again, and a link opened in a large window draws what it draws after a resize.
+    // The grid is fitted to the room the maps have (the engine's `fit_grid`): the container's
+    // width and the window's height. Each canvas is sized from the grid, never from its own
+    // box, so only the room is watched: a wider container or a taller window fits the maps
+    // again, and a link opened in a large window draws what it draws after a resize.
     this.#roomObserver = new ResizeObserver((entries) => {
       const width = Math.round(entries[entries.length - 1].contentRect.width);
       if (this.#roomChanged(width, this.#room.height)) onResize();
@@ -111,14 +105,14 @@ export class Maps {
     return last !== undefined && !flapping;
   }
 
-  /** Replaces the figures with `count` empty ones. */
+  /** Replaces the figures with `count` empty ones, and the legend. */
   build(count) {
-    for (const f of this.figures) this.#resizeObserver.unobserve(f.canvas);
     this.#container.replaceChildren();
     this.figures = [];
     for (let index = 0; index < count; index++) {
       const figure = make('figure', 'map');
       figure.setAttribute('part', 'map');
+      const caption = make('figcaption', 'map-title');
       const frame = make('div', 'map-frame');
       const canvas = make('canvas', 'map-canvas');
       canvas.setAttribute('role', 'img');
@@ -126,19 +120,19 @@ export class Maps {
       canvas.setAttribute('aria-describedby', this.#hint);
       const overlay = make('canvas', 'map-overlay');
       overlay.setAttribute('aria-hidden', 'true');
-      const caption = make('figcaption');
       frame.append(canvas, overlay);
-      figure.append(frame, caption);
+      figure.append(caption, frame);
       this.#container.append(figure);
       this.#wire(canvas, index);
-      try {
-        this.#resizeObserver.observe(canvas, { box: 'device-pixel-content-box' });
-      } catch {
-        this.#resizeObserver.observe(canvas);
-      }
       this.figures.push({ figure, canvas, overlay, caption });
     }
+    this.legend = make('canvas', 'legend-canvas');
+    this.legend.setAttribute('part', 'legend');
+    this.legend.setAttribute('aria-hidden', 'true');
+    this.legend.hidden = true;
+    this.#container.append(this.legend);
     this.#container.dataset.count = String(count);
+    this.grid = null;
     this.hover = null;
     if (this.active >= count) this.active = -1;
   }
@@ -149,22 +143,50 @@ export class Maps {
     this.selected = null;
   }
 
-  /** Sets every canvas's size attributes to its measured size (changed only when it differs). */
-  size() {
+  /**
+   * Places the figures and the legend where `grid` (the engine's `fit_grid`, device pixels)
+   * puts them, each canvas exactly its place's size, its title line `titlePx` above it.
+   */
+  place(grid, titlePx) {
     const dpr = globalThis.devicePixelRatio || 1;
-    for (const { canvas, overlay } of this.figures) {
-      let size = this.#measured.get(canvas);
-      if (!size) {
-        const rect = canvas.getBoundingClientRect();
-        size = [Math.round(rect.width * dpr), Math.round(rect.height * dpr)];
-      }
-      const [w, h] = [Math.max(1, size[0]), Math.max(1, size[1])];
-      // Assigning a canvas's size clears it, even to the same value: only when it changed.
+    const css = (px) => `${px / dpr}px`;
+    this.grid = grid;
+    this.#container.style.setProperty('--grid-w', css(grid.width_px));
+    this.#container.style.setProperty('--grid-h', css(grid.height_px));
+    this.#container.style.setProperty('--title-h', css(titlePx));
+    this.figures.forEach(({ figure, canvas, overlay, caption }, i) => {
+      const p = grid.places[i];
+      if (!p) return;
+      figure.style.left = css(p.x);
+      figure.style.top = css(p.y - titlePx);
+      figure.style.width = css(p.width);
+      // The title centred over the plot, not over the row labels beside it.
+      caption.style.marginLeft = css(p.plot.x);
+      caption.style.width = css(p.plot.width);
       for (const c of [canvas, overlay]) {
-        if (c.width !== w) c.width = w;
-        if (c.height !== h) c.height = h;
+        // Assigning a canvas's size clears it, even to the same value: only when it changed.
+        if (c.width !== p.width) c.width = p.width;
+        if (c.height !== p.height) c.height = p.height;
+        c.style.width = css(p.width);
+        c.style.height = css(p.height);
       }
+    });
+    const legend = this.legend;
+    legend.hidden = !grid.legend;
+    if (grid.legend) {
+      const l = grid.legend;
+      legend.style.left = css(l.x);
+      legend.style.top = css(l.y);
+      legend.style.width = css(l.width);
+      legend.style.height = css(l.height);
+      if (legend.width !== l.width) legend.width = l.width;
+      if (legend.height !== l.height) legend.height = l.height;
     }
+  }
+
+  /** The width the maps have (CSS px): their container's. */
+  width() {
+    return this.#container.clientWidth;
   }
 
   /** The canvases, in order. */
@@ -172,15 +194,12 @@ export class Maps {
     return this.figures.map((f) => f.canvas);
   }
 
-  /** The label font asked for, in device pixels: 12.5 CSS px on small and ordinary maps, up
-   * to 15 on large ones. Where a map's cells are too close for every token's label at that
-   * size, the engine draws them smaller, down to 0.8 of it (10 CSS px, `LABEL_SHRINK` in
-   * src/render/layout.rs), before it leaves any out. */
-  fontPx() {
+  /** The label font asked for, in device pixels: 13 CSS px, 16 while presenting. The grid
+   * shrinks it where a map's cells are too close for every token's label at that size, down
+   * to 0.8 of it (`LABEL_SHRINK` in src/render/layout.rs), before it leaves any out. */
+  fontPx(presenting = false) {
     const dpr = globalThis.devicePixelRatio || 1;
-    const first = this.figures[0]?.canvas;
-    const cssWidth = first ? first.width / dpr : 400;
-    return Math.round(Math.min(15, Math.max(12.5, cssWidth / 24)) * dpr);
+    return Math.round((presenting ? 16 : 13) * dpr);
   }
 
   /** The cell the readouts describe: the hovered one, else the selected one. */
@@ -353,7 +372,6 @@ export class Maps {
 
   /** Stops observing the canvases. */
   destroy() {
-    this.#resizeObserver.disconnect();
     this.#roomObserver.disconnect();
     globalThis.removeEventListener('resize', this.#onWindowResize);
     document.removeEventListener('pointerdown', this.#onDocumentPointer, true);
@@ -372,22 +390,3 @@ const MOVES = Object.freeze({
   Home: [0, -Infinity],
   End: [0, Infinity],
 });
-
-/**
- * A canvas's size in device pixels from a ResizeObserver entry. The exact device-pixel size,
- * where the browser knows it, avoids a resampled (blurry) canvas; emulated screens (devtools,
- * headless) may report CSS pixels there, so it is trusted only when it agrees with the CSS
- * size × devicePixelRatio.
- */
-function deviceSize(entry) {
-  const dpr = globalThis.devicePixelRatio || 1;
-  const box = entry.contentBoxSize?.[0];
-  let size = box
-    ? [Math.round(box.inlineSize * dpr), Math.round(box.blockSize * dpr)]
-    : [Math.round(entry.contentRect.width * dpr), Math.round(entry.contentRect.height * dpr)];
-  const device = entry.devicePixelContentBoxSize?.[0];
-  if (device && Math.abs(device.inlineSize - size[0]) <= 2 && Math.abs(device.blockSize - size[1]) <= 2) {
-    size = [device.inlineSize, device.blockSize];
-  }
-  return size;
-}

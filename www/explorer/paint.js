@@ -86,7 +86,8 @@ export function paintFigureText(v, figures, stages, { allHeads, final, output })
     const h = allHeads ? i + 1 : head;
     canvas.setAttribute('aria-label', v.t('aria_map', { name: stage.label, h, total: heads, desc: describe(stage), n }));
     canvas.dataset.stage = stage.id;
-    caption.textContent = allHeads ? v.t('head_option', { n: i + 1, total: heads }) : stage.formula;
+    caption.textContent = allHeads ? `${stage.label} · ${v.t('head_option', { n: i + 1, total: heads })}` : stage.formula;
+    caption.title = caption.textContent;
     figure.classList.toggle('selected', allHeads ? i + 1 === head : i === v.activeMap());
   });
 }

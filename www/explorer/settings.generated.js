@@ -43,7 +43,7 @@ export const KEYS = Object.freeze({
   head: Object.freeze({ kind: 'int', type: 'integer', min: 1, max: 4096, engine: true, layer: 'head', symbol: 'h', control: 'head', address: true, attribute: true, widget: true, state: true }),
   all_heads: Object.freeze({ kind: 'bool', engine: false, layer: 'page', control: 'all_heads', aliases: Object.freeze(['all']), address: true, attribute: true, widget: true, state: true, default: false }),
   all_heads_stage: Object.freeze({ kind: 'stage', engine: false, layer: 'page', address: true, attribute: true, widget: true, state: true, default: '' }),
-  shared_scale: Object.freeze({ kind: 'bool', engine: false, layer: 'page', control: 'shared_scale', address: true, attribute: true, widget: true, state: true, default: false }),
+  shared_scale: Object.freeze({ kind: 'bool', engine: false, layer: 'page', control: 'shared_scale', address: true, attribute: true, widget: true, state: true, default: true }),
   row: Object.freeze({ kind: 'int', min: 0, max: 1000000, engine: false, layer: 'page', address: true, attribute: true, widget: true, state: true, default: 0 }),
   view: Object.freeze({ kind: 'choice', choices: Object.freeze(['explore', 'walk', 'compare']), engine: false, layer: 'page', control: 'views', address: true, attribute: true, widget: true, state: true, default: 'explore' }),
   step: Object.freeze({ kind: 'step', engine: false, layer: 'page', address: true, attribute: true, widget: true, state: true, default: '' }),

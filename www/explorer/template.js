@@ -1,10 +1,10 @@
 // The explorer's DOM, built once per instance inside its root (a shadow root, so the ids
 // below are its own and several explorers on one page never clash).
 //
-// The layout is for one screen: a bar with the sentence and the mechanism on top, the
-// controls in a rail beside the maps (details behind disclosures), the maps filling what is
-// left of the window; on a narrow screen the maps come right after the sentence, and the
-// other tools and the rail below them (explorer.css places them). The markup is static (no user text, no inline styles); strings come from
+// The layout is for one screen: a column with the sentence, the mechanism, the view and the
+// controls (details behind disclosures) beside the maps, which fill the rest of the window
+// from its top; on a narrow screen the maps come right after the sentence, and the other
+// tools and the rail below them (explorer.css places them). The markup is static (no user text, no inline styles); strings come from
 // i18n.js through `data-i18n*` attributes. `data-control` names a control as the `controls`
 // option and the custom element's `controls` attribute do; `data-parameter` marks a control
 // that only some mechanisms take (the engine's `view().parameters` says which).
@@ -59,7 +59,45 @@ const MARKUP = `
     </div>
   </div>
 
+  <div id="status-line" class="status-line" part="status">
+    <div class="views" role="group" data-control="views" data-i18n-aria-label="views_label" aria-label="View">
+      <button type="button" id="view-explore" class="button tab" data-view="explore" data-i18n="view_explore">Explore</button>
+      <button type="button" id="view-walk" class="button tab" data-view="walk" data-i18n="view_walk">Guided walk</button>
+      <button type="button" id="view-compare" class="button tab" data-view="compare" data-i18n="view_compare">Compare</button>
+      <button type="button" id="present" class="button quiet" data-control="present" data-i18n="present" data-i18n-title="present_title" title="Present (P)">Present</button>
+    </div>
+    <span id="token-count"></span>
+    <span id="param-readout" hidden></span>
+    <span id="timing" class="muted" hidden></span>
+    <div id="prediction" class="prediction" data-label="none" part="prediction">
+      <span id="prediction-title" class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
+      <strong id="prediction-value" class="prediction-value" aria-live="polite">—</strong>
+      <meter id="prediction-meter" class="prediction-meter" min="0" max="1" value="0" hidden></meter>
+      <span id="prediction-reason" class="muted prediction-reason"></span>
+    </div>
+  </div>
+
     <section id="controls" class="controls rail" part="controls" data-i18n-aria-label="controls_label" aria-label="Controls">
+      <fieldset class="group group-shift">
+        <legend data-i18n="group_shift">Shift and difference</legend>
+${sliders('shift')}
+        <details id="more-shift" class="more" data-control="difference" data-parameter="difference">
+          <summary data-i18n="more_shift">Difference, fill, renormalisation</summary>
+          <div class="field">
+            <label for="difference" data-i18n="difference_label">Difference D</label>
+            <select id="difference"></select>
+          </div>
+          <div class="field">
+            <label for="fill" data-i18n="fill_label">Shift fill</label>
+            <select id="fill"></select>
+          </div>
+          <div class="field">
+            <label for="renormalize" data-i18n="renorm_label">Renormalise A′</label>
+            <select id="renormalize"></select>
+          </div>
+        </details>
+      </fieldset>
+
       <fieldset class="group group-mech">
         <legend data-i18n="group_heads">Heads and mask</legend>
         <div class="field" data-control="weights">
@@ -101,26 +139,6 @@ const MARKUP = `
           <input type="checkbox" id="causal">
           <label for="causal" data-i18n="causal_label">Causal mask (no looking ahead)</label>
         </div>
-      </fieldset>
-
-      <fieldset class="group group-shift">
-        <legend data-i18n="group_shift">Shift and difference</legend>
-${sliders('shift')}
-        <details id="more-shift" class="more" data-control="difference" data-parameter="difference">
-          <summary data-i18n="more_shift">Difference, fill, renormalisation</summary>
-          <div class="field">
-            <label for="difference" data-i18n="difference_label">Difference D</label>
-            <select id="difference"></select>
-          </div>
-          <div class="field">
-            <label for="fill" data-i18n="fill_label">Shift fill</label>
-            <select id="fill"></select>
-          </div>
-          <div class="field">
-            <label for="renormalize" data-i18n="renorm_label">Renormalise A′</label>
-            <select id="renormalize"></select>
-          </div>
-        </details>
       </fieldset>
 
       <fieldset class="group group-gate">
@@ -185,23 +203,6 @@ ${sliders('params')}
 
     <section id="maps-section" class="maps-section stage" part="maps-section" tabindex="-1" aria-labelledby="maps-heading">
       <h2 id="maps-heading" class="visually-hidden" data-i18n="maps_label">Attention maps</h2>
-      <div class="status-line">
-        <div class="views" role="group" data-control="views" data-i18n-aria-label="views_label" aria-label="View">
-          <button type="button" id="view-explore" class="button tab" data-view="explore" data-i18n="view_explore">Explore</button>
-          <button type="button" id="view-walk" class="button tab" data-view="walk" data-i18n="view_walk">Guided walk</button>
-          <button type="button" id="view-compare" class="button tab" data-view="compare" data-i18n="view_compare">Compare</button>
-          <button type="button" id="present" class="button quiet" data-control="present" data-i18n="present" data-i18n-title="present_title" title="Present (P)">Present</button>
-        </div>
-        <span id="token-count"></span>
-        <span id="param-readout" hidden></span>
-        <span id="timing" class="muted" hidden></span>
-        <div id="prediction" class="prediction" data-label="none" part="prediction">
-          <span id="prediction-title" class="prediction-title" data-i18n="prediction_title">Predicted sentiment</span>
-          <strong id="prediction-value" class="prediction-value" aria-live="polite">—</strong>
-          <meter id="prediction-meter" class="prediction-meter" min="0" max="1" value="0" hidden></meter>
-          <span id="prediction-reason" class="muted prediction-reason"></span>
-        </div>
-      </div>
       <p id="unknown-note" class="notice compact" hidden></p>
       <p id="truncated-notice" class="notice compact" hidden></p>
       <div id="spec-banner" class="notice compact spec-banner" hidden>

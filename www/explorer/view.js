@@ -32,7 +32,8 @@ import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
 import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
-import { fitMaps } from './layout.js';
+import { placeMaps, roomBelow } from './layout.js';
+import { ZOOM_FROM } from './viewport.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
@@ -454,17 +455,17 @@ export class ExplorerView {
     }
     this.#zoom.read();
     this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
-    this.#fit(count);
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
-    this.#maps.size();
-    // The font follows the maps' size, so it is measured after sizing them.
-    const font = this.#maps.fontPx();
+    // The grid (the engine's) sizes every canvas and picks the labels' font.
+    const grid = this.#place(allHeads ? [allStage] : stages.map((s) => s.id), { allHeads, output });
+    const font = grid.font_px;
     const canvases = this.#maps.canvases();
     const result = this.engine.call((ex) =>
       allHeads ? ex.render_all_heads(canvases, font, allStage) : ex.render(canvases.slice(0, stages.length), font, stages.map((s) => s.id)),
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
+    if (grid.legend) this.engine.call((ex) => ex.render_legend(this.#maps.legend));
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
@@ -491,9 +492,21 @@ export class ExplorerView {
     this.walk.slide(this.#maps.figures[0], this.#maps.figures[i], { plot, cellWidth: first.width, shift: this.state.shift, circular: this.state.fill === 'circular' });
   }
 
-  /** Sizes the maps' grid (layout.js `fitMaps`). */
-  #fit(count) {
-    fitMaps(this, count, { fit: this.#options.fit, narrowPx: NARROW_PX });
+  /**
+   * Fits the maps of `stages` into the room they have and places them (layout.js): on one
+   * screen where the view fits the window (the page, presenting), else by width (a phone, a
+   * docs column, a long sentence, whose maps are read zoomed in). Returns the grid.
+   */
+  #place(stages, { allHeads, output }) {
+    const maps = this.el.maps;
+    const narrow = this.el.explorer.clientWidth < NARROW_PX;
+    const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
+    const presenting = !!this.state.present;
+    const fit = (this.#options.fit || presenting) && !narrow && !long;
+    const top = maps.getBoundingClientRect().top + (fit && !presenting ? globalThis.scrollY : 0);
+    const height = fit ? roomBelow(top, globalThis.innerHeight, { margin: 8 }) : Infinity;
+    const base = { stages, all_heads: allHeads, output };
+    return placeMaps(this.engine, this.#maps, { width: maps.clientWidth, height, present: presenting && fit, base });
   }
 
   #afterRender(started) {
