@@ -243,13 +243,12 @@ fn largest_with(spec: &GridSpec, cols: usize, short: Short) -> GridLayout {
     arrange(spec, cols, short, lo as u32)
 }
 
+/// A place in the grid: (row, column).
+type Slot = (usize, usize);
+
 /// The grid position (row, column) of each of `count` maps `cols` across, with `short` the
 /// row left short, and where the free slots are (the last of them is the legend's).
-fn positions(
-    count: usize,
-    cols: usize,
-    short: Short,
-) -> (Vec<(usize, usize)>, Option<(usize, usize)>) {
+fn positions(count: usize, cols: usize, short: Short) -> (Vec<Slot>, Option<Slot>) {
     let grid_rows = count.div_ceil(cols);
     let free = grid_rows * cols - count;
     let first_row = if short == Short::First {

@@ -65,6 +65,16 @@ struct PlaceJs {
     plot: RectJs,
 }
 
+/// `{ font_px, row_labels, col_labels, row_stride, col_stride }`
+#[derive(Serialize)]
+struct LabelsDrawnJs {
+    font_px: f32,
+    row_labels: bool,
+    col_labels: bool,
+    row_stride: usize,
+    col_stride: usize,
+}
+
 /// The grid the next render draws in: the maps it was fitted for and what each draws.
 pub(super) struct Fitted {
     drawn: Vec<(StageId, usize)>,
@@ -207,6 +217,25 @@ impl Explorer {
             layout,
         });
         to_js(&js)
+    }
+
+    /// How map `index` of the last render labels its axes: `{ font_px, row_labels,
+    /// col_labels, row_stride, col_stride }` (device pixels; a stride of 1 labels every token,
+    /// 2 every other), or `undefined` for no such map. The screen reader's table and the tests
+    /// read it; a stride over 1 is what zooming in reveals.
+    pub fn labels_drawn(&self, index: usize) -> Result<JsValue, JsError> {
+        let (Some((_, layout, _)), Some(parts)) =
+            (self.layouts.get(index), self.drawn_parts.get(index))
+        else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        to_js(&LabelsDrawnJs {
+            font_px: layout.font_px,
+            row_labels: parts.row_labels,
+            col_labels: parts.col_labels,
+            row_stride: layout.row_label_stride,
+            col_stride: layout.col_label_stride,
+        })
     }
 
     /// Draws the legend of the last maps drawn on `canvas` (its width and height attributes):

@@ -25,7 +25,7 @@ use crate::explorer;
 use crate::model::bert::Bert;
 use crate::model::Model;
 use crate::names::name_of;
-use crate::render::{HeatmapLayout, RowLayout, Theme, Viewport};
+use crate::render::{FrameParts, HeatmapLayout, RowLayout, Theme, Viewport};
 
 thread_local! {
     /// The pretrained model once read (`load_pretrained`), for every handle of the page: a
@@ -59,6 +59,8 @@ pub struct Explorer {
     /// The layouts of the last maps drawn by `render`, with the stage and the part of the map
     /// each shows, for hit-testing and highlights.
     pub(super) layouts: Vec<(StageId, HeatmapLayout, Viewport)>,
+    /// The parts of its frame each of the last maps drew (its labels: `labels_drawn`).
+    pub(super) drawn_parts: Vec<FrameParts>,
     /// The layout of the last row view drawn by `render_row`.
     pub(super) row_layout: Option<RowLayout>,
     /// The grid the page fitted the maps to (`fit_grid`), for the next render.
@@ -92,6 +94,7 @@ impl Explorer {
             shared_scale: true,
             viewport: Viewport::default(),
             layouts: Vec::new(),
+            drawn_parts: Vec::new(),
             row_layout: None,
             fitted: None,
             legend: Vec::new(),

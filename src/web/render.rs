@@ -66,6 +66,7 @@ impl Explorer {
         let scales = self.scales(&drawn);
         self.keep_legend(&drawn, &scales);
         self.layouts.clear();
+        self.drawn_parts.clear();
         for (i, ((canvas, &(stage, head)), scale)) in
             canvases.iter().zip(&drawn).zip(scales).enumerate()
         {
@@ -77,6 +78,7 @@ impl Explorer {
             };
             let layout = self.draw(canvas, stage, head, title, font, parts, &labels, scale)?;
             self.layouts.push(layout);
+            self.drawn_parts.push(parts);
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
@@ -109,6 +111,7 @@ impl Explorer {
         let scales = self.scales(&drawn);
         self.keep_legend(&drawn, &scales);
         self.layouts.clear();
+        self.drawn_parts.clear();
         for (i, ((canvas, &(stage, head)), scale)) in
             canvases.iter().zip(&drawn).zip(scales).enumerate()
         {
@@ -120,6 +123,7 @@ impl Explorer {
             };
             let layout = self.draw(canvas, stage, head, &title, font, parts, &labels, scale)?;
             self.layouts.push(layout);
+            self.drawn_parts.push(parts);
         }
         to_js(&TimingsJs {
             compute_ms: t1 - t0,

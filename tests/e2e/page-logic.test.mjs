@@ -527,11 +527,13 @@ test('layout: the room the maps have, and what the engine is asked for on one sc
   // than 0.8 of the screen (at most 640 CSS px).
   const wide = gridAsks({ width: 720, height: Infinity, dpr: 1, viewportHeight: 900, font_px: 13, base });
   assert.deepEqual([wide.first.height_px, wide.first.min_plot_px, wide.first.max_plot_px], [0, 130, 640]);
-  // Presenting: a second ask, by width, for plots at least 1.5 × those that fit the screen.
-  const present = gridAsks({ width: 1200, height: 600, dpr: 1, present: true, viewportHeight: 800, font_px: 16, base });
-  const second = present.then({ plot_px: 300 });
-  assert.deepEqual([second.height_px, second.min_plot_px, second.title_px], [0, 450, 26]);
-  assert.ok(second.max_plot_px >= 450);
+  // Presenting: the maps fitted to the room they have on the page, then by width, each plot
+  // at least 1.5 × as tall.
+  const present = gridAsks({ width: 1248, height: Infinity, dpr: 1, present: { width: 1040, height: 740 }, viewportHeight: 800, font_px: 16, base });
+  assert.deepEqual([present.first.width_px, present.first.height_px, present.first.title_px], [1040, 740, 18]);
+  const second = present.then({ plot_px: 308 });
+  assert.deepEqual([second.width_px, second.height_px, second.min_plot_px, second.title_px], [1248, 0, 462, 26]);
+  assert.ok(second.max_plot_px >= 462);
 });
 
 test('viewport: texts parse to one canonical form or to nothing', async () => {

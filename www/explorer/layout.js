@@ -5,6 +5,10 @@
 // a long sentence). `roomBelow` and `gridAsks` are pure (tests/e2e/page-logic.test.mjs runs
 // them); `placeMaps` asks the engine and places a view's maps.
 
+/** The page's header above an explorer, one line (CSS px): presenting sizes the maps from the
+ * room they have below it. */
+export const PAGE_HEADER_PX = 45;
+
 /** Between maps (CSS px). */
 export const GRID_GAP_PX = 10;
 
@@ -28,34 +32,49 @@ export function roomBelow(topInPage, viewportHeight, { margin = 12, minHeight = 
   return room >= minHeight ? room : Infinity;
 }
 
+/** The rail beside the maps (CSS px) in an explorer `width` wide: explorer.css's
+ * `clamp(180px, 16cqw, 240px)`. */
+export function railWidth(width) {
+  return Math.min(240, Math.max(180, 0.16 * width));
+}
+
 /**
  * What to ask `fit_grid` for, in device pixels, for maps in a room `width × height` CSS px
- * (`height` Infinity: by width) at `dpr`: one ask, or while presenting two, the second's
- * least plot being 1.5 × the first's (`{ then }`, a function of the first grid). `base` is
- * the rest of the ask (stages, all_heads, output). Pure.
+ * (`height` Infinity: by width) at `dpr`: one ask, or while presenting two (`{ then }`, a
+ * function of the first grid): the first fits the maps to `reference`, the room they have on
+ * the page, the second lays them out by width, each plot at least 1.5 × as tall. `base` is the
+ * rest of the ask (stages, all_heads, output). Pure.
  */
-export function gridAsks({ width, height, dpr, present = false, viewportHeight, font_px, base }) {
+export function gridAsks({ width, height, dpr, present = null, viewportHeight, font_px, base }) {
   const px = (css) => Math.max(0, Math.floor(css * dpr));
   const title = px(present ? TITLE_PX.present : TITLE_PX.page);
   const ask = { ...base, width_px: px(width), font_px, title_px: title, gap_px: px(GRID_GAP_PX) };
   const cap = px(Math.min(viewportHeight * 0.8, MAX_BY_WIDTH_PX));
+  if (present) {
+    // Presenting: maps half as large again as on the page, as many across as that allows,
+    // the page scrolling for the rest; none taller than the screen.
+    const first = { ...ask, width_px: px(present.width), height_px: px(present.height), title_px: px(TITLE_PX.page) };
+    const tallest = px(viewportHeight - 40) - title;
+    const then = (grid) => {
+      // As many maps on the screen as can be: no larger than that (a little over, for whole
+      // cells), however wide the screen.
+      const least = Math.ceil(grid.plot_px * 1.5);
+      return { ...ask, height_px: 0, min_plot_px: least, max_plot_px: Math.max(Math.min(tallest, Math.ceil(least * 1.08)), least) };
+    };
+    return { first, then, title };
+  }
   if (!Number.isFinite(height)) return { first: { ...ask, height_px: 0, min_plot_px: px(MIN_SIDE_BY_SIDE_PX), max_plot_px: cap }, then: null, title };
-  const first = { ...ask, height_px: px(height) };
-  if (!present) return { first, then: null, title };
-  // Presenting: maps half as large again as fit on the screen, as many across as that allows,
-  // the page scrolling for the rest; none taller than the screen.
-  const tallest = px(Math.max(height, viewportHeight - 80)) - title;
-  const then = (grid) => ({ ...ask, height_px: 0, min_plot_px: Math.ceil(grid.plot_px * 1.5), max_plot_px: Math.max(tallest, Math.ceil(grid.plot_px * 1.5)) });
-  return { first, then, title };
+  return { first: { ...ask, height_px: px(height) }, then: null, title };
 }
 
 /**
- * Asks `engine` for the grid of `base`'s maps in the room and places `maps` (a `Maps`) in it.
- * Returns the grid (device pixels).
+ * Asks `engine` for the grid of `base`'s maps in the room and places `maps` (a `Maps`) in it;
+ * `present` is null or the room the maps have on the page, `{ width, height }` (presenting
+ * makes them larger than there). Returns the grid (device pixels).
  */
-export function placeMaps(engine, maps, { width, height, present = false, base }) {
+export function placeMaps(engine, maps, { width, height, present = null, base }) {
   const dpr = globalThis.devicePixelRatio || 1;
-  const { first, then, title } = gridAsks({ width, height, dpr, present, viewportHeight: globalThis.innerHeight, font_px: maps.fontPx(present), base });
+  const { first, then, title } = gridAsks({ width, height, dpr, present, viewportHeight: globalThis.innerHeight, font_px: maps.fontPx(!!present), base });
   let grid = engine.call((ex) => ex.fit_grid(first));
   if (then) grid = engine.call((ex) => ex.fit_grid(then(grid)));
   maps.place(grid, title);

@@ -32,7 +32,7 @@ import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
 import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
-import { placeMaps, roomBelow } from './layout.js';
+import { PAGE_HEADER_PX, placeMaps, railWidth, roomBelow } from './layout.js';
 import { ZOOM_FROM } from './viewport.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
@@ -501,12 +501,16 @@ export class ExplorerView {
     const maps = this.el.maps;
     const narrow = this.el.explorer.clientWidth < NARROW_PX;
     const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
-    const presenting = !!this.state.present;
-    const fit = (this.#options.fit || presenting) && !narrow && !long;
+    const presenting = !!this.state.present && !narrow && !long;
+    const fit = this.#options.fit && !narrow && !long;
     const top = maps.getBoundingClientRect().top + (fit && !presenting ? globalThis.scrollY : 0);
-    const height = fit ? roomBelow(top, globalThis.innerHeight, { margin: 8 }) : Infinity;
+    const height = fit && !presenting ? roomBelow(top, globalThis.innerHeight, { margin: 8 }) : Infinity;
     const base = { stages, all_heads: allHeads, output };
-    return placeMaps(this.engine, this.#maps, { width: maps.clientWidth, height, present: presenting && fit, base });
+    // Presenting, the maps are half as large again as in the room they have on the page: the
+    // explorer's width beside the rail, the window's height below a one-line header.
+    const width = this.el.explorer.clientWidth;
+    const present = presenting ? { width: width - railWidth(width) - 10, height: globalThis.innerHeight - PAGE_HEADER_PX - 8 } : null;
+    return placeMaps(this.engine, this.#maps, { width: maps.clientWidth, height, present, base });
   }
 
   #afterRender(started) {
