@@ -131,35 +131,34 @@ impl Explorer {
             stages.iter().map(|&s| (s, head)).collect()
         };
         let kinds: Vec<StageId> = drawn.iter().map(|d| d.0).collect();
+        // The whole maps, whatever part of them is zoomed into: the canvases keep their size
+        // while a person zooms (the cell under the pointer stays under it), and the labels of
+        // any window fit the room kept for all of them.
         let labels = self.shared_labels(&kinds);
-        let rows = labels.rows.len();
+        let all_rows = self.state.labels();
+        let rows = all_rows.len();
+        let row_label_em = LabelWidths::measure(all_rows, &[]).rows_em;
         let scales = self.scales(&drawn);
         let mut maps = Vec::with_capacity(drawn.len() + 1);
         for (&(stage, _), scale) in drawn.iter().zip(&scales) {
-            let (cols, widths) = labels.of(stage);
+            let all_cols = self.state.column_labels(stage);
+            let cols = all_cols.len();
             let own_bar_em = (!self.shared_scale).then(|| {
                 let theme = self.theme;
+                let shown = self.stage_viewport(stage, (rows, cols));
                 let frame = Frame {
                     constant: self
                         .state
                         .head_stats(stage, drawn_head(&drawn, stage))
                         .and_then(crate::render::constant_of),
-                    ..self.frame(
-                        stage,
-                        "",
-                        &labels,
-                        self.stage_viewport(stage, (rows, cols.len())),
-                        scale,
-                        &theme,
-                        12.0,
-                    )
+                    ..self.frame(stage, "", &labels, shown, scale, &theme, 12.0)
                 };
-                frame.tick_label_em((rows, cols.len()))
+                frame.tick_label_em((rows, cols))
             });
             maps.push(GridMap {
                 rows,
-                cols: cols.len(),
-                col_label_em: widths.cols_em,
+                cols,
+                col_label_em: LabelWidths::measure(&[], &all_cols).cols_em,
                 own_bar_em,
             });
         }
@@ -184,7 +183,7 @@ impl Explorer {
             height_px: (ask.height_px > 0).then_some(ask.height_px),
             maps: &maps,
             font_px: ask.font_px,
-            row_label_em: labels.rows_em(),
+            row_label_em,
             title_px: ask.title_px,
             gap_px: ask.gap_px,
             legend_entries: legend,

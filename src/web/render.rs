@@ -22,11 +22,6 @@ pub(super) struct SharedLabels {
 }
 
 impl SharedLabels {
-    /// The widest row label, in em.
-    pub(super) fn rows_em(&self) -> f32 {
-        self.by_columns.first().map_or(0.0, |c| c.2.rows_em)
-    }
-
     /// The column labels and label widths of `stage`'s map.
     pub(super) fn of(&self, stage: StageId) -> (&[String], &LabelWidths) {
         let (_, labels, widths) = self
@@ -439,7 +434,9 @@ impl Explorer {
                     ScaleGroup::Difference => ScaleKind::Diverging,
                     ScaleGroup::Gate => ScaleKind::Unit,
                 };
-                Scale::from_stats(kind, group)
+                // Round ends: the colours of maps that share a scale stay put while a slider
+                // moves one of them a little.
+                Scale::from_stats(kind, group).rounded_out()
             })
             .collect()
     }

@@ -108,7 +108,7 @@ test('embed=1 shows only the maps and the sentence, shift and heads controls', a
   await context.close();
 });
 
-test('a 360 px phone: one column, no horizontal scroll', async () => {
+test('a 360 px phone: the maps in at most two columns, no horizontal scroll', async () => {
   const { page, errors, context } = await openExplorer(h, '', { width_px: 360, height_px: 740, deviceScaleFactor: 2 });
   const { scrollWidth, innerWidth, lefts } = await page.evaluate(() => ({
     scrollWidth: document.documentElement.scrollWidth,
@@ -116,7 +116,8 @@ test('a 360 px phone: one column, no horizontal scroll', async () => {
     lefts: [...window.diffattn.root.querySelectorAll('.map')].map((m) => Math.round(m.getBoundingClientRect().left)),
   }));
   assert.ok(scrollWidth <= innerWidth, `page is ${scrollWidth} px wide in a ${innerWidth} px viewport`);
-  assert.equal(new Set(lefts).size, 1, `maps are not in one column: ${lefts}`);
+  // Two across where each is still 130 CSS px (layout.js MIN_SIDE_BY_SIDE_PX), else one.
+  assert.ok(new Set(lefts).size <= 2, `maps in more than two columns: ${lefts}`);
   // HiDPI: canvases are drawn at twice their CSS size.
   const [w, css] = await page.$eval('canvas.map-canvas', (c) => [c.width, c.getBoundingClientRect().width]);
   assert.ok(Math.abs(w - css * 2) <= 1, `${w} device px for ${css} css px`);
@@ -196,12 +197,12 @@ test('wide screens: the five maps fill a 1920 px projector, large, without scrol
   // Growing the window back fits the maps to it again: as large as on a fresh 1920 px page
   // (the same address draws the same picture, whatever happened before).
   await page.waitForFunction(
-    (mapWidth) =>
-      [...window.diffattn.root.querySelectorAll('.map')].every((m) => Math.abs(m.getBoundingClientRect().width - mapWidth) <= 1) &&
+    (widths) =>
+      [...window.diffattn.root.querySelectorAll('.map')].every((m, i) => Math.abs(m.getBoundingClientRect().width - widths[i]) <= 1) &&
       [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].every(
         (c) => Math.abs(c.width - c.getBoundingClientRect().width * devicePixelRatio) <= 1,
       ),
-    boxes[0].width,
+    boxes.map((b) => b.width),
   );
   await settled(page);
   // The all-heads view: one small multiple per head; a click opens that head.
@@ -213,7 +214,7 @@ test('wide screens: the five maps fill a 1920 px projector, large, without scrol
   const grid = await page.evaluate(() => {
     const maps = window.diffattn.root.querySelector('.maps');
     const widths = [...maps.querySelectorAll('canvas.map-canvas')].map((c) => Math.round(c.getBoundingClientRect().width));
-    return { widths, cols: maps.style.getPropertyValue('--cols'), mapW: maps.style.getPropertyValue('--map-w'), room: maps.clientWidth };
+    return { widths, room: maps.clientWidth, grid: maps.style.getPropertyValue('--grid-w') };
   });
   assert.ok(grid.widths.every((w) => w >= 260), `all-heads grid: ${JSON.stringify(grid)}`);
   await page.click('canvas.map-canvas >> nth=2');

@@ -52,6 +52,10 @@ test('the page loads without errors and draws the five maps', async () => {
 
 test('the shift slider changes shift(A), D and A′ but not A', async () => {
   const { page, errors } = shared;
+  // Each map on its own scale, so A's pixels are A's alone (on the shared scale, the default,
+  // A's colours follow the range of every map that shares it: tests/e2e/classroom.test.mjs).
+  await page.evaluate(() => window.diffattn.view.set({ shared_scale: false }));
+  await settled(page);
   const before = await canvasInfo(page);
   const data = {};
   for (const id of ['a', 'shifted', 'd', 'fused']) data[id] = await mapData(page, id);
@@ -64,6 +68,8 @@ test('the shift slider changes shift(A), D and A′ but not A', async () => {
   assert.deepEqual(await mapData(page, 'a'), data.a);
   for (const id of ['shifted', 'd', 'fused']) assert.notDeepEqual(await mapData(page, id), data[id], `${id} did not change`);
   await setRange(page, '#shift', 1);
+  await page.evaluate(() => window.diffattn.view.set({ shared_scale: true }));
+  await settled(page);
   assert.deepEqual(errors, []);
 });
 
