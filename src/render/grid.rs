@@ -386,9 +386,14 @@ fn arrange(spec: &GridSpec, cols: usize, short: Short, plot_px: u32) -> GridLayo
     }
 }
 
+/// The side of one cell of a plot `plot_px` tall over `rows` rows.
+pub(super) fn cell_px_of(plot_px: u32, rows: usize) -> f64 {
+    f64::from(plot_px) / rows.max(1) as f64
+}
+
 /// The width of a plot of `cols` columns of cells `cell` pixels wide: whole cells where a
 /// cell is at least a pixel, else at least one pixel.
-fn plot_width(cols: usize, cell: f64) -> i64 {
+pub(super) fn plot_width(cols: usize, cell: f64) -> i64 {
     let cols = cols.max(1) as f64;
     if cell >= 1.0 {
         (cell.floor() * cols) as i64
@@ -397,7 +402,7 @@ fn plot_width(cols: usize, cell: f64) -> i64 {
     }
 }
 
-fn rect(x: i64, y: i64, width: i64, height: i64) -> PixelRect {
+pub(super) fn rect(x: i64, y: i64, width: i64, height: i64) -> PixelRect {
     PixelRect {
         x: x.clamp(0, i64::from(i32::MAX)) as i32,
         y: y.clamp(0, i64::from(i32::MAX)) as i32,

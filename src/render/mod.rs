@@ -21,6 +21,7 @@
 
 mod cells;
 mod colormap;
+mod focus;
 mod frame;
 mod grid;
 mod label;
@@ -36,6 +37,7 @@ mod viewport;
 
 pub use cells::{cells_rgba, masked_rgba, plot_rgba, CellMask, MASKED_RGB};
 pub use colormap::{Palette, Rgb};
+pub use focus::fit_focus;
 pub use frame::{
     colorbar_rgba, draw_frame, draw_frame_around_images_at, draw_frame_at, Frame, FrameParts,
     LabelWidths,

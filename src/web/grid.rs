@@ -10,13 +10,15 @@ use web_sys::HtmlCanvasElement;
 use super::handle::Explorer;
 use super::js::{js_error, to_js, RectJs};
 use crate::engine::{ScaleGroup, StageId};
-use crate::render::{fit_grid, Frame, FrameParts, GridLayout, GridMap, GridSpec, LabelWidths};
+use crate::render::LabelWidths;
+use crate::render::{fit_focus, fit_grid, Frame, FrameParts, GridLayout, GridMap, GridSpec};
 use crate::render::{Legend, LegendEntry, PixelRect, Scale};
 
 /// What the page asks a grid for: `{ width_px, height_px, font_px, title_px, gap_px, stages,
-/// all_heads, output, min_plot_px, max_plot_px }`, sizes in device pixels (`height_px` 0 lays
-/// the maps out by width alone); `stages` the stages drawn (names; for `all_heads` the one
-/// stage of every head); `output` adds the layer output after them (the walk's last step).
+/// all_heads, output, min_plot_px, max_plot_px, focus }`, sizes in device pixels (`height_px`
+/// 0 lays the maps out by width alone); `stages` the stages drawn (names; for `all_heads` the
+/// one stage of every head); `output` adds the layer output after them (the walk's last step);
+/// `focus`, the index of a map drawn large with the others small beside it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct GridAskJs {
@@ -37,6 +39,9 @@ pub(super) struct GridAskJs {
     min_plot_px: u32,
     #[serde(default)]
     max_plot_px: u32,
+    /// The map drawn large, the others as thumbnails beside it (the guided walk's step).
+    #[serde(default)]
+    focus: Option<usize>,
 }
 
 /// The grid `fit_grid` returns: `{ cols, rows, plot_px, font_px, width_px, height_px, places:
@@ -178,7 +183,7 @@ impl Explorer {
         } else {
             0
         };
-        let layout = fit_grid(&GridSpec {
+        let spec = GridSpec {
             width_px: ask.width_px,
             height_px: (ask.height_px > 0).then_some(ask.height_px),
             maps: &maps,
@@ -189,7 +194,11 @@ impl Explorer {
             legend_entries: legend,
             max_plot_px: ask.max_plot_px,
             min_plot_px: ask.min_plot_px,
-        });
+        };
+        let layout = match ask.focus {
+            Some(focus) if focus < maps.len() => fit_focus(&spec, focus),
+            _ => fit_grid(&spec),
+        };
         let js = GridJs {
             cols: layout.cols,
             rows: layout.rows,
@@ -264,7 +273,8 @@ impl Explorer {
 
 impl Explorer {
     /// The parts and label font map `index` of the fitted grid draws with, when the grid was
-    /// fitted for exactly `drawn`; else every part, at `font_px`.
+    /// fitted for exactly `drawn` (the stages' maps; `output`: the layer output's, after them);
+    /// else every part, at `font_px`.
     pub(super) fn parts_of(
         &self,
         drawn: &[(StageId, usize)],
@@ -273,7 +283,7 @@ impl Explorer {
         font_px: f32,
     ) -> (FrameParts, f32) {
         match &self.fitted {
-            Some(f) if f.drawn == drawn && f.output == output => f
+            Some(f) if f.drawn == drawn && (f.output || !output) => f
                 .layout
                 .places
                 .get(index)

@@ -146,3 +146,36 @@ test('a three-map figure with its sliders in a 720 px documentation column is at
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the guided walk: the step’s map large, the maps it came from small, and the cell its sentence names outlined and explained', async () => {
+  const { page, errors, context } = await openExplorer(h, 'view=walk&step=d', { width_px: 1024, height_px: 768 });
+  const stages = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('canvas.map-canvas')].map((c) => c.dataset.stage));
+  assert.deepEqual(stages, ['a', 'shifted', 'd']);
+  const [a, d] = [await plotBox(page, 0), await plotBox(page, 2)];
+  assert.ok(d.width >= 1.8 * a.width, `D ${d.width} px, A ${a.width} px`);
+  // Every map on the screen, below the step's text.
+  const text = await page.evaluate(() => window.diffattn.root.getElementById('walk').getBoundingClientRect().bottom);
+  const maps = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('.map')].map((m) => m.getBoundingClientRect().toJSON()));
+  for (const m of maps) assert.ok(m.top >= text && m.bottom <= 768, `a map at ${JSON.stringify(m)}`);
+  // The sentence names D's darkest purple cell: it is outlined on D's overlay and on A's, and
+  // the readout explains it, with nothing hovered.
+  const e = await page.evaluate(() => window.diffattn.call((ex) => ex.extremes('d')));
+  assert.ok((await page.textContent('#walk-text')).includes(`«${e.max.query}» → «${e.max.key}»`));
+  const outlined = await page.evaluate(
+    ([row, col]) =>
+      [0, 2].map((i) => {
+        const overlay = window.diffattn.root.querySelectorAll('canvas.map-overlay')[i];
+        const r = window.diffattn.call((ex) => ex.cell_rect(i, row, col));
+        // The outline is drawn just outside the cell: its top edge's row of pixels.
+        const { data } = overlay.getContext('2d').getImageData(r.x, Math.max(0, r.y - 1), r.width, 1);
+        return data.some((v, k) => k % 4 === 3 && v > 0);
+      }),
+    [e.max.row, e.max.col],
+  );
+  assert.deepEqual(outlined, [true, true]);
+  assert.match(await page.textContent('#readout'), new RegExp(`Row ${e.max.row + 1}, `));
+  assert.equal(await page.locator('#tooltip').isHidden(), true, 'no popover over the maps');
+  await screenshot(page, 'maps-teach-walk');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -5,6 +5,11 @@
 // a long sentence). `roomBelow` and `gridAsks` are pure (tests/e2e/page-logic.test.mjs runs
 // them); `placeMaps` asks the engine and places a view's maps.
 
+import { ZOOM_FROM } from './viewport.js';
+
+/** Under this width (CSS px) an explorer is narrow: one column, the maps by width. */
+export const NARROW_PX = 760;
+
 /** The page's header above an explorer, one line (CSS px): presenting sizes the maps from the
  * room they have below it. */
 export const PAGE_HEADER_PX = 45;
@@ -65,6 +70,26 @@ export function gridAsks({ width, height, dpr, present = null, viewportHeight, f
   }
   if (!Number.isFinite(height)) return { first: { ...ask, height_px: 0, min_plot_px: px(MIN_SIDE_BY_SIDE_PX), max_plot_px: cap }, then: null, title };
   return { first: { ...ask, height_px: px(height) }, then: null, title };
+}
+
+/**
+ * The room view `v`'s maps have (CSS px): `{ width, height, present }`. On one screen where
+ * the view fits the window (`fit`: the page), else by width (`height` Infinity: a phone, a
+ * docs column, a long sentence, whose maps are read zoomed in). Presenting, `present` is the
+ * room the maps have on the page (the explorer's width beside the rail, the window's height
+ * below a one-line header), which they are made half as large again as.
+ */
+export function roomOf(v, { fit: fitOption }) {
+  const maps = v.el.maps;
+  const width = v.el.explorer.clientWidth;
+  const narrow = width < NARROW_PX;
+  const long = (v.view?.tokens ?? 0) >= ZOOM_FROM && !v.state.all_heads;
+  const presenting = !!v.state.present && !narrow && !long;
+  const fit = fitOption && !narrow && !long && !presenting;
+  const top = maps.getBoundingClientRect().top + (fit ? globalThis.scrollY : 0);
+  const height = fit ? roomBelow(top, globalThis.innerHeight, { margin: 8 }) : Infinity;
+  const present = presenting ? { width: width - railWidth(width) - GRID_GAP_PX, height: globalThis.innerHeight - PAGE_HEADER_PX - 8 } : null;
+  return { width: maps.clientWidth, height, present };
 }
 
 /**

@@ -31,6 +31,9 @@ export class Maps {
   hover = null;
   /** The cell pinned by a click, a tap or the keys: `{ index, row, col, keyboard? }` or null. */
   selected = null;
+  /** The cell the guided walk's step names (`{ index, row, col }`), or null: described while
+   * nothing is hovered or selected. */
+  pointed = null;
   /** The map the table describes (focused, hovered or selected); -1 for the last one. */
   active = -1;
   /** Whether the figures show every head of one stage (clicking one shows its stages). */
@@ -206,7 +209,7 @@ export class Maps {
   currentCell() {
     if (this.allHeads) return null;
     if (this.hover && this.hover.row !== undefined) return this.hover;
-    return this.selected;
+    return this.selected ?? this.pointed;
   }
 
   /** Drops a selection that no longer fits the maps (fewer tokens now). */

@@ -67,7 +67,8 @@ export class Readouts {
       this.#view.el.tooltip.replaceChildren(cellContent(info, cell, context, (k, p) => this.#view.t(k, p)));
       this.#view.el.readout.replaceChildren(cellContent(info, cell, context, (k, p) => this.#view.t(k, p)));
     }
-    if (cell && !cell.fromRow) placeTooltip(this.#view.el.tooltip, this.#parts.maps.anchor(cell));
+    // The walk's named cell is explained in the readout only: no popover over the maps.
+    if (cell && !cell.fromRow && cell !== this.#parts.maps.pointed) placeTooltip(this.#view.el.tooltip, this.#parts.maps.anchor(cell));
     else this.#view.el.tooltip.hidden = true;
   }
 

@@ -32,14 +32,9 @@ import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
 import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
-import { PAGE_HEADER_PX, placeMaps, railWidth, roomBelow } from './layout.js';
-import { ZOOM_FROM } from './viewport.js';
+import { placeMaps, roomOf } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
-
-
-/** The widest explorer (CSS px) that still stacks the rail under the maps, as on a phone. */
-const NARROW_PX = 760;
 
 export class ExplorerView {
   /** Whether a frame (`#frame`) is running: a panic during it restarts nothing at once. */
@@ -75,7 +70,6 @@ export class ExplorerView {
   #options;
   #layoutKey = '';
   #readouts;
-  #lastStep = null;
   #darkQuery;
   #onDark = () => {
     this.#applyTheme();
@@ -457,8 +451,14 @@ export class ExplorerView {
     this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
-    // The grid (the engine's) sizes every canvas and picks the labels' font.
-    const grid = this.#place(allHeads ? [allStage] : stages.map((s) => s.id), { allHeads, output });
+    // The walk's text first: the maps get the room below it. The cell it names is outlined
+    // on every map while nothing is hovered or selected.
+    if (mode === 'walk') this.walk.paint();
+    this.#maps.pointed = mode === 'walk' && this.walk.pointed && !output ? { index: count - 1, ...this.walk.pointed } : null;
+    // The grid (the engine's) sizes every canvas and picks the labels' font; in the walk the
+    // step's map is the large one, the maps it came from small beside it.
+    const focus = mode === 'walk' && count > 1 ? count - 1 : null;
+    const grid = this.#place(allHeads ? [allStage] : stages.map((s) => s.id), { allHeads, output, focus });
     const font = grid.font_px;
     const canvases = this.#maps.canvases();
     const result = this.engine.call((ex) =>
@@ -472,45 +472,14 @@ export class ExplorerView {
     const final = this.view.stages.find((s) => s.id === allStage);
     paintFigureText(this, this.#maps.figures, stages, { allHeads, final, output });
     this.#zoom.paint(allHeads ? allStage : stages[stages.length - 1]?.id);
-    if (mode === 'walk') this.#walked(stages);
+    if (mode === 'walk') this.walk.entered(this.#maps, stages);
     this.#afterRender(started);
   }
 
-  /** The walk's text, and the slide of A's rows on entering shift(A). */
-  #walked(stages) {
-    this.walk.paint();
-    const step = this.walk.position();
-    const id = step.steps[step.index];
-    if (id === this.#lastStep) return;
-    this.#lastStep = id;
-    const i = stages.findIndex((s) => s.id === id);
-    if (stages[i]?.id !== 'shifted' || i < 1) return;
-    const first = this.engine.call((ex) => ex.cell_rect(0, 0, 0));
-    const last = this.engine.call((ex) => ex.cell_rect(0, this.view.tokens - 1, this.view.keys - 1));
-    if (!first || !last) return;
-    const plot = { x: first.x, y: first.y, width: last.x + last.width - first.x, height: last.y + last.height - first.y };
-    this.walk.slide(this.#maps.figures[0], this.#maps.figures[i], { plot, cellWidth: first.width, shift: this.state.shift, circular: this.state.fill === 'circular' });
-  }
-
-  /**
-   * Fits the maps of `stages` into the room they have and places them (layout.js): on one
-   * screen where the view fits the window (the page, presenting), else by width (a phone, a
-   * docs column, a long sentence, whose maps are read zoomed in). Returns the grid.
-   */
-  #place(stages, { allHeads, output }) {
-    const maps = this.el.maps;
-    const narrow = this.el.explorer.clientWidth < NARROW_PX;
-    const long = (this.view?.tokens ?? 0) >= ZOOM_FROM && !this.state.all_heads;
-    const presenting = !!this.state.present && !narrow && !long;
-    const fit = this.#options.fit && !narrow && !long;
-    const top = maps.getBoundingClientRect().top + (fit && !presenting ? globalThis.scrollY : 0);
-    const height = fit && !presenting ? roomBelow(top, globalThis.innerHeight, { margin: 8 }) : Infinity;
-    const base = { stages, all_heads: allHeads, output };
-    // Presenting, the maps are half as large again as in the room they have on the page: the
-    // explorer's width beside the rail, the window's height below a one-line header.
-    const width = this.el.explorer.clientWidth;
-    const present = presenting ? { width: width - railWidth(width) - 10, height: globalThis.innerHeight - PAGE_HEADER_PX - 8 } : null;
-    return placeMaps(this.engine, this.#maps, { width: maps.clientWidth, height, present, base });
+  /** Fits the maps of `stages` into the room they have and places them (layout.js). */
+  #place(stages, { allHeads, output, focus = null }) {
+    const base = { stages, all_heads: allHeads, output, ...(focus === null ? {} : { focus }) };
+    return placeMaps(this.engine, this.#maps, { ...roomOf(this, { fit: this.#options.fit }), base });
   }
 
   #afterRender(started) {

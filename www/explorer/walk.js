@@ -21,6 +21,11 @@ export class Walk {
   #view;
   /** Whether a slide is running (tests read it). */
   animating = false;
+  /** The step last drawn, so that a slide runs once, on entering shift(A). */
+  #lastStep = null;
+  /** The cell the step's sentences name (`{ row, col }` of the step's map), or null: the maps
+   * outline it while nothing is hovered or selected, and the readout explains it. */
+  pointed = null;
   #frame = null;
 
   constructor(view) {
@@ -78,10 +83,12 @@ export class Walk {
     const params = { k: s.shift, mk: -s.shift, s: s.segment, lambda: '' };
     const readout = v.view?.readout ?? '';
     if (readout.startsWith('λ')) params.lambda = readout;
+    this.pointed = null;
     if (id !== OUTPUT_STEP) {
       try {
         const e = v.engine.call((ex) => ex.extremes(id));
         if (e) {
+          this.pointed = { row: e.max.row, col: e.max.col };
           Object.assign(params, {
             q: e.max.query,
             key: e.max.key,
@@ -101,18 +108,44 @@ export class Walk {
   }
 
   /**
-   * Slides a copy of A's rows (`from`, the first figure) across `to`'s overlay by `shift`
-   * columns over SLIDE_MS, wrapping round for circular fill; the final map is already drawn
-   * underneath. `cellWidth` and `plot` are device pixels. Nothing moves under reduced motion.
+   * After the maps of the walk (`stages`, on `maps`, a `Maps`) are drawn: on entering
+   * shift(A), A's rows slide into it (their plots from the engine, each in its own canvas's
+   * pixels; A is the smaller of the two).
    */
-  slide(from, to, { plot, cellWidth, shift, circular }) {
+  entered(maps, stages) {
+    const { steps, index } = this.position();
+    const id = steps[index];
+    if (id === this.#lastStep) return;
+    this.#lastStep = id;
+    const i = stages.findIndex((s) => s.id === id);
+    if (stages[i]?.id !== 'shifted' || i < 1) return;
+    const v = this.#view;
+    const plotOf = (at) => {
+      const first = v.engine.call((ex) => ex.cell_rect(at, 0, 0));
+      const last = v.engine.call((ex) => ex.cell_rect(at, v.view.tokens - 1, v.view.keys - 1));
+      if (!first || !last) return null;
+      return { x: first.x, y: first.y, width: last.x + last.width - first.x, height: last.y + last.height - first.y, cell: first.width };
+    };
+    const from = plotOf(0);
+    const to = plotOf(i);
+    if (from && to) this.slide(maps.figures[0], maps.figures[i], { from, to, shift: v.state.shift, circular: v.state.fill === 'circular' });
+  }
+
+  /**
+   * Slides a copy of A's rows (figure `from`, its plot `fromPlot`) across figure `to`'s
+   * overlay (over its plot `toPlot`) by `shift` columns over SLIDE_MS, wrapping round for
+   * circular fill; the final map is already drawn underneath. The plots are in each canvas's
+   * device pixels, with their cell width (`cell`): A's rows are scaled to shift(A)'s size.
+   * Nothing moves under reduced motion.
+   */
+  slide(from, to, { from: fromPlot, to: toPlot, shift, circular }) {
     this.stop();
     const reduced = globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
-    if (reduced || !plot || !cellWidth || shift === 0) return;
-    const source = from.canvas.getContext('2d').getImageData(plot.x, plot.y, plot.width, plot.height);
+    if (reduced || !fromPlot || !toPlot || !toPlot.cell || shift === 0) return;
     const ctx = to.overlay.getContext('2d');
+    ctx.imageSmoothingEnabled = false;
     const start = performance.now();
-    const distance = shift * cellWidth;
+    const distance = shift * toPlot.cell;
     this.animating = true;
     to.figure.dataset.animating = 'true';
     const step = (now) => {
@@ -121,14 +154,16 @@ export class Walk {
       const dx = Math.round(eased * distance);
       ctx.clearRect(0, 0, to.overlay.width, to.overlay.height);
       if (t < 1) {
-        // putImageData ignores clipping: draw only the columns that land inside the plot.
-        const put = (offset) => {
-          const c0 = Math.max(0, -offset);
-          const c1 = Math.min(plot.width, plot.width - offset);
-          if (c1 > c0) ctx.putImageData(source, plot.x + offset, plot.y, c0, 0, c1 - c0, plot.height);
-        };
+        // A's plot scaled onto shift(A)'s, moved by dx and clipped to it.
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(toPlot.x, toPlot.y, toPlot.width, toPlot.height);
+        ctx.clip();
+        const put = (offset) =>
+          ctx.drawImage(from.canvas, fromPlot.x, fromPlot.y, fromPlot.width, fromPlot.height, toPlot.x + offset, toPlot.y, toPlot.width, toPlot.height);
         put(dx);
-        if (circular) put(dx > 0 ? dx - plot.width : dx + plot.width);
+        if (circular) put(dx > 0 ? dx - toPlot.width : dx + toPlot.width);
+        ctx.restore();
         this.#frame = requestAnimationFrame(step);
       } else {
         this.stop();
