@@ -356,6 +356,26 @@ fn diverging_half_width(abs_max: f32) -> f32 {
     }
 }
 
+/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten that is at
+/// least `x` (a positive, finite `x`; anything else is returned as it is).
+fn round_up(x: f32) -> f32 {
+    if !(x > 0.0 && x.is_finite()) {
+        return x;
+    }
+    let x = f64::from(x);
+    let base = 10f64.powf(x.log10().floor());
+    let m = x / base;
+    let nice = [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .into_iter()
+        .find(|&n| m <= n * (1.0 + 1e-6))
+        .unwrap_or(10.0);
+    // Rounded to the step's digits, so 0.8 is 0.8 and not 0.8000000000000002.
+    let v = nice * base;
+    let digits = (-(base.log10().floor()) + 1.0).clamp(0.0, 15.0) as i32;
+    let scale = 10f64.powi(digits);
+    ((v * scale).round() / scale) as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,24 +461,4 @@ mod tests {
             assert_eq!(lut.rgba(f32::NAN), [r, g, b, 255]);
         }
     }
-}
-
-/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten that is at
-/// least `x` (a positive, finite `x`; anything else is returned as it is).
-fn round_up(x: f32) -> f32 {
-    if !(x > 0.0 && x.is_finite()) {
-        return x;
-    }
-    let x = f64::from(x);
-    let base = 10f64.powf(x.log10().floor());
-    let m = x / base;
-    let nice = [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
-        .into_iter()
-        .find(|&n| m <= n * (1.0 + 1e-6))
-        .unwrap_or(10.0);
-    // Rounded to the step's digits, so 0.8 is 0.8 and not 0.8000000000000002.
-    let v = nice * base;
-    let digits = (-(base.log10().floor()) + 1.0).clamp(0.0, 15.0) as i32;
-    let scale = 10f64.powi(digits);
-    ((v * scale).round() / scale) as f32
 }
