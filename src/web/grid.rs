@@ -140,13 +140,16 @@ impl Explorer {
         // while a person zooms (the cell under the pointer stays under it), and the labels of
         // any window fit the room kept for all of them.
         let labels = self.shared_labels(&kinds);
-        let all_rows = self.state.labels();
+        let all_rows = self.marked(self.state.labels());
         let rows = all_rows.len();
-        let row_label_em = LabelWidths::measure(all_rows, &[]).rows_em;
+        let row_label_em = LabelWidths::measure(&all_rows, &[]).rows_em;
         let scales = self.scales(&drawn);
         let mut maps = Vec::with_capacity(drawn.len() + 1);
         for (&(stage, _), scale) in drawn.iter().zip(&scales) {
-            let all_cols = self.state.column_labels(stage);
+            let all_cols = match stage.columns() {
+                crate::engine::Columns::Keys => self.marked(&self.state.column_labels(stage)),
+                _ => self.state.column_labels(stage),
+            };
             let cols = all_cols.len();
             let own_bar_em = (!self.shared_scale).then(|| {
                 let theme = self.theme;

@@ -14,6 +14,9 @@ use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout,
 use crate::render::{FrameParts, Theme};
 use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 
+/// The mark after a token the model does not know, on the axes (the page's note explains it).
+pub(super) const UNKNOWN_MARK: char = '†';
+
 /// What the maps of one render share: the row labels of the viewport and, per kind of column
 /// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
 pub(super) struct SharedLabels {
@@ -358,7 +361,7 @@ impl Explorer {
     /// the columns' of each kind of column among `stages` (keys, segments, heads).
     pub(super) fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
         let shown = self.shown_viewport();
-        let rows = Viewport::labels(shown.row_range(), self.state.labels()).to_vec();
+        let rows = self.marked(Viewport::labels(shown.row_range(), self.state.labels()));
         let mut by_columns = Vec::new();
         let mut kinds: Vec<StageId> = Vec::new();
         for &stage in stages {
@@ -372,11 +375,41 @@ impl Explorer {
         for stage in kinds {
             let all = self.state.column_labels(stage);
             let cols = self.stage_viewport(stage, (self.state.len(), all.len()));
-            let labels = Viewport::labels(cols.col_range(), &all).to_vec();
+            let shown = Viewport::labels(cols.col_range(), &all);
+            let labels = if stage.columns() == Columns::Keys {
+                self.marked(shown)
+            } else {
+                shown.to_vec()
+            };
             let widths = LabelWidths::measure(&rows, &labels);
             by_columns.push((stage.columns(), labels, widths));
         }
         SharedLabels { rows, by_columns }
+    }
+
+    /// `labels` as the axes draw them: a token the trained model does not know (it reads it as
+    /// `<unk>`) marked with [`UNKNOWN_MARK`] after it, wherever it appears (the vocabulary
+    /// knows words, not positions).
+    pub(super) fn marked(&self, labels: &[String]) -> Vec<String> {
+        let unknown: Vec<&str> = match self.state.unknown_tokens() {
+            Some(at) if !at.is_empty() => {
+                let all = self.state.labels();
+                at.iter()
+                    .filter_map(|&i| all.get(i).map(String::as_str))
+                    .collect()
+            }
+            _ => return labels.to_vec(),
+        };
+        labels
+            .iter()
+            .map(|l| {
+                if unknown.contains(&l.as_str()) {
+                    format!("{l}{UNKNOWN_MARK}")
+                } else {
+                    l.clone()
+                }
+            })
+            .collect()
     }
 
     /// The frame of `stage`'s map drawn from `shown`: its title, the labels, its scale, the

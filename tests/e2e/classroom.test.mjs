@@ -292,7 +292,11 @@ test('what a new user tripped over: unknown words, "1 token", old errors, captio
   const tokens = await page.evaluate(() => window.diffattn.call((ex) => ex.labels().rows));
   const named = [...new Set(at.map((i) => tokens[i]))];
   assert.ok(named.length > 0, `some token is unknown: ${tokens.join(' ')}`);
-  assert.equal(some, `${at.length} of ${tokens.length} tokens are unknown to this model (it reads them as <unk>): ${named.map((t) => `“${t}”`).join(', ')}.`);
+  assert.equal(some, `${at.length} of ${tokens.length} tokens are unknown to this model (it reads them as <unk>; marked † on the axes): ${named.map((t) => `“${t}”`).join(', ')}.`);
+  // The axes mark them: the SVG export of A labels each unknown word with a †, and no other.
+  const svg = await page.evaluate(() => window.diffattn.call((ex) => ex.export_svg('a')));
+  for (const word of named) assert.ok(svg.includes(`${word}†`), `«${word}» is marked`);
+  assert.ok(!svg.includes('sat†') || named.includes('sat'), 'a known word is not marked');
   await page.fill('#sentence', 'good');
   await settled(page);
   assert.equal(await page.textContent('#token-count'), '1 token');

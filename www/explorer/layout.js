@@ -72,6 +72,11 @@ export function gridAsks({ width, height, dpr, present = null, viewportHeight, f
   return { first: { ...ask, height_px: px(height) }, then: null, title };
 }
 
+/** View `v`'s maps' top edge, in page coordinates (CSS px). */
+export function mapsTop(v) {
+  return v.el.maps.getBoundingClientRect().top + globalThis.scrollY;
+}
+
 /**
  * The room view `v`'s maps have (CSS px): `{ width, height, present }`. On one screen where
  * the view fits the window (`fit`: the page), else by width (`height` Infinity: a phone, a

@@ -192,6 +192,17 @@ export class Maps {
     return this.#container.clientWidth;
   }
 
+  /** The largest label stride of the maps just drawn (1: every token on their axes). */
+  labelStride() {
+    let stride = 1;
+    for (let i = 0; i < this.figures.length; i++) {
+      const d = this.#engine.call((ex) => ex.labels_drawn(i));
+      if (d?.row_labels) stride = Math.max(stride, d.row_stride);
+      if (d?.col_labels) stride = Math.max(stride, d.col_stride);
+    }
+    return stride;
+  }
+
   /** The canvases, in order. */
   canvases() {
     return this.figures.map((f) => f.canvas);

@@ -32,7 +32,7 @@ import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
 import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
-import { placeMaps, roomOf } from './layout.js';
+import { mapsTop, placeMaps, roomOf } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
@@ -68,6 +68,11 @@ export class ExplorerView {
   #state;
   #sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
   #options;
+  /** The label stride of the maps last drawn whole (1: every token labelled): over 1, zooming
+   * is offered whatever the length. */
+  #labelsHidden = 1;
+  /** Where the maps were when last fitted to the window's height (`{ top }`), or null. */
+  #placed = null;
   #layoutKey = '';
   #readouts;
   #darkQuery;
@@ -448,7 +453,7 @@ export class ExplorerView {
       paintExportTargets(this, allHeads ? [] : stages);
     }
     this.#zoom.read();
-    this.#zoom.show({ allowed: this.#allowedControls(), comparing: false });
+    this.#zoom.show({ allowed: this.#allowedControls(), comparing: false, labelsHidden: this.#labelsHidden });
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
     // The walk's text first: the maps get the room below it. The cell it names is outlined
@@ -466,6 +471,13 @@ export class ExplorerView {
     );
     if (output) this.engine.call((ex) => ex.render_output(canvases[canvases.length - 1], font));
     if (grid.legend) this.engine.call((ex) => ex.render_legend(this.#maps.legend));
+    // Labels left out (too many tokens for their size, below ZOOM_FROM): zooming is offered,
+    // and the zoom bar says how many are shown; it takes room, so the maps are fitted again.
+    const hidden = allHeads || this.#zoom.shown?.whole === false ? this.#labelsHidden : this.#maps.labelStride();
+    if (hidden !== this.#labelsHidden) {
+      this.#labelsHidden = hidden;
+      this.#scheduler.schedule('render');
+    }
     this.timings.compute_ms = result?.compute_ms ?? 0;
     this.timings.draw_ms = result?.draw_ms ?? 0;
     this.messages.clear('engine');
@@ -479,7 +491,9 @@ export class ExplorerView {
   /** Fits the maps of `stages` into the room they have and places them (layout.js). */
   #place(stages, { allHeads, output, focus = null }) {
     const base = { stages, all_heads: allHeads, output, ...(focus === null ? {} : { focus }) };
-    return placeMaps(this.engine, this.#maps, { ...roomOf(this, { fit: this.#options.fit }), base });
+    const room = roomOf(this, { fit: this.#options.fit });
+    this.#placed = Number.isFinite(room.height) ? { top: mapsTop(this) } : null;
+    return placeMaps(this.engine, this.#maps, { ...room, base });
   }
 
   #afterRender(started) {
@@ -489,6 +503,9 @@ export class ExplorerView {
     this.loader.paint();
     this.#readouts.paint();
     this.#table.schedule();
+    // A notice painted after the maps were placed (unknown words, the prediction's hedge)
+    // moved them down: fit them to the room they have now.
+    if (this.#placed && Math.abs(mapsTop(this) - this.#placed.top) > 1) this.#scheduler.schedule('render');
     this.timings.frame_ms = performance.now() - started;
   }
 

@@ -57,12 +57,15 @@ export class Zoom {
 
   /**
    * Before the maps are sized: shows the zoom bar when zooming is offered (a map of at least
-   * ZOOM_FROM tokens, or one zoomed already; the `zoom` control allowed; not comparing), so
-   * the maps are fitted to the room it leaves. `allowed` is the controls option (or null).
+   * ZOOM_FROM tokens, one whose last drawing left labels out (`labelsHidden`, the stride), or
+   * one zoomed already; the `zoom` control allowed; not comparing), so the maps are fitted to
+   * the room it leaves. `allowed` is the controls option (or null).
    */
-  show({ allowed, comparing }) {
+  show({ allowed, comparing, labelsHidden = 0 }) {
     const el = this.#el;
-    const long = Math.max(this.shape.rows, this.shape.cols) >= ZOOM_FROM;
+    // Also offered whenever the maps leave labels out (`labelsHidden`: every n-th drawn).
+    this.labelsHidden = labelsHidden;
+    const long = Math.max(this.shape.rows, this.shape.cols) >= ZOOM_FROM || labelsHidden > 1;
     this.active = !comparing && (allowed === null || allowed.has('zoom')) && (long || !this.shown.whole);
     el.zoom.hidden = !this.active;
     el.maps.classList.toggle('zoomable', this.active);
@@ -77,7 +80,9 @@ export class Zoom {
     const { rows, cols } = this.shape;
     const t = (k, p) => this.#view.t(k, p);
     el.zoomStatus.textContent = whole
-      ? t('zoom_whole_status', { n: rows })
+      ? this.labelsHidden > 1
+        ? t('zoom_labels_hidden', { n: rows, every: this.labelsHidden })
+        : t('zoom_whole_status', { n: rows })
       : t('zoom_status', { r0: row + 1, r1: Math.min(rows, row + size), c0: col + 1, c1: Math.min(cols, col + size), n: rows });
     el.zoomIn.disabled = size <= Math.min(MIN_VIEWPORT, Math.max(rows, cols));
     el.zoomOut.disabled = whole;
