@@ -369,3 +369,33 @@ test('styleable from outside: custom properties and ::part reach into the shadow
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a figure whose src cannot be read says so in the figure, and draws no other sentence in its place', async () => {
+  const { page, errors, context } = await openPage('/www/examples/');
+  await page.evaluate(() => {
+    const el = document.createElement('diffattn-explorer');
+    el.id = 'missing';
+    el.setAttribute('src', 'no-such-capture.json');
+    el.setAttribute('controls', 'none');
+    document.querySelector('main').prepend(el);
+  });
+  await page.waitForFunction(() => /no-such-capture\.json/.test(document.querySelector('#missing')?.shadowRoot?.querySelector('#messages')?.textContent ?? ''));
+  await page.evaluate(() => document.querySelector('#missing').settled());
+  const seen = await page.evaluate(() => {
+    const root = document.querySelector('#missing').shadowRoot;
+    const visible = (id) => root.getElementById(id).checkVisibility();
+    return {
+      message: root.querySelector('#messages').textContent,
+      maps: root.querySelectorAll('canvas.map-canvas').length,
+      prediction: visible('prediction'),
+      hint: visible('empty-hint'),
+      text: document.querySelector('#missing').state.text,
+    };
+  });
+  assert.match(seen.message, /Could not draw no-such-capture\.json: HTTP 404/);
+  assert.deepEqual([seen.maps, seen.prediction, seen.hint, seen.text], [0, false, false, '']);
+  await screenshot(page, 'element-src-missing');
+  // The 404 itself is the browser's console error; nothing else went wrong.
+  assert.deepEqual(errors.filter((e) => !/no-such-capture\.json|status of 404/.test(e)), []);
+  await context.close();
+});

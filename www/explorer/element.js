@@ -125,16 +125,20 @@ export function explorerElementClass(assets) {
       const read = readAttributes((n) => this.getAttribute(n), runtime.names, runtime.stageName);
       for (const sentence of read.invalid) this.#warn(sentence);
       const inherited = parseValue('lang', this.closest('[lang]')?.getAttribute('lang'), runtime.names);
+      // A figure of a spec (`src`) draws that spec, or says why it cannot: never the default
+      // sentence in its place.
+      const blank = read.src && !('text' in read.state) ? { text: '' } : {};
       const view = mountExplorer(this, styles, {
         runtime,
         weights,
-        state: { lang: inherited ?? 'en', ...read.state },
+        state: { lang: inherited ?? 'en', ...blank, ...read.state },
         controls: read.controls,
         maps: read.maps,
         docsBase,
         onChange: (state) => this.dispatchEvent(new CustomEvent('change', { detail: state, bubbles: true, composed: true })),
       });
       this.#view = view;
+      view.specs.expected = !!read.src;
       await view.start({ keep: read.named });
       if (read.src && view === this.#view) await this.#loadSrc(read.src);
       if (view === this.#view) await view.settled();
@@ -180,6 +184,7 @@ export function explorerElementClass(assets) {
     async #loadSrc(src) {
       const view = this.#view;
       const load = ++this.#srcLoad;
+      view.specs.expected = src !== null;
       if (src === null) {
         view.specs.leave({ restore: true });
         return;

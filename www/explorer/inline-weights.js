@@ -36,7 +36,13 @@ export class InlineWeightsStore {
   async fetch(mechanism) {
     if (!this.#buffers.has(mechanism)) {
       const make = Object.hasOwn(this.#models, mechanism) ? this.#models[mechanism] : null;
-      if (!make || !this.entry(mechanism)) throw new Error(`the single-file build carries only the ${this.#manifest?.default} model`);
+      if (!make || !this.entry(mechanism)) {
+        // The page's author chose a build without it: theirs to hear (a console warning), not
+        // the reader's (the maps are drawn with the untrained model, and its badge says so).
+        const err = new Error(`diffattn: the single-file build carries only the ${this.#manifest?.default} model, so “${mechanism}” is drawn with the untrained (seeded) model; serve the package with its weights/ folder to draw its trained model`);
+        err.forAuthor = true;
+        throw err;
+      }
       this.#buffers.set(mechanism, make());
     }
     return this.#buffers.get(mechanism);

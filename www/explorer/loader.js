@@ -191,7 +191,9 @@ export class ModelLoader {
 
   #fallBack(mechanism, err) {
     const view = this.#view;
-    view.messages.show('weights', view.t('weights_failed', { mech: view.mechName(mechanism), msg: messageOf(err) }));
+    // A build without that model is the author's to hear; a failed download the reader's.
+    if (err?.forAuthor) console.warn(err.message);
+    else view.messages.show('weights', view.t('weights_failed', { mech: view.mechName(mechanism), msg: messageOf(err) }));
     view.assign({ weights: 'untrained' });
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
@@ -239,7 +241,7 @@ export class ModelLoader {
         layer: view.state.layer,
         loading,
         loadingMechanism: this.loadingMechanism,
-        spec: view.specs?.active ?? null,
+        spec: view.specs?.active ?? (view.specs?.expected ? { expected: true } : null),
         empty: view.isEmpty(),
         lang: view.state.lang,
       },

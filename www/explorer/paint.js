@@ -22,6 +22,8 @@ export function paintStatus(v) {
   el.paramReadout.hidden = !readout || empty;
   el.paramReadout.textContent = readout ?? '';
   el.timing.textContent = empty ? '' : v.t('timing', { c: v.timings.compute_ms.toFixed(1), d: v.timings.draw_ms.toFixed(1) });
+  // A figure of a spec that is not drawn (yet, or at all): no prediction of an empty sentence.
+  el.prediction.hidden = v.specs.expected && !v.specs.active;
 }
 
 /**

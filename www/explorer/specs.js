@@ -20,6 +20,10 @@ export class Specs {
     this.#undrop = acceptDrops(dropTarget, view.el.dropOverlay, (file) => this.open(file));
   }
 
+  /** Whether a spec is what this explorer is for (an element's `src`): until one is drawn
+   * nothing else is (no sentence, no prediction), and a spec that fails says why. */
+  expected = false;
+
   /** The spec drawn now (`{ name, tokens, savedState, layer }`), or null. */
   get active() {
     return this.#files?.active ?? null;

@@ -410,7 +410,7 @@ export class ExplorerView {
     this.#applyEngine();
     const empty = this.isEmpty();
     const mode = this.state.view;
-    this.el.emptyHint.hidden = !empty;
+    this.el.emptyHint.hidden = !empty || this.specs.expected;
     this.el.maps.hidden = empty || mode === 'compare';
     this.el.compare.hidden = empty || mode !== 'compare';
     this.el.walk.hidden = mode !== 'walk' || empty;
