@@ -863,3 +863,22 @@ fn a_trained_differential_transformer_moved_to_another_temperature_says_so() {
     e.update_maps(|m| m.temperature = 0.5).unwrap();
     assert_eq!(e.moved_away(), ["temperature"]);
 }
+
+#[test]
+fn the_closest_head_to_a_map_is_the_head_that_drew_it() {
+    // Head 3's own A is closest to head 3 (cosine 1), whatever the head shown; another
+    // sentence's map has another shape and matches nothing.
+    let mut e = explorer("the acting is wonderful but the plot is thin");
+    e.update_maps(|m| m.heads = 4).unwrap();
+    e.compute_all().unwrap();
+    let reference: Vec<f32> = e.head_map(StageId::A, 2).unwrap().iter().copied().collect();
+    let closest = e.closest_head(StageId::A, &reference).unwrap().unwrap();
+    assert_eq!(closest.head, 2);
+    assert_eq!(closest.cosines.len(), 4);
+    assert!((closest.cosines[2] - 1.0).abs() < 1e-6);
+    assert!(closest
+        .cosines
+        .iter()
+        .all(|&c| (0.0..=1.0 + 1e-6).contains(&c)));
+    assert_eq!(e.closest_head(StageId::A, &reference[..10]).unwrap(), None);
+}

@@ -17,6 +17,7 @@
 //! [`BaseMaps`]: crate::engine::BaseMaps
 //! [`ShiftDiffMaps`]: crate::engine::shift_diff::ShiftDiffMaps
 
+mod closest;
 mod controls;
 mod describe;
 mod lambda;
@@ -27,6 +28,7 @@ mod work;
 
 use ndarray::{Array2, Array3};
 
+pub use closest::{cosine, Closest};
 pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
 pub use pretrained::Similarity;
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};

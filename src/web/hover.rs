@@ -112,4 +112,51 @@ impl Explorer {
         let stage = self.stage_shown(stage)?;
         Ok(self.state.column_labels(stage))
     }
+
+    /// The shown head's whole map of `stage` (its name; the final stage when empty), row by row
+    /// (a `Float32Array`), computing it if need be: what the compare view matches other
+    /// models' heads against. Empty for an empty sentence.
+    pub fn map_values(&mut self, stage: &str) -> Result<Vec<f32>, JsError> {
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        self.state.compute().map_err(super::js::js_error)?;
+        Ok(self
+            .state
+            .map(stage)
+            .map(|m| m.iter().copied().collect())
+            .unwrap_or_default())
+    }
+
+    /// The head whose map of `stage` (its name; the final stage when empty) is closest to
+    /// `reference` (a map of the same shape, row by row, from `map_values` of another handle),
+    /// computing every head: `{ head, cosines }` (`head` from 1; every head's cosine with the
+    /// reference, in order), or `undefined` when the shapes differ.
+    pub fn closest_head(&mut self, reference: Vec<f32>, stage: &str) -> Result<JsValue, JsError> {
+        let stage = if stage.is_empty() {
+            self.state.final_stage()
+        } else {
+            self.stage_shown(stage)?
+        };
+        match self
+            .state
+            .closest_head(stage, &reference)
+            .map_err(super::js::js_error)?
+        {
+            Some(c) => to_js(&ClosestJs {
+                head: c.head + 1,
+                cosines: c.cosines,
+            }),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+}
+
+/// `{ head, cosines }`: the closest head from 1, and every head's cosine with the reference.
+#[derive(serde::Serialize)]
+struct ClosestJs {
+    head: usize,
+    cosines: Vec<f32>,
 }

@@ -203,6 +203,18 @@ test('the compare view: three mechanisms side by side, each trained; the shift m
   assert.equal(values.length, 3);
   assert.ok(values.every((v) => / → .*: /.test(v)), JSON.stringify(values));
   assert.equal(new Set(values.map((v) => v.split(':')[0])).size, 1, 'the same cell in every panel');
+  // The other models are shown at their head whose first map is closest to the explorer's
+  // shown head's A (their head numbers mean nothing across models); the panel says so.
+  const notes = await page.$$eval('.compare-panel', (ps) => ps.map((p) => ({ mechanism: p.dataset.mechanism, title: p.querySelector('.compare-title').textContent, note: p.querySelector('.compare-note').textContent })));
+  for (const n of notes) {
+    if (n.mechanism === 'shift_diff') assert.match(n.note, /the explorer shows/);
+    else assert.match(n.note, /closest to the shown A \(cosine 0\.\d\d\)/, JSON.stringify(n));
+  }
+  // Another head in the explorer: the shown panel follows it.
+  await page.selectOption('#head', '3');
+  await settled(page);
+  const shown = await page.$eval('.compare-panel[data-mechanism="shift_diff"] .compare-title', (t) => t.textContent);
+  assert.match(shown, /head 3 of 4/);
   await screenshot(page, 'classroom-compare');
   assert.deepEqual(errors, []);
   await context.close();

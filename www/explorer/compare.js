@@ -19,6 +19,9 @@ import { KEYS } from './settings.generated.js';
  * that it uses (the heads, and each parameter the view's `parameters` name), but a value that
  * is the learned one (the frame's flag says so: the trained gate, λ) stays the panel's own.
  */
+/** Past this many tokens the panels are not matched (each head's map is copied and compared). */
+const MATCH_MAX_TOKENS = 256;
+
 function followed(state, mechanism, settings, parameters) {
   const patch = {};
   for (const [key, s] of Object.entries(KEYS)) {
@@ -42,14 +45,16 @@ class Panel {
       onRestart: () => {
         this.text = null;
         this.loaded = null;
+        this.matchedTo = null;
       },
     });
     this.figure = make('div', 'compare-panel');
     this.figure.dataset.mechanism = mechanism;
     this.title = make('h3', 'compare-title');
+    this.note = make('p', 'compare-note muted');
     this.value = make('p', 'compare-value');
     const maps = make('div', 'maps compare-maps');
-    this.figure.append(this.title, maps, this.value);
+    this.figure.append(this.title, this.note, maps, this.value);
     container.append(this.figure);
     this.maps = new Maps(maps, this.engine, {
       hintId: 'maps-hint',
@@ -61,11 +66,17 @@ class Panel {
     this.text = null;
     this.loaded = null; // 'trained' | 'untrained' | 'minilm' once a model is in
     this.pending = null;
+    /** The head matched to the explorer's (`{ head, cosines }`), the reference it was matched
+     * to (its key), and the panel's stage it compared. */
+    this.match = null;
+    this.matchedTo = null;
+    this.matchStage = '';
   }
 
   /** Loads the panel's model (trained, untrained or pretrained, as the explorer's weights say). */
   load(weights, store) {
     if (this.loaded === weights || this.pending) return this.pending;
+    this.matchedTo = null;
     if (weights === 'minilm') {
       // The pretrained model the explorer read, shared by every handle of the runtime; not
       // read yet (the explorer's load is in flight): the next render asks again.
@@ -86,6 +97,7 @@ class Panel {
       .then((buffer) => {
         this.engine.call((ex) => ex.load_model(new Uint8Array(buffer)));
         this.loaded = 'trained';
+        this.matchedTo = null;
       })
       .catch((err) => {
         this.compare.view.messages.show('compare', messageOf(err));
@@ -99,21 +111,46 @@ class Panel {
     return this.pending;
   }
 
-  /** Sends the sentence and the settings this panel follows, then draws its final map. */
-  render(state, font) {
+  /**
+   * Sends the sentence and the settings this panel follows, then draws its final map. Another
+   * mechanism's model is shown at its head whose first map (A, or A1) is closest to the
+   * explorer's shown head's (`reference`, `{ values, stage, key }`): their head numbers mean
+   * nothing across separately trained models.
+   */
+  render(state, font, reference) {
     const v = this.compare.view;
-    const frame = this.engine.call((ex) => {
+    let frame = this.engine.call((ex) => {
       if (this.text !== state.text) {
         ex.set_text(state.text);
         this.text = state.text;
       }
       ex.set_theme(v.resolvedTheme());
       ex.set_shared_scale(!!state.shared_scale);
-      return ex.update(followed(state, this.mechanism, v.frame?.settings, v.view?.parameters ?? []));
+      // The shown mechanism's panel is the explorer's model: at its shown head too.
+      const patch = followed(state, this.mechanism, v.frame?.settings, v.view?.parameters ?? []);
+      if (this.mechanism === state.mechanism) patch.head = state.head;
+      return ex.update(patch);
     });
+    const own = this.mechanism === state.mechanism;
+    if (!own && reference && reference.key !== this.matchedTo) {
+      const first = frame.view.stages[0]?.id ?? '';
+      this.match = this.engine.call((ex) => ex.closest_head(reference.values, first));
+      this.matchedTo = reference.key;
+      this.matchStage = frame.view.stages[0]?.label ?? '';
+      if (this.match) frame = this.engine.call((ex) => ex.update({ head: this.match.head }));
+    }
+    if (own || !reference) this.match = null;
     const view = frame.view;
     this.view = view;
-    this.title.textContent = `${v.mechName(this.mechanism)} · ${view.stages.find((s) => s.id === view.final_stage)?.label ?? ''}`;
+    const finalLabel = view.stages.find((s) => s.id === view.final_stage)?.label ?? '';
+    const head = frame.settings.head;
+    this.title.textContent = `${v.mechName(this.mechanism)} · ${finalLabel} · ${v.t('head_option', { n: head, total: view.heads })}`;
+    this.title.title = this.title.textContent;
+    this.note.textContent = this.match
+      ? v.t('compare_matched', { own: this.matchStage, ref: reference.stage, cos: fmt(this.match.cosines[head - 1], 2) })
+      : own
+        ? v.t('compare_shown')
+        : v.t('compare_unmatched');
     this.maps.fit(view.tokens, view.keys);
     // Each panel's map by its own width (the three panels share a row).
     const grid = placeMaps(this.engine, this.maps, { width: this.maps.width(), height: Infinity, base: { stages: [view.final_stage] } });
@@ -173,8 +210,25 @@ export class CompareView {
     const { state } = this.view;
     const pending = this.#panels.map((p) => p.load(state.weights, this.view.weightsStore)).filter(Boolean);
     if (pending.length) return;
-    for (const p of this.#panels) p.render(state, font);
+    const reference = this.#reference();
+    for (const p of this.#panels) p.render(state, font, reference);
     this.paint();
+  }
+
+  /**
+   * The explorer's shown head's first map (A, or A1), which the other models' heads are
+   * matched against: `{ values, stage, key }` (`key` changes when the map does), or null past
+   * MATCH_MAX_TOKENS (the panels then show their first head, and say so).
+   */
+  #reference() {
+    const v = this.view;
+    const stage = v.view?.stages[0];
+    if (!stage || (v.view?.tokens ?? 0) > MATCH_MAX_TOKENS) return null;
+    const values = v.engine.call((ex) => ex.map_values(stage.id));
+    if (!values?.length) return null;
+    let sum = 0;
+    for (let i = 0; i < values.length; i += 1) sum += values[i] * ((i % 97) + 1);
+    return { values, stage: stage.label, key: `${values.length}:${sum}` };
   }
 
   /** Whether a panel's model is still loading. */
