@@ -183,6 +183,8 @@ async function main() {
   });
   window.addEventListener('error', (event) => view.messages.show('uncaught', messageOf(event.error ?? event.message)));
   window.addEventListener('unhandledrejection', (event) => view.messages.show('uncaught', messageOf(event.reason)));
+  // The page has the lesson the "what is it for" panel points to (an embedded element does not).
+  if (!address.embed) host.shadowRoot.getElementById('purpose-lesson-line').hidden = false;
   // For the end-to-end tests and the benchmark: the explorer, and one way to wait for it.
   window.diffattn = {
     view,

@@ -76,8 +76,9 @@ impl Legend<'_> {
         let stacked = i64::from(height_px) >= n * entry_h;
         let (w, h) = (i64::from(width_px), i64::from(height_px));
         let each_w = if stacked { w } else { w / n };
-        // Half a tick label's room at each end, so the end labels stay on the area.
-        let inset = (1.6 * f).round() as i64;
+        // Half a tick label's room at each end ("-0.5" centred on the end), so the end labels
+        // stay on the area.
+        let inset = (f64::from(text_width_em("-0.00")) / 2.0 * f + 0.3 * f).round() as i64;
         (0..n)
             .map(|i| {
                 let (x, y) = if stacked {

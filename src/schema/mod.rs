@@ -442,7 +442,8 @@ pub fn engine_keys() -> impl Iterator<Item = &'static Key> {
 }
 
 /// The controls that show no key (the examples menu, the spec picker, the export, the zoom, the
-/// readout, the how-to), after the keys' own controls in `controls`.
+/// readout, the how-to, what differential attention is for), after the keys' own controls in
+/// `controls`.
 pub const OTHER_CONTROLS: &[Control] = &[
     Control::named("presets"),
     Control::named("spec"),
@@ -450,6 +451,7 @@ pub const OTHER_CONTROLS: &[Control] = &[
     Control::named("zoom"),
     Control::named("readout"),
     Control::named("howto"),
+    Control::named("purpose").present(),
 ];
 
 /// Every control's name once, the keys' controls in the table's order, then the others.

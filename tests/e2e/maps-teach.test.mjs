@@ -179,3 +179,31 @@ test('the guided walk: the step’s map large, the maps it came from small, and 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('what differential attention is for: one line on the explorer, opened a card over the maps, in both languages', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, errors, context } = await openExplorer(h, { lang }, { width_px: 1024, height_px: 768 });
+    const maps = () => page.evaluate(() => [...window.diffattn.root.querySelectorAll('.map')].map((m) => m.getBoundingClientRect().toJSON()));
+    const before = await maps();
+    await page.click('#purpose > summary');
+    await settled(page);
+    const after = await maps();
+    assert.deepEqual(after, before, 'opening it moves no map');
+    for (const m of after) assert.ok(m.bottom <= 768, `a map at ${JSON.stringify(m)}`);
+    const body = await page.evaluate(() => {
+      const root = window.diffattn.root;
+      return {
+        text: root.querySelector('.purpose-body').textContent,
+        picture: root.querySelectorAll('.purpose-picture rect').length,
+        link: root.getElementById('purpose-lesson').checkVisibility(),
+      };
+    });
+    assert.match(body.text, lang === 'en' ? /noise-cancelling headphones/ : /降噪耳机/);
+    assert.match(body.text, /A − shift\(A\)/);
+    assert.equal(body.picture, 48, 'three 4 × 4 maps');
+    assert.equal(body.link, true, 'the page links its lesson');
+    await screenshot(page, `maps-teach-purpose-${lang}`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});

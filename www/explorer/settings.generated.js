@@ -93,4 +93,5 @@ export const CONTROLS = Object.freeze([
   Object.freeze({ name: 'zoom', embed: false, present: false }),
   Object.freeze({ name: 'readout', embed: false, present: false }),
   Object.freeze({ name: 'howto', embed: false, present: false }),
+  Object.freeze({ name: 'purpose', embed: false, present: true }),
 ]);

@@ -38,6 +38,37 @@ function sliders(group) {
   return fields.join('\n');
 }
 
+/**
+ * The picture of what differential attention is for: two 4 × 4 maps that share a bright first
+ * column (attention noise: mass on a token that carries nothing) and differ in one cell (the
+ * token the query looks for); their difference keeps the cell and cancels the column. Static
+ * markup, the colours of the page's scales (viridis for the maps, PuOr for the difference).
+ */
+function purposePicture() {
+  const cells = (map, x0, colour) => {
+    const out = [];
+    for (let r = 0; r < 4; r++) {
+      for (let c = 0; c < 4; c++) out.push(`<rect x="${x0 + c * 14}" y="${18 + r * 14}" width="13" height="13" fill="${colour(map[r][c])}"/>`);
+    }
+    return out.join('');
+  };
+  const viridis = (v) => ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'][Math.round(v * 4)];
+  const puor = (v) => (v > 0.05 ? '#542788' : v < -0.05 ? '#b35806' : '#f7f7f7');
+  const noise = [0.75, 0.25, 0, 0];
+  const a1 = [noise, [0.75, 0.25, 0, 1], noise, noise];
+  const a2 = [noise, noise, noise, noise];
+  const diff = a1.map((row, r) => row.map((v, c) => v - a2[r][c]));
+  const label = (x, text) => `<text x="${x + 27}" y="12" text-anchor="middle">${text}</text>`;
+  return `<svg class="purpose-picture" viewBox="0 0 236 80" role="img" aria-labelledby="purpose-picture-label">
+  <title id="purpose-picture-label" data-i18n="purpose_picture"></title>
+  ${label(0, 'A1')}${cells(a1, 0, viridis)}
+  <text x="66" y="50" class="op">−</text>
+  ${label(80, 'λ·A2')}${cells(a2, 80, viridis)}
+  <text x="146" y="50" class="op">=</text>
+  ${label(160, 'A1 − λ·A2')}${cells(diff, 160, puor)}
+</svg>`;
+}
+
 const MARKUP = `
 <div id="explorer" class="explorer" part="explorer">
   <div id="messages" class="messages" role="alert" part="messages"></div>
@@ -58,6 +89,16 @@ const MARKUP = `
       </div>
     </div>
   </div>
+
+  <details id="purpose" class="purpose" part="purpose" data-control="purpose">
+    <summary data-i18n="purpose_title">What is differential attention for?</summary>
+    <div class="purpose-body">
+      <p data-i18n="purpose_noise"></p>
+      ${purposePicture()}
+      <p data-i18n="purpose_shift"></p>
+      <p id="purpose-lesson-line" hidden><a id="purpose-lesson" data-i18n="purpose_lesson" href="?lesson=retrieval"></a></p>
+    </div>
+  </details>
 
   <div id="status-line" class="status-line" part="status">
     <div class="views" role="group" data-control="views" data-i18n-aria-label="views_label" aria-label="View">
