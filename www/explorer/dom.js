@@ -24,6 +24,11 @@ export function tokenNode(token) {
  * optgroup), keeping the selected value when it is still offered.
  */
 export function setOptions(select, options) {
+  // The same options again (every render syncs the controls): nothing to rebuild, so the
+  // browser restyles nothing.
+  const flat = options.flatMap((o) => (o.group ? [`[${o.group}]`, ...o.label.map((x) => `${x.value}=${x.label}`)] : [`${o.value}=${o.label}`]));
+  const now = [...select.children].flatMap((c) => (c.localName === 'optgroup' ? [`[${c.label}]`, ...[...c.children].map((x) => `${x.value}=${x.textContent}`)] : [`${c.value}=${c.textContent}`]));
+  if (flat.length === now.length && flat.every((f, i) => f === now[i])) return;
   const current = select.value;
   select.replaceChildren(
     ...options.map(({ value, label, group }) => {

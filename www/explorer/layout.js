@@ -110,3 +110,47 @@ export function placeMaps(engine, maps, { width, height, present = null, base })
   maps.place(grid, title);
   return grid;
 }
+
+/**
+ * Where a view's maps are: `place` fits and places them, and keeps the grid while nothing it
+ * depends on changes (the maps drawn, the head, the sentence and its labels, the scale, the
+ * language, the zoom, presenting, the room), so a slider's tick measures no layout and fits no
+ * grid; `stale()` after the room changed, `moved(v)` after a render says whether the maps were
+ * moved by something painted after them (then they are fitted again).
+ */
+export class Placement {
+  #key = '';
+  #grid = null;
+  #top = null;
+  #checked = false;
+
+  /** The room changed (a resize): the next `place` measures and fits again. */
+  stale() {
+    this.#key = '';
+  }
+
+  /** Places view `v`'s `maps` for the ask `base` (`{ stages, all_heads, output, focus? }`). */
+  place(v, maps, base, { fit, zoom = false, labelsHidden = 1 }) {
+    const s = v.state;
+    const key = JSON.stringify([base, s.head, s.heads, s.text, s.mechanism, s.weights, s.layer, s.viewport, s.shared_scale, s.lang, s.present, s.view, s.step, v.view?.tokens, v.view?.keys, v.specs?.active?.name ?? null, zoom, labelsHidden, maps.figures.length]);
+    if (key === this.#key && this.#grid) {
+      this.#checked = true;
+      return this.#grid;
+    }
+    const room = roomOf(v, { fit });
+    this.#top = Number.isFinite(room.height) ? mapsTop(v) : null;
+    this.#checked = false;
+    this.#grid = placeMaps(v.engine, maps, { ...room, base });
+    this.#key = key;
+    return this.#grid;
+  }
+
+  /** After a render: whether the maps moved since they were fitted to the window's height. */
+  moved(v) {
+    if (this.#top === null || this.#checked) return false;
+    this.#checked = true;
+    if (Math.abs(mapsTop(v) - this.#top) <= 1) return false;
+    this.#key = '';
+    return true;
+  }
+}

@@ -118,6 +118,24 @@ const MARKUP = `
     </div>
   </div>
 
+  <div id="notes" class="notes" part="notes">
+    <p id="unknown-note" class="notice compact" hidden></p>
+    <p id="truncated-notice" class="notice compact" hidden></p>
+    <div id="spec-banner" class="notice compact spec-banner" hidden>
+      <span id="spec-banner-text"></span>
+      <span id="spec-layout" class="muted"></span>
+      <button type="button" id="spec-back" class="button" data-i18n="spec_back">Back to the sentence</button>
+    </div>
+    <div id="moved-away" class="notice compact moved-away" hidden>
+      <span id="moved-away-text"></span>
+      <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
+      <details id="heads-explain" class="inline-details">
+        <summary data-i18n="model_doc_link">What happens to the per-head parameters</summary>
+        <p data-i18n="heads_explain"></p>
+      </details>
+    </div>
+  </div>
+
     <section id="controls" class="controls rail" part="controls" data-i18n-aria-label="controls_label" aria-label="Controls">
       <fieldset class="group group-shift">
         <legend data-i18n="group_shift">Shift and difference</legend>
@@ -244,21 +262,6 @@ ${sliders('params')}
 
     <section id="maps-section" class="maps-section stage" part="maps-section" tabindex="-1" aria-labelledby="maps-heading">
       <h2 id="maps-heading" class="visually-hidden" data-i18n="maps_label">Attention maps</h2>
-      <p id="unknown-note" class="notice compact" hidden></p>
-      <p id="truncated-notice" class="notice compact" hidden></p>
-      <div id="spec-banner" class="notice compact spec-banner" hidden>
-        <span id="spec-banner-text"></span>
-        <span id="spec-layout" class="muted"></span>
-        <button type="button" id="spec-back" class="button" data-i18n="spec_back">Back to the sentence</button>
-      </div>
-      <div id="moved-away" class="notice compact moved-away" hidden>
-        <span id="moved-away-text"></span>
-        <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
-        <details id="heads-explain" class="inline-details">
-          <summary data-i18n="model_doc_link">What happens to the per-head parameters</summary>
-          <p data-i18n="heads_explain"></p>
-        </details>
-      </div>
       <div id="loading" class="loading" role="status">
         <progress id="load-progress" max="1"></progress>
         <span data-i18n="loading">Loading the WebAssembly engine…</span>

@@ -32,7 +32,7 @@ import { CompareView } from './compare.js';
 import { Zoom } from './zoom.js';
 import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
-import { mapsTop, placeMaps, roomOf } from './layout.js';
+import { Placement } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 
@@ -71,8 +71,8 @@ export class ExplorerView {
   /** The label stride of the maps last drawn whole (1: every token labelled): over 1, zooming
    * is offered whatever the length. */
   #labelsHidden = 1;
-  /** Where the maps were when last fitted to the window's height (`{ top }`), or null. */
-  #placed = null;
+  /** Where the maps are: the grid, kept while nothing it depends on changes (layout.js). */
+  #placement = new Placement();
   #layoutKey = '';
   #readouts;
   #darkQuery;
@@ -128,7 +128,10 @@ export class ExplorerView {
     this.#maps = new Maps(this.el.maps, this.engine, {
       hintId: 'maps-hint',
       onInteraction: (what) => this.#interacted(what),
-      onResize: () => this.#scheduler.schedule('render'),
+      onResize: () => {
+        this.#placement.stale();
+        this.#scheduler.schedule('render');
+      },
       onShowHead: (index) => this.setFromPerson({ head: index + 1, all_heads: false }),
       onRowLabel: (row) => this.setFromPerson({ row: row + 1 }),
     });
@@ -491,9 +494,7 @@ export class ExplorerView {
   /** Fits the maps of `stages` into the room they have and places them (layout.js). */
   #place(stages, { allHeads, output, focus = null }) {
     const base = { stages, all_heads: allHeads, output, ...(focus === null ? {} : { focus }) };
-    const room = roomOf(this, { fit: this.#options.fit });
-    this.#placed = Number.isFinite(room.height) ? { top: mapsTop(this) } : null;
-    return placeMaps(this.engine, this.#maps, { ...room, base });
+    return this.#placement.place(this, this.#maps, base, { fit: this.#options.fit, zoom: this.#zoom.active, labelsHidden: this.#labelsHidden });
   }
 
   #afterRender(started) {
@@ -503,9 +504,8 @@ export class ExplorerView {
     this.loader.paint();
     this.#readouts.paint();
     this.#table.schedule();
-    // A notice painted after the maps were placed (unknown words, the prediction's hedge)
-    // moved them down: fit them to the room they have now.
-    if (this.#placed && Math.abs(mapsTop(this) - this.#placed.top) > 1) this.#scheduler.schedule('render');
+    // Something painted after the maps were placed moved them: fit them to the room they have.
+    if (this.#placement.moved(this)) this.#scheduler.schedule('render');
     this.timings.frame_ms = performance.now() - started;
   }
 
