@@ -82,6 +82,31 @@ impl FrameParts {
 }
 
 impl Frame<'_> {
+    /// A number that changes whenever anything drawn around the map changes (title, labels,
+    /// scale, colours, font, mask, parts), for a canvas of `width_px × height_px`: a page that
+    /// drew this frame there before can keep it and put on the cells alone. Not stable across
+    /// builds (the standard library's hasher).
+    pub fn signature(&self, width_px: u32, height_px: u32) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (width_px, height_px, self.title, self.font_px.to_bits()).hash(&mut h);
+        self.row_labels.hash(&mut h);
+        self.col_labels.hash(&mut h);
+        // The small rest as written out (f32 ranges, colours, the mask, the parts).
+        format!(
+            "{:?}|{:?}|{:?}|{}|{:?}|{}|{:?}",
+            self.scale,
+            self.theme,
+            self.mask,
+            self.masked_label,
+            self.constant.map(f32::to_bits),
+            self.constant_label,
+            self.parts
+        )
+        .hash(&mut h);
+        h.finish()
+    }
+
     /// The layout [`draw_frame`] draws on a `width_px` x `height_px` area, for a map with one
     /// row per row label and one column per column label. The page can keep it for hover.
     ///

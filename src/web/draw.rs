@@ -15,44 +15,46 @@ use crate::render::{
     CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
 };
 
-/// Draws maps on canvases, keeping one RGBA buffer between frames.
+/// Draws maps on canvases, keeping one RGBA buffer between frames, and what each canvas of the
+/// maps was last drawn with around its cells (`Frame::signature`, by its place in the render):
+/// a slider's tick that changes only cells draws no label again.
 #[derive(Default)]
 pub(super) struct Painter {
     rgba: Vec<u8>,
+    framed: Vec<u64>,
 }
 
 impl Painter {
+    /// Forgets what the canvases show (the page made new ones): the next render draws every
+    /// frame.
+    pub(super) fn forget(&mut self) {
+        self.framed.clear();
+    }
+
     /// Draws `map` in `frame` filling `canvas` (its width and height attributes, in device
-    /// pixels), with the label widths measured once for the render. Returns the layout, for
-    /// hit-testing and highlights.
+    /// pixels), with the label widths measured once for the render; `slot` is the map's place
+    /// in the render (the canvas it drew there last, its frame kept when unchanged; `None`
+    /// for a canvas drawn once). Returns the layout, for hit-testing and highlights.
     pub(super) fn draw(
         &mut self,
         canvas: &HtmlCanvasElement,
+        slot: Option<usize>,
         map: ArrayView2<f32>,
         frame: &Frame,
         widths: &LabelWidths,
     ) -> Result<HeatmapLayout, JsError> {
         let layout = frame.layout_with(canvas.width(), canvas.height(), map.dim(), widths);
-        let backend = CanvasBackend::with_canvas_object(canvas.clone())
-            .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
-        let area = backend.into_drawing_area();
-        draw_frame_around_images_at(&area, frame, &layout, 1.0)
-            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
-        area.present()
-            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        let signature = frame.signature(canvas.width(), canvas.height());
+        let kept = slot.is_some_and(|s| self.framed.get(s) == Some(&signature));
         let ctx = context(canvas)?;
-        // The colorbar's gradient as one image, like the cells (not one rectangle per band).
-        colorbar_rgba(frame, &layout, &mut self.rgba);
-        if !self.rgba.is_empty() {
-            let bar = layout.colorbar;
-            let image = ImageData::new_with_u8_clamped_array_and_sh(
-                Clamped(&self.rgba),
-                bar.width,
-                bar.height,
-            )
-            .map_err(|_| JsError::new("cannot make the colorbar's image"))?;
-            ctx.put_image_data(&image, f64::from(bar.x), f64::from(bar.y))
-                .map_err(|_| JsError::new("cannot draw the colorbar"))?;
+        if !kept {
+            self.draw_frame(canvas, &ctx, frame, &layout)?;
+            if let Some(s) = slot {
+                if self.framed.len() <= s {
+                    self.framed.resize(s + 1, 0);
+                }
+                self.framed[s] = signature;
+            }
         }
         plot_rgba(
             map,
@@ -74,6 +76,38 @@ impl Painter {
         ctx.put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
             .map_err(|_| JsError::new("cannot draw the map's cells"))?;
         Ok(layout)
+    }
+
+    /// Everything of one map but its cells: plotters for the frame, the colorbar's gradient as
+    /// one image.
+    fn draw_frame(
+        &mut self,
+        canvas: &HtmlCanvasElement,
+        ctx: &CanvasRenderingContext2d,
+        frame: &Frame,
+        layout: &HeatmapLayout,
+    ) -> Result<(), JsError> {
+        let backend = CanvasBackend::with_canvas_object(canvas.clone())
+            .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+        let area = backend.into_drawing_area();
+        draw_frame_around_images_at(&area, frame, layout, 1.0)
+            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        area.present()
+            .map_err(|e| js_error(format!("drawing failed: {e}")))?;
+        // The colorbar's gradient as one image, like the cells (not one rectangle per band).
+        colorbar_rgba(frame, layout, &mut self.rgba);
+        if !self.rgba.is_empty() {
+            let bar = layout.colorbar;
+            let image = ImageData::new_with_u8_clamped_array_and_sh(
+                Clamped(&self.rgba),
+                bar.width,
+                bar.height,
+            )
+            .map_err(|_| JsError::new("cannot make the colorbar's image"))?;
+            ctx.put_image_data(&image, f64::from(bar.x), f64::from(bar.y))
+                .map_err(|_| JsError::new("cannot draw the colorbar"))?;
+        }
+        Ok(())
     }
 }
 

@@ -230,6 +230,12 @@ impl Explorer {
         to_js(&js)
     }
 
+    /// Forgets what the maps' canvases show: the page made new ones (or cleared them), and the
+    /// next render draws every map whole, not only its cells.
+    pub fn forget_drawn(&mut self) {
+        self.painter.forget();
+    }
+
     /// How map `index` of the last render labels its axes: `{ font_px, row_labels,
     /// col_labels, row_stride, col_stride }` (device pixels; a stride of 1 labels every token,
     /// 2 every other), or `undefined` for no such map. The screen reader's table and the tests

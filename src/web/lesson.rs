@@ -380,7 +380,9 @@ impl Lesson {
                 constant_label: "",
                 parts: FrameParts::ALL,
             };
-            let layout = self.painter.draw(canvas, map.view(), &frame, &widths)?;
+            let layout = self
+                .painter
+                .draw(canvas, None, map.view(), &frame, &widths)?;
             let drawn = mark_axes(canvas, &layout, &roles)?;
             if h == 0 {
                 marks = drawn;

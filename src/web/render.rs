@@ -74,7 +74,7 @@ impl Explorer {
             } else {
                 ""
             };
-            let layout = self.draw(canvas, stage, head, title, font, parts, &labels, scale)?;
+            let layout = self.draw(canvas, i, stage, head, title, font, parts, &labels, scale)?;
             self.layouts.push(layout);
             self.drawn_parts.push(parts);
         }
@@ -119,7 +119,7 @@ impl Explorer {
             } else {
                 String::new()
             };
-            let layout = self.draw(canvas, stage, head, &title, font, parts, &labels, scale)?;
+            let layout = self.draw(canvas, i, stage, head, &title, font, parts, &labels, scale)?;
             self.layouts.push(layout);
             self.drawn_parts.push(parts);
         }
@@ -290,7 +290,8 @@ impl Explorer {
             constant_label: &self.constant_label,
             parts,
         };
-        self.painter.draw(&canvas, output.view(), &frame, &widths)?;
+        self.painter
+            .draw(&canvas, Some(index), output.view(), &frame, &widths)?;
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
             draw_ms: now_ms() - t1,
@@ -480,6 +481,7 @@ impl Explorer {
     fn draw(
         &mut self,
         canvas: &HtmlCanvasElement,
+        slot: usize,
         stage: StageId,
         head: usize,
         title: &str,
@@ -513,7 +515,7 @@ impl Explorer {
         };
         let layout = self
             .painter
-            .draw(canvas, drawn.slice(map), &frame, widths)?;
+            .draw(canvas, Some(slot), drawn.slice(map), &frame, widths)?;
         Ok((stage, layout, drawn))
     }
 }

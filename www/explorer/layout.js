@@ -120,37 +120,46 @@ export function placeMaps(engine, maps, { width, height, present = null, base })
  */
 export class Placement {
   #key = '';
+  #valid = false;
   #grid = null;
   #top = null;
   #checked = false;
+  /** Fittings again for the same key because the maps moved: at most one, so that something
+   * that moves the maps back and forth on every render cannot keep the page rendering. */
+  #corrections = 0;
 
   /** The room changed (a resize): the next `place` measures and fits again. */
   stale() {
-    this.#key = '';
+    this.#valid = false;
+    this.#corrections = 0;
   }
 
   /** Places view `v`'s `maps` for the ask `base` (`{ stages, all_heads, output, focus? }`). */
   place(v, maps, base, { fit, zoom = false, labelsHidden = 1 }) {
     const s = v.state;
     const key = JSON.stringify([base, s.head, s.heads, s.text, s.mechanism, s.weights, s.layer, s.viewport, s.shared_scale, s.lang, s.present, s.view, s.step, v.view?.tokens, v.view?.keys, v.specs?.active?.name ?? null, zoom, labelsHidden, maps.figures.length]);
-    if (key === this.#key && this.#grid) {
+    if (key === this.#key && this.#valid && this.#grid) {
       this.#checked = true;
       return this.#grid;
     }
+    if (key !== this.#key) this.#corrections = 0;
     const room = roomOf(v, { fit });
     this.#top = Number.isFinite(room.height) ? mapsTop(v) : null;
     this.#checked = false;
     this.#grid = placeMaps(v.engine, maps, { ...room, base });
     this.#key = key;
+    this.#valid = true;
     return this.#grid;
   }
 
-  /** After a render: whether the maps moved since they were fitted to the window's height. */
+  /** After a render: whether the maps moved since they were fitted to the window's height
+   * (then the next render fits them again, once). */
   moved(v) {
     if (this.#top === null || this.#checked) return false;
     this.#checked = true;
-    if (Math.abs(mapsTop(v) - this.#top) <= 1) return false;
-    this.#key = '';
+    if (Math.abs(mapsTop(v) - this.#top) <= 1 || this.#corrections >= 1) return false;
+    this.#corrections += 1;
+    this.#valid = false;
     return true;
   }
 }

@@ -111,6 +111,8 @@ export class Maps {
   /** Replaces the figures with `count` empty ones, and the legend. */
   build(count) {
     this.#container.replaceChildren();
+    // New canvases: the engine draws every map whole again, not only its cells.
+    if (this.#engine.state === 'ready') this.#engine.call((ex) => ex.forget_drawn());
     this.figures = [];
     for (let index = 0; index < count; index++) {
       const figure = make('figure', 'map');
