@@ -22,6 +22,8 @@ use crate::render::{
 pub(super) struct Painter {
     rgba: Vec<u8>,
     framed: Vec<u64>,
+    /// What the legend was last drawn with (its entries, size, font and colours).
+    legend_drawn: Option<u64>,
 }
 
 impl Painter {
@@ -29,6 +31,7 @@ impl Painter {
     /// frame.
     pub(super) fn forget(&mut self) {
         self.framed.clear();
+        self.legend_drawn = None;
     }
 
     /// Draws `map` in `frame` filling `canvas` (its width and height attributes, in device
@@ -152,6 +155,18 @@ impl Painter {
         canvas: &HtmlCanvasElement,
         legend: &Legend,
     ) -> Result<(), JsError> {
+        // Unchanged (a slider's tick that moves no shared scale): nothing to draw again.
+        let signature = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (canvas.width(), canvas.height()).hash(&mut h);
+            format!("{legend:?}").hash(&mut h);
+            h.finish()
+        };
+        if self.legend_drawn == Some(signature) {
+            return Ok(());
+        }
+        self.legend_drawn = Some(signature);
         let backend = CanvasBackend::with_canvas_object(canvas.clone())
             .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
         let area = backend.into_drawing_area();

@@ -4,7 +4,7 @@
 // `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'lambda_back'`, `'export'`,
 // `'present'`).
 
-import { setOptions } from './dom.js';
+import { setAttr, setOptions, setText, setTitle } from './dom.js';
 import { fmt } from './format.js';
 import { LANGUAGES, PRESETS } from './i18n.js';
 import { CONTROLS, KEYS } from './settings.generated.js';
@@ -97,10 +97,10 @@ export class Controls {
       const out = el[`${key}Out`];
       const v = state[key];
       if (s.wraps) {
-        out.textContent = n > 0 ? this.#t(`${key}_value`, { k: v, m: shiftModulo(v, n) }) : this.#t(`${key}_value_empty`, { k: v });
-        el[key].setAttribute('aria-valuetext', out.textContent);
+        setText(out, n > 0 ? this.#t(`${key}_value`, { k: v, m: shiftModulo(v, n) }) : this.#t(`${key}_value_empty`, { k: v }));
+        setAttr(el[key], 'aria-valuetext', out.textContent);
       } else {
-        out.textContent = s.digits > 0 ? fmt(v, s.digits) : String(v);
+        setText(out, s.digits > 0 ? fmt(v, s.digits) : String(v));
       }
     }
   }
@@ -119,9 +119,9 @@ export class Controls {
     el.heads.disabled = fixed;
     const width = view?.head_width;
     const shown = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
-    el.headsOut.textContent = fixed ? this.#t('heads_fixed', { shown }) : shown;
-    el.heads.title = fixed ? this.#t(paired ? 'heads_fixed_paired_title' : 'heads_fixed_title') : '';
-    el.heads.setAttribute('aria-valuetext', this.#t('heads_valuetext', { h: state.heads }));
+    setText(el.headsOut, fixed ? this.#t('heads_fixed', { shown }) : shown);
+    setTitle(el.heads, fixed ? this.#t(paired ? 'heads_fixed_paired_title' : 'heads_fixed_title') : '');
+    setAttr(el.heads, 'aria-valuetext', this.#t('heads_valuetext', { h: state.heads }));
     const options = [];
     for (let h = 1; h <= state.heads; h++) options.push({ value: String(h), label: this.#t('head_option', { n: h, total: state.heads }) });
     setOptions(el.head, options);

@@ -52,3 +52,21 @@ export function byId(root) {
   }
   return out;
 }
+
+/** Sets `el`'s text to `text` unless it already is: an unchanged text is no change to the
+ * page, so a slider's tick does not make the browser lay the page out again for it. */
+export function setText(el, text) {
+  const s = String(text);
+  if (el.textContent !== s) el.textContent = s;
+}
+
+/** Sets attribute `name` of `el` to `value` unless it already is (see `setText`). */
+export function setAttr(el, name, value) {
+  const s = String(value);
+  if (el.getAttribute(name) !== s) el.setAttribute(name, s);
+}
+
+/** Sets `el`'s title to `value` unless it already is (see `setText`). */
+export function setTitle(el, value) {
+  if (el.title !== value) el.title = value;
+}

@@ -4,6 +4,7 @@
 // progress bar, read once for the whole page). Later loads win over earlier ones still in
 // flight; a failed load shows a message and falls back to the untrained model.
 
+import { setText } from './dom.js';
 import { messageOf } from './messages.js';
 import { paintModel } from './prediction.js';
 import { paintUnknown } from './paint.js';
@@ -186,7 +187,7 @@ export class ModelLoader {
     }
     const entry = this.#store.entry(this.loadingMechanism);
     const kb = entry ? Math.round(entry.bytes / 1024) : '…';
-    el.weightsLoadingText.textContent = view.t('weights_loading', { mech: view.mechName(this.loadingMechanism), kb });
+    setText(el.weightsLoadingText, view.t('weights_loading', { mech: view.mechName(this.loadingMechanism), kb }));
   }
 
   #fallBack(mechanism, err) {

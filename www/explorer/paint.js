@@ -4,7 +4,7 @@
 // Functions of the ExplorerView, kept here so view.js stays the render loop.
 
 import { STRINGS } from './i18n.js';
-import { setOptions } from './dom.js';
+import { setAttr, setOptions, setText, setTitle } from './dom.js';
 import { visibleToken } from './format.js';
 
 /** The status line and the notices. */
@@ -14,14 +14,14 @@ export function paintStatus(v) {
   const n = v.view?.tokens ?? 0;
   // A pretrained model's rows are its word pieces, and its positions cut a long text.
   const pieces = !v.specs.active && !!v.loader.info?.pretrained;
-  el.tokenCount.textContent = empty ? '' : pieces ? v.t('pieces_count', { n }) : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n });
+  setText(el.tokenCount, empty ? '' : pieces ? v.t('pieces_count', { n }) : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n }));
   const truncated = !v.specs.active && !empty && v.sentence.truncated;
   el.truncatedNotice.hidden = !truncated;
-  if (truncated) el.truncatedNotice.textContent = v.t(pieces ? 'truncated_pieces' : 'truncated', { total: v.sentence.total, shown: n });
+  if (truncated) setText(el.truncatedNotice, v.t(pieces ? 'truncated_pieces' : 'truncated', { total: v.sentence.total, shown: n }));
   const readout = v.view?.readout;
   el.paramReadout.hidden = !readout || empty;
-  el.paramReadout.textContent = readout ?? '';
-  el.timing.textContent = empty ? '' : v.t('timing', { c: v.timings.compute_ms.toFixed(1), d: v.timings.draw_ms.toFixed(1) });
+  setText(el.paramReadout, readout ?? '');
+  setText(el.timing, empty ? '' : v.t('timing', { c: v.timings.compute_ms.toFixed(1), d: v.timings.draw_ms.toFixed(1) }));
   // A figure of a spec that is not drawn (yet, or at all): no prediction of an empty sentence.
   el.prediction.hidden = v.specs.expected && !v.specs.active;
 }
@@ -48,9 +48,9 @@ export function paintVisibility(v, controls, allowed) {
   v.el.weights.querySelector('option[value="spec"]').hidden = !spec;
   if (spec) v.el.weights.value = 'spec';
   for (const tab of v.el.explorer.querySelectorAll('[data-view]')) {
-    tab.setAttribute('aria-pressed', String(tab.dataset.view === v.state.view));
+    setAttr(tab, 'aria-pressed', String(tab.dataset.view === v.state.view));
   }
-  v.el.present.setAttribute('aria-pressed', String(!!v.state.present));
+  setAttr(v.el.present, 'aria-pressed', String(!!v.state.present));
 }
 
 /**
@@ -64,9 +64,9 @@ function paintLambda(v, shown) {
   const source = v.specs.active ? 'captured' : info?.pretrained ? 'pretrained' : info?.trained ? 'trained' : 'seeded';
   const learned = v.view.lambda_learned;
   const perToken = v.view.lambda_per_token ? '_token' : '';
-  v.el.lambdaNote.textContent = learned ? v.t(`lambda_learned${perToken}_${source}`) : v.t(`lambda_yours${perToken}`);
+  setText(v.el.lambdaNote, learned ? v.t(`lambda_learned${perToken}_${source}`) : v.t(`lambda_yours${perToken}`));
   v.el.lambdaBack.hidden = learned;
-  v.el.lambdaBack.textContent = v.t(`lambda_back_${source}`);
+  setText(v.el.lambdaBack, v.t(`lambda_back_${source}`));
 }
 
 /** The maps' captions and accessible names: they name the stage and the head, in the language. */
@@ -79,17 +79,17 @@ export function paintFigureText(v, figures, stages, { allHeads, final, output })
   };
   figures.forEach(({ canvas, caption, figure }, i) => {
     if (output && i === figures.length - 1) {
-      canvas.setAttribute('aria-label', v.t('aria_output', { n, d: v.view.d_model }));
+      setAttr(canvas, 'aria-label', v.t('aria_output', { n, d: v.view.d_model }));
       canvas.dataset.stage = 'output';
-      caption.textContent = v.t('output_caption');
+      setText(caption, v.t('output_caption'));
       return;
     }
     const stage = allHeads ? final : stages[i];
     const h = allHeads ? i + 1 : head;
-    canvas.setAttribute('aria-label', v.t('aria_map', { name: stage.label, h, total: heads, desc: describe(stage), n }));
+    setAttr(canvas, 'aria-label', v.t('aria_map', { name: stage.label, h, total: heads, desc: describe(stage), n }));
     canvas.dataset.stage = stage.id;
-    caption.textContent = allHeads ? `${stage.label} · ${v.t('head_option', { n: i + 1, total: heads })}` : stage.formula;
-    caption.title = caption.textContent;
+    setText(caption, allHeads ? `${stage.label} · ${v.t('head_option', { n: i + 1, total: heads })}` : stage.formula);
+    setTitle(caption, caption.textContent);
     figure.classList.toggle('selected', allHeads ? i + 1 === head : i === v.activeMap());
   });
 }
@@ -117,7 +117,7 @@ export function paintUnknown(v, prediction) {
   if (note.hidden) return;
   const key = unknown * 2 > prediction.tokens ? 'unknown_most' : 'unknown_some';
   const words = unknownWords(v.labels?.rows ?? [], at, v.state.lang);
-  note.textContent = v.t(key, { u: unknown, n: prediction.tokens, words });
+  setText(note, v.t(key, { u: unknown, n: prediction.tokens, words }));
 }
 
 /** The most unknown words a note names; the rest are counted. */

@@ -2,6 +2,7 @@
 // classifier, the settings it was trained with, and which controls moved away from them
 // (the engine's `view().moved_away`, so nothing here knows a mechanism's parameters).
 
+import { setAttr, setText, setTitle } from './dom.js';
 import { fmt } from './format.js';
 import { KEYS } from './settings.generated.js';
 import { parameterParts } from './state.js';
@@ -22,21 +23,21 @@ function paintBadge(el, s, t, mechName) {
   el.modelStatus.hidden = !info;
   if (!info) return;
   if (s.spec) {
-    el.modelStatus.textContent = t('model_spec', { name: s.spec.name, d: s.view?.d_model ?? info.d_model });
+    setText(el.modelStatus, t('model_spec', { name: s.spec.name, d: s.view?.d_model ?? info.d_model }));
     el.modelStatus.dataset.model = 'spec';
     return;
   }
   el.modelStatus.dataset.model = info.pretrained ? 'pretrained' : info.trained ? 'trained' : 'untrained';
   if (s.loading && s.weights === 'minilm') {
-    el.modelStatus.textContent = t('pretrained_loading_start');
+    setText(el.modelStatus, t('pretrained_loading_start'));
     return;
   }
   if (info.pretrained) {
-    el.modelStatus.textContent = t('model_pretrained', { name: info.label, layer: s.layer ?? 1, layers: info.layers, d: info.d_model });
+    setText(el.modelStatus, t('model_pretrained', { name: info.label, layer: s.layer ?? 1, layers: info.layers, d: info.d_model }));
     return;
   }
   if (s.loading && s.weights === 'trained') {
-    el.modelStatus.textContent = t('model_loading', { mech: mechName(s.loadingMechanism) });
+    setText(el.modelStatus, t('model_loading', { mech: mechName(s.loadingMechanism) }));
     return;
   }
   el.modelStatus.textContent = info.trained
@@ -57,30 +58,30 @@ function reason(s) {
 /** A pretrained model: how close the second sentence is, by the model and with the mechanism at the layer drawn. */
 function paintSimilarity(el, s, t, mechName) {
   const box = el.prediction;
-  el.predictionTitle.textContent = t('similarity_title');
+  setText(el.predictionTitle, t('similarity_title'));
   box.toggleAttribute('data-computing', !!s.computing);
-  box.setAttribute('aria-busy', String(!!s.computing));
+  setAttr(box, 'aria-busy', String(!!s.computing));
   el.predictionMeter.hidden = true;
   if (s.computing && box.dataset.label === 'similarity') return;
   const sim = s.similarity;
   if (sim) {
     box.dataset.label = 'similarity';
-    el.predictionValue.textContent = t('similarity_value', { model: fmt(sim.model, 3) });
-    el.predictionReason.textContent = t('similarity_moved', { mech: mechName(s.mechanism), layer: s.layer ?? 1, value: fmt(sim.mechanism, 3) });
+    setText(el.predictionValue, t('similarity_value', { model: fmt(sim.model, 3) }));
+    setText(el.predictionReason, t('similarity_moved', { mech: mechName(s.mechanism), layer: s.layer ?? 1, value: fmt(sim.mechanism, 3) }));
   } else {
     box.dataset.label = 'none';
-    el.predictionValue.textContent = '—';
-    el.predictionReason.textContent = t(s.computing ? 'prediction_computing' : s.empty ? 'prediction_none_empty' : 'similarity_none');
+    setText(el.predictionValue, '—');
+    setText(el.predictionReason, t(s.computing ? 'prediction_computing' : s.empty ? 'prediction_none_empty' : 'similarity_none'));
   }
 }
 
 function paintPrediction(el, s, t, mechName) {
   if (s.modelInfo?.pretrained && !s.spec) return paintSimilarity(el, s, t, mechName);
-  el.predictionTitle.textContent = t('prediction_title');
+  setText(el.predictionTitle, t('prediction_title'));
   const p = s.prediction;
   const box = el.prediction;
   box.toggleAttribute('data-computing', !!s.computing);
-  box.setAttribute('aria-busy', String(!!s.computing));
+  setAttr(box, 'aria-busy', String(!!s.computing));
   // While the other heads are computed the last prediction stays, dimmed, so that nothing
   // above the maps changes size (a new size is a new render of every map).
   if (s.computing && box.dataset.label !== 'none' && box.dataset.label !== undefined) return;
@@ -89,17 +90,17 @@ function paintPrediction(el, s, t, mechName) {
     const percent = p.probability >= 0.995 ? '> 99' : String(Math.round(p.probability * 100));
     box.dataset.label = p.label;
     box.dataset.probability = String(p.probability);
-    el.predictionValue.textContent = t('prediction_value', { label: t(`sentiment_${p.label}`), p: percent });
+    setText(el.predictionValue, t('prediction_value', { label: t(`sentiment_${p.label}`), p: percent }));
     el.predictionMeter.hidden = false;
     el.predictionMeter.value = p.probability;
-    el.predictionMeter.title = t('prediction_meter', { p: percent });
-    el.predictionReason.textContent = '';
+    setTitle(el.predictionMeter, t('prediction_meter', { p: percent }));
+    setText(el.predictionReason, '');
   } else {
     box.dataset.label = 'none';
     delete box.dataset.probability;
-    el.predictionValue.textContent = '—';
+    setText(el.predictionValue, '—');
     el.predictionMeter.hidden = true;
-    el.predictionReason.textContent = t(reason(s));
+    setText(el.predictionReason, t(reason(s)));
   }
 }
 
@@ -125,14 +126,14 @@ function paintTrainedWith(el, s, t, mechName) {
     const pct = (a) => (a * 100).toFixed(1);
     settings = t('trained_with_accuracy', { settings, en: pct(acc.en.accuracy), zh: pct(acc.zh.accuracy) });
   }
-  el.trainedWith.textContent = t('trained_with', { settings });
+  setText(el.trainedWith, t('trained_with', { settings }));
   // Only what the reader moved: an author's figure (attributes, a shared address) is not
   // "moved away" for the reader, and offers no button that would undo it.
   const moved = readerMoved(s.view?.moved_away ?? [], s.readerMoved);
   el.movedAway.hidden = moved.length === 0;
   if (moved.length) {
     const list = moved.map((m) => t(`moved_${m}`)).join(s.lang === 'zh' ? '、' : ', ');
-    el.movedAwayText.textContent = t('moved_away', { what: list });
+    setText(el.movedAwayText, t('moved_away', { what: list }));
   }
 }
 

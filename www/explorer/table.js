@@ -2,7 +2,7 @@
 // TABLE_CAP × TABLE_CAP cells. The engine hands over just that window (`window`), never the
 // whole map, and the table is rebuilt at most every TABLE_INTERVAL_MS while a slider moves.
 
-import { make } from './dom.js';
+import { make, setText } from './dom.js';
 import { fmt, visibleToken } from './format.js';
 
 /** The table lists at most this many rows and columns. */
@@ -16,6 +16,8 @@ export class ScreenReaderTable {
   #timer = null;
   #lastAt = -Infinity;
   #lastKey = '';
+  /** The table shown, for updating its numbers in place: `{ shape, caption, cells }`. */
+  #shown = null;
 
   /** `box` holds the table; `build()` returns what to show (see `show`) or null. */
   constructor(box, build) {
@@ -48,37 +50,54 @@ export class ScreenReaderTable {
     if (!content) {
       this.#box.replaceChildren();
       this.#lastKey = '';
+      this.#shown = null;
       return;
     }
     if (content.key === this.#lastKey) return;
     this.#lastKey = content.key;
     const { window: w, rowLabels, keyLabels } = content;
+    const rows = Array.from({ length: w.rows }, (_, i) => visibleToken(rowLabels[w.row + i] ?? `${w.row + i + 1}`));
+    const cols = Array.from({ length: w.cols }, (_, j) => visibleToken(keyLabels[w.col + j] ?? `${w.col + j + 1}`));
+    const shape = JSON.stringify([content.corner, rows, cols]);
+    const captionText = content.capped ? `${content.caption} ${content.capped}` : content.caption;
+    if (this.#shown?.shape === shape) {
+      // The same rows and keys (a slider's tick): the numbers change in place, nothing is
+      // rebuilt, so the browser lays out only the cells that changed.
+      setText(this.#shown.caption, captionText);
+      this.#shown.cells.forEach((td, k) => setText(td, fmt(w.data[k])));
+      return;
+    }
     const table = make('table');
-    const caption = make('caption', '', content.caption);
-    if (content.capped) caption.append(' ', content.capped);
+    const caption = make('caption', '', captionText);
     table.append(caption);
     const thead = make('thead');
     const headRow = make('tr');
     const corner = make('th', '', content.corner);
     corner.scope = 'col';
     headRow.append(corner);
-    for (let j = 0; j < w.cols; j++) {
-      const th = make('th', '', visibleToken(keyLabels[w.col + j] ?? `${w.col + j + 1}`));
+    for (const label of cols) {
+      const th = make('th', '', label);
       th.scope = 'col';
       headRow.append(th);
     }
     thead.append(headRow);
     const tbody = make('tbody');
+    const cells = [];
     for (let i = 0; i < w.rows; i++) {
       const tr = make('tr');
-      const th = make('th', '', visibleToken(rowLabels[w.row + i] ?? `${w.row + i + 1}`));
+      const th = make('th', '', rows[i]);
       th.scope = 'row';
       tr.append(th);
-      for (let j = 0; j < w.cols; j++) tr.append(make('td', '', fmt(w.data[i * w.cols + j])));
+      for (let j = 0; j < w.cols; j++) {
+        const td = make('td', '', fmt(w.data[i * w.cols + j]));
+        cells.push(td);
+        tr.append(td);
+      }
       tbody.append(tr);
     }
     table.append(thead, tbody);
     this.#box.replaceChildren(table);
+    this.#shown = { shape, caption, cells };
   }
 
   /** Cancels a pending rebuild. */

@@ -13,6 +13,7 @@
 // Zooming recomputes no map: the engine's caches hold the whole maps, and a render draws only
 // the window's cells, labels and mask.
 
+import { setAttr } from './dom.js';
 import { centreOn, follow, MIN_VIEWPORT, panBy, viewportOf, zoomAt, ZOOM_FROM, ZOOM_STEP } from './viewport.js';
 
 /** A drag shorter than this (CSS px) is a click, which selects a cell. */
@@ -21,6 +22,8 @@ const DRAG_PX = 4;
 const WHEEL_PX_PER_E = 550;
 
 export class Zoom {
+  /** The overview's CSS width, measured once a showing (0: not yet). */
+  #overviewCss = 0;
   #view;
   #el;
   #maps;
@@ -66,7 +69,9 @@ export class Zoom {
     // Also offered whenever the maps leave labels out (`labelsHidden`: every n-th drawn).
     this.labelsHidden = labelsHidden;
     const long = Math.max(this.shape.rows, this.shape.cols) >= ZOOM_FROM || labelsHidden > 1;
-    this.active = !comparing && (allowed === null || allowed.has('zoom')) && (long || !this.shown.whole);
+    const active = !comparing && (allowed === null || allowed.has('zoom')) && (long || !this.shown.whole);
+    if (active && !this.active) this.#overviewCss = 0;
+    this.active = active;
     el.zoom.hidden = !this.active;
     el.maps.classList.toggle('zoomable', this.active);
     el.maps.classList.toggle('zoomed', this.active && !this.shown.whole);
@@ -90,12 +95,13 @@ export class Zoom {
     this.#drawOverview(stage);
     // The box, in the overview's own proportions (it is drawn square over a square map).
     const box = el.zoomWindow.style;
-    box.left = `${(100 * col) / cols}%`;
-    box.top = `${(100 * row) / rows}%`;
-    box.width = `${(100 * Math.min(size, cols)) / cols}%`;
-    box.height = `${(100 * Math.min(size, rows)) / rows}%`;
+    const put = (name, value) => box[name] !== value && (box[name] = value);
+    put('left', `${(100 * col) / cols}%`);
+    put('top', `${(100 * row) / rows}%`);
+    put('width', `${(100 * Math.min(size, cols)) / cols}%`);
+    put('height', `${(100 * Math.min(size, rows)) / rows}%`);
     el.zoomWindow.hidden = whole;
-    el.zoomOverview.setAttribute('aria-label', t('zoom_overview_label', { status: el.zoomStatus.textContent }));
+    setAttr(el.zoomOverview, 'aria-label', t('zoom_overview_label', { status: el.zoomStatus.textContent }));
     this.#keepAnchor();
   }
 
@@ -127,8 +133,10 @@ export class Zoom {
   #drawOverview(stage) {
     const canvas = this.#el.zoomOverview;
     const dpr = globalThis.devicePixelRatio || 1;
-    const rect = canvas.getBoundingClientRect();
-    const side = Math.max(16, Math.round((rect.width || 96) * dpr));
+    // Measured once a showing (reading it after the render's changes would make the browser
+    // lay the page out in the middle of a slider's tick).
+    if (!this.#overviewCss) this.#overviewCss = canvas.getBoundingClientRect().width || 96;
+    const side = Math.max(16, Math.round(this.#overviewCss * dpr));
     if (canvas.width !== side) canvas.width = side;
     if (canvas.height !== side) canvas.height = side;
     this.#view.engine.call((ex) => ex.render_overview(canvas, stage ?? ''));
