@@ -170,8 +170,11 @@ pub fn fit_grid(spec: &GridSpec) -> GridLayout {
                     (false, false) => layout.plot_px > b.plot_px,
                 }
             }
-            // Larger plots win; between equals, fewer rows of maps.
-            Some(b) => layout.plot_px > b.plot_px,
+            // Larger plots win; between equals, fewer rows of maps (the room's width used, the
+            // legend in a row of its own rather than a square of maps with a hole).
+            Some(b) => {
+                layout.plot_px > b.plot_px || (layout.plot_px == b.plot_px && layout.rows < b.rows)
+            }
         };
         if better {
             best = Some(layout);
