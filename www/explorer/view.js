@@ -309,9 +309,10 @@ export class ExplorerView {
     this.#maps.hover = null;
   }
 
-  /** The handle is a fresh one (a restart): text, settings, theme, labels and viewport are sent again, at the next render or now. */
+  /** The handle is a fresh one (a restart): text, settings, theme, labels, viewport and grid are sent again, at the next render or now. */
   resend({ now = false } = {}) {
     this.#state.forget();
+    this.#placement.stale();
     this.#sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
     if (now) this.#applyEngine();
   }
