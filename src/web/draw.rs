@@ -24,6 +24,11 @@ pub(super) struct Painter {
     framed: Vec<u64>,
     /// What the legend was last drawn with (its entries, size, font and colours).
     legend_drawn: Option<u64>,
+    /// How many maps' frames (labels, borders, colour bar) and cells were drawn, since the
+    /// handle was made (`draw_counts`).
+    pub(super) frames_drawn: u64,
+    /// See `frames_drawn`.
+    pub(super) cells_drawn: u64,
 }
 
 impl Painter {
@@ -50,7 +55,9 @@ impl Painter {
         let signature = frame.signature(canvas.width(), canvas.height());
         let kept = slot.is_some_and(|s| self.framed.get(s) == Some(&signature));
         let ctx = context(canvas)?;
+        self.cells_drawn += 1;
         if !kept {
+            self.frames_drawn += 1;
             self.draw_frame(canvas, &ctx, frame, &layout)?;
             if let Some(s) = slot {
                 if self.framed.len() <= s {

@@ -70,6 +70,13 @@ struct PlaceJs {
     plot: RectJs,
 }
 
+/// `{ frames, cells }`
+#[derive(Serialize)]
+struct DrawCountsJs {
+    frames: u64,
+    cells: u64,
+}
+
 /// `{ font_px, row_labels, col_labels, row_stride, col_stride }`
 #[derive(Serialize)]
 struct LabelsDrawnJs {
@@ -234,6 +241,16 @@ impl Explorer {
     /// next render draws every map whole, not only its cells.
     pub fn forget_drawn(&mut self) {
         self.painter.forget();
+    }
+
+    /// How many maps this handle has drawn whole (`frames`: labels, borders, colour bar) and
+    /// how many times it put their cells on (`cells`): `{ frames, cells }`. A slider's tick that
+    /// moves no label and no scale puts cells on and draws no frame.
+    pub fn draw_counts(&self) -> Result<JsValue, JsError> {
+        to_js(&DrawCountsJs {
+            frames: self.painter.frames_drawn,
+            cells: self.painter.cells_drawn,
+        })
     }
 
     /// How map `index` of the last render labels its axes: `{ font_px, row_labels,

@@ -73,6 +73,27 @@ test('the shift slider changes shift(A), D and A′ but not A', async () => {
   assert.deepEqual(errors, []);
 });
 
+test('a shift tick puts the maps’ cells on and draws no label, border or colour bar again', async () => {
+  const { page, errors } = shared;
+  const counts = () => page.evaluate(() => window.diffattn.call((ex) => ex.draw_counts()));
+  const before = await counts();
+  // Small moves of the shift keep every shared scale's round ends (D's, A′'s): only cells change.
+  await setRange(page, '#shift', 2);
+  await setRange(page, '#shift', 1);
+  const after = await counts();
+  assert.ok(after.cells - before.cells >= 10, `two renders put the cells of five maps on: ${JSON.stringify([before, after])}`);
+  assert.ok(after.frames - before.frames <= 2, `frames drawn again: ${after.frames - before.frames}`);
+  // A new sentence draws every frame again (new labels).
+  const text = await page.inputValue('#sentence');
+  await page.fill('#sentence', 'the labels are new here');
+  await settled(page);
+  const typed = await counts();
+  assert.ok(typed.frames - after.frames >= 5, 'new labels: every map drawn whole');
+  await page.fill('#sentence', text);
+  await settled(page);
+  assert.deepEqual(errors, []);
+});
+
 test('changing the number of heads changes A; the slider offers divisors of d only', async () => {
   const { page, errors } = shared;
   const a4 = await mapData(page, 'a');
