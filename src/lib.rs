@@ -17,6 +17,9 @@
 //!   layer, control); the engine's typed settings and the generated JavaScript, TypeScript and
 //!   Python tables come from it.
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
+//! * [`pretrained`]: a pretrained BERT beside the explorer, natively ([`pretrained::Feed`]): the
+//!   model runs apart from the explorer and hands it what one layer needs, as the page's model
+//!   module does.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
 //! * [`bench`](mod@bench): the engine's own timing of one full layer, stage by stage (`diffattn bench`
@@ -37,6 +40,7 @@ pub mod engine;
 pub mod explorer;
 pub mod model;
 pub mod names;
+pub mod pretrained;
 pub mod render;
 pub mod retrieval;
 pub mod schema;

@@ -24,6 +24,7 @@ use crate::explorer;
 use crate::model::bert::Bert;
 use crate::model::Model;
 use crate::names::name_of;
+use crate::pretrained::Feed;
 use crate::render::{HeatmapLayout, RowLayout, Theme, Viewport};
 
 thread_local! {
@@ -61,6 +62,8 @@ pub struct Explorer {
     /// The layout of the last row view drawn by `render_row`.
     pub(super) row_layout: Option<RowLayout>,
     pub(super) painter: Painter,
+    /// The pretrained model feeding the state what one layer needs, while it draws.
+    pub(super) feed: Option<Feed>,
 }
 
 impl Default for Explorer {
@@ -87,13 +90,17 @@ impl Explorer {
             layouts: Vec::new(),
             row_layout: None,
             painter: Painter::default(),
+            feed: None,
         }
     }
 
     /// Tokenises and embeds `text`. Returns `{ tokens, total, truncated }`.
     pub fn set_text(&mut self, text: &str) -> Result<JsValue, JsError> {
         self.text = text.to_string();
-        let info = self.state.set_text(text);
+        let info = match &mut self.feed {
+            Some(feed) => feed.set_text(&mut self.state, text),
+            None => self.state.set_text(text),
+        };
         to_js(&TokensJs {
             tokens: &info.tokens,
             total: info.total,
@@ -202,16 +209,15 @@ impl Explorer {
 #[wasm_bindgen]
 impl Explorer {
     /// How often each cache layer was recomputed:
-    /// `{ projections, maps, shift_stages, lambda, model_layers }`.
+    /// `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages, lambda, model_layers }`
+        /// `{ projections, maps, shift_stages, lambda }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
             lambda: u64,
-            model_layers: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
@@ -219,7 +225,6 @@ impl Explorer {
             maps: r.maps,
             shift_stages: r.shift_stages,
             lambda: r.lambda,
-            model_layers: r.model_layers,
         })
     }
 
@@ -230,15 +235,15 @@ impl Explorer {
             s.shift.lambda = self.state.trained_lambda();
             SettingsJs::new(&s, 0, true, true)
         });
-        if let Some(bert) = self.state.pretrained() {
+        if let Some(pretrained) = self.state.pretrained() {
             return to_js(&ModelJs {
-                d_model: bert.config().d_model,
+                d_model: pretrained.d_model,
                 trained: true,
-                label: bert.name(),
+                label: &pretrained.name,
                 mechanism: None,
                 trained_with: None,
                 pretrained: true,
-                layers: bert.config().layers,
+                layers: pretrained.layers,
             });
         }
         to_js(&ModelJs {
@@ -257,6 +262,7 @@ impl Explorer {
     /// the problem for a truncated or corrupt file (the current model stays).
     pub fn load_model(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
         let model = Model::from_bytes(bytes).map_err(|e| js_error(format!("weights: {e}")))?;
+        self.feed = None;
         self.state.set_model(model);
         self.model_info()
     }
@@ -271,7 +277,7 @@ impl Explorer {
             Bert::from_bytes(bytes).map_err(|e| js_error(format!("pretrained model: {e}")))?;
         let bert = Arc::new(bert);
         PRETRAINED.with(|p| *p.borrow_mut() = Some(Arc::clone(&bert)));
-        self.state.set_pretrained(bert);
+        self.use_bert(bert);
         self.model_info()
     }
 
@@ -281,7 +287,7 @@ impl Explorer {
         let Some(bert) = PRETRAINED.with(|p| p.borrow().clone()) else {
             return Ok(JsValue::UNDEFINED);
         };
-        self.state.set_pretrained(bert);
+        self.use_bert(bert);
         self.model_info()
     }
 
@@ -316,6 +322,7 @@ impl Explorer {
 
     /// Back to the untrained seeded model; the settings stay (heads snap to a valid count).
     pub fn use_untrained(&mut self) -> Result<JsValue, JsError> {
+        self.feed = None;
         self.state.set_model(Model::untrained());
         self.model_info()
     }
@@ -344,6 +351,27 @@ impl Explorer {
 }
 
 impl Explorer {
+    /// Draws the sentence with `bert`, which feeds the state what one layer needs.
+    fn use_bert(&mut self, bert: Arc<Bert>) {
+        let mut feed = Feed::new(bert);
+        feed.attach(&mut self.state);
+        self.feed = Some(feed);
+    }
+
+    /// One piece of work toward `need`: the pretrained model's first, when it draws.
+    pub(super) fn work_piece(&mut self, need: explorer::Need) -> Result<bool, JsError> {
+        match &mut self.feed {
+            Some(feed) => feed.work(&mut self.state, need).map_err(js_error),
+            None => self.state.work(need).map_err(js_error),
+        }
+    }
+
+    /// Brings the shown head (or every head) up to date, piece after piece.
+    pub(super) fn compute(&mut self, need: explorer::Need) -> Result<(), JsError> {
+        while self.work_piece(need)? {}
+        Ok(())
+    }
+
     /// The stage named `name`, if the current mechanism shows it.
     pub(super) fn stage_shown(&self, name: &str) -> Result<StageId, JsError> {
         let stage: StageId = choice("stage", name)?;
