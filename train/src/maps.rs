@@ -6,7 +6,7 @@ use std::path::Path;
 
 use diffattn::engine::Stages;
 use diffattn::model::Model;
-use diffattn::render::{panel_svg, Frame, Panel, Scale, Theme};
+use diffattn::render::{panel_svg, Frame, FrameParts, Panel, Scale, Theme};
 use diffattn::text::tokenize;
 use ndarray::{Array2, ArrayView2, Axis};
 
@@ -119,6 +119,7 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
                     masked_label: "",
                     constant: None,
                     constant_label: "",
+                    parts: FrameParts::ALL,
                 },
             })
             .collect();
