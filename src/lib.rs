@@ -24,7 +24,10 @@
 //!   tests) plus the per-cell RGBA buffers the page blits.
 //! * [`bench`](mod@bench): the engine's own timing of one full layer, stage by stage (`diffattn bench`
 //!   natively, `bench_engine` in wasm), with the caller's clock.
-//! * `web` (wasm32 only): the one module with `#[wasm_bindgen]`; a handle that owns the state.
+//!
+//! The library has no `#[wasm_bindgen]`: the page's wasm module is the crate `diffattn-web`
+//! (`web/`), a thin boundary over it, and the pretrained model's code ships in a module of its
+//! own (`web-pretrained/`), fetched with the model's weights.
 //!
 //! Conventions, once for the whole crate:
 //!
@@ -46,6 +49,3 @@ pub mod retrieval;
 pub mod schema;
 pub mod spec;
 pub mod text;
-
-#[cfg(target_arch = "wasm32")]
-pub mod web;

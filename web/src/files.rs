@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::handle::Explorer;
 use super::js::{js_error, to_js, TokensJs};
-use crate::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
+use diffattn::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
 
 #[wasm_bindgen]
 impl Explorer {
@@ -56,7 +56,7 @@ impl Explorer {
 impl Explorer {
     fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
-        self.compute(crate::explorer::Need::Shown)?;
+        self.compute(diffattn::explorer::Need::Shown)?;
         let map = self
             .state
             .map(stage)
@@ -71,7 +71,7 @@ impl Explorer {
     }
 
     fn panels_svg(&mut self) -> Result<String, JsError> {
-        self.compute(crate::explorer::Need::Shown)?;
+        self.compute(diffattn::explorer::Need::Shown)?;
         let stages = self.state.stages();
         let labels = self.shared_labels(&stages);
         let theme = Theme::light();

@@ -19,13 +19,13 @@ use super::js::{
     choice, js_error, to_js, FrameJs, LabelsJs, ModelJs, PredictionJs, SettingsJs, SettingsPatchJs,
     TokensJs, ViewJs,
 };
-use crate::engine::StageId;
-use crate::explorer;
-use crate::model::bert::Bert;
-use crate::model::Model;
-use crate::names::name_of;
-use crate::pretrained::Feed;
-use crate::render::{HeatmapLayout, RowLayout, Theme, Viewport};
+use diffattn::engine::StageId;
+use diffattn::explorer;
+use diffattn::model::bert::Bert;
+use diffattn::model::Model;
+use diffattn::names::name_of;
+use diffattn::pretrained::Feed;
+use diffattn::render::{HeatmapLayout, RowLayout, Theme, Viewport};
 
 thread_local! {
     /// The pretrained model once read (`load_pretrained`), for every handle of the page: a

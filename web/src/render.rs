@@ -8,11 +8,11 @@ use web_sys::HtmlCanvasElement;
 
 use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
-use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
-use crate::explorer::Need;
-use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
-use crate::render::{FrameParts, Theme};
-use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
+use diffattn::engine::{Columns, ScaleGroup, ScaleKind, StageId};
+use diffattn::explorer::Need;
+use diffattn::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
+use diffattn::render::{FrameParts, Theme};
+use diffattn::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 
 /// What the maps of one render share: the row labels of the viewport and, per kind of column
 /// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
@@ -53,7 +53,7 @@ impl Explorer {
                 .collect::<Result<Vec<_>, _>>()?
         };
         let t0 = now_ms();
-        self.compute(crate::explorer::Need::Shown)?;
+        self.compute(diffattn::explorer::Need::Shown)?;
         let t1 = now_ms();
         let head = self.state.head();
         let labels = self.shared_labels(&shown);
@@ -81,7 +81,7 @@ impl Explorer {
         stage: &str,
     ) -> Result<JsValue, JsError> {
         let t0 = now_ms();
-        self.compute(crate::explorer::Need::Every)?;
+        self.compute(diffattn::explorer::Need::Every)?;
         let t1 = now_ms();
         let stage = if stage.is_empty() {
             self.state.final_stage()
