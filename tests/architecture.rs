@@ -98,7 +98,7 @@ fn the_training_crate_never_imports_the_page_state() {
 
 /// The thin crates that make the wasm modules, each over the library (which has no
 /// `#[wasm_bindgen]`): what a crate and its dependencies export is what its module carries.
-const WASM_CRATES: [&str; 1] = ["web"];
+const WASM_CRATES: [&str; 2] = ["web", "web-pretrained"];
 
 #[test]
 fn only_the_wasm_crates_use_wasm_bindgen() {

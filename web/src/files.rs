@@ -56,7 +56,7 @@ impl Explorer {
 impl Explorer {
     fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
-        self.compute(diffattn::explorer::Need::Shown)?;
+        self.state.compute().map_err(js_error)?;
         let map = self
             .state
             .map(stage)
@@ -71,7 +71,7 @@ impl Explorer {
     }
 
     fn panels_svg(&mut self) -> Result<String, JsError> {
-        self.compute(diffattn::explorer::Need::Shown)?;
+        self.state.compute().map_err(js_error)?;
         let stages = self.state.stages();
         let labels = self.shared_labels(&stages);
         let theme = Theme::light();

@@ -9,9 +9,6 @@
 //! drawing in `render`, what the page asks about the maps drawn in `hover`, specs and exports
 //! in `files`, the work in pieces between frames in `work`.
 
-use std::cell::RefCell;
-use std::sync::Arc;
-
 use wasm_bindgen::prelude::*;
 
 use super::draw::Painter;
@@ -21,17 +18,9 @@ use super::js::{
 };
 use diffattn::engine::StageId;
 use diffattn::explorer;
-use diffattn::model::bert::Bert;
 use diffattn::model::Model;
 use diffattn::names::name_of;
-use diffattn::pretrained::Feed;
 use diffattn::render::{HeatmapLayout, RowLayout, Theme, Viewport};
-
-thread_local! {
-    /// The pretrained model once read (`load_pretrained`), for every handle of the page: a
-    /// second explorer, a compare panel or a later choice use it without reading the file again.
-    static PRETRAINED: RefCell<Option<Arc<Bert>>> = const { RefCell::new(None) };
-}
 
 pub(super) fn now_ms() -> f64 {
     web_sys::window()
@@ -62,8 +51,6 @@ pub struct Explorer {
     /// The layout of the last row view drawn by `render_row`.
     pub(super) row_layout: Option<RowLayout>,
     pub(super) painter: Painter,
-    /// The pretrained model feeding the state what one layer needs, while it draws.
-    pub(super) feed: Option<Feed>,
 }
 
 impl Default for Explorer {
@@ -90,17 +77,13 @@ impl Explorer {
             layouts: Vec::new(),
             row_layout: None,
             painter: Painter::default(),
-            feed: None,
         }
     }
 
     /// Tokenises and embeds `text`. Returns `{ tokens, total, truncated }`.
     pub fn set_text(&mut self, text: &str) -> Result<JsValue, JsError> {
         self.text = text.to_string();
-        let info = match &mut self.feed {
-            Some(feed) => feed.set_text(&mut self.state, text),
-            None => self.state.set_text(text),
-        };
+        let info = self.state.set_text(text);
         to_js(&TokensJs {
             tokens: &info.tokens,
             total: info.total,
@@ -262,67 +245,12 @@ impl Explorer {
     /// the problem for a truncated or corrupt file (the current model stays).
     pub fn load_model(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
         let model = Model::from_bytes(bytes).map_err(|e| js_error(format!("weights: {e}")))?;
-        self.feed = None;
         self.state.set_model(model);
         self.model_info()
     }
 
-    /// Draws the sentence with the pretrained model read from the bytes of its weights file
-    /// (`weights/minilm/minilm.bin`, docs/MINILM.md), at the layer of the `layer` setting, and
-    /// keeps the model for every handle of the page (`use_pretrained`). Returns `model_info()`;
-    /// throws an `Error` naming the problem for a file cut short, corrupted or of another
-    /// version (the current model stays).
-    pub fn load_pretrained(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
-        let bert =
-            Bert::from_bytes(bytes).map_err(|e| js_error(format!("pretrained model: {e}")))?;
-        let bert = Arc::new(bert);
-        PRETRAINED.with(|p| *p.borrow_mut() = Some(Arc::clone(&bert)));
-        self.use_bert(bert);
-        self.model_info()
-    }
-
-    /// Draws the sentence with the pretrained model already read by some handle of the page;
-    /// `undefined` when none was (then `load_pretrained` it), else `model_info()`.
-    pub fn use_pretrained(&mut self) -> Result<JsValue, JsError> {
-        let Some(bert) = PRETRAINED.with(|p| p.borrow().clone()) else {
-            return Ok(JsValue::UNDEFINED);
-        };
-        self.use_bert(bert);
-        self.model_info()
-    }
-
-    /// The second sentence the pretrained model compares the typed one with (blank: none).
-    pub fn set_other_text(&mut self, text: &str) {
-        self.state.set_other_text(text);
-    }
-
-    /// Whether a similarity is asked for (a pretrained model, a sentence and a second one):
-    /// then `similarity` needs the work for every head.
-    pub fn compares(&self) -> bool {
-        self.state.compares()
-    }
-
-    /// `{ model, mechanism }`: the cosine of the two sentences' embeddings, the model's own and
-    /// with the layer drawn computed by the mechanism shown; `undefined` when none is asked for
-    /// or the work for every head is not in yet (it computes nothing).
-    pub fn similarity(&self) -> Result<JsValue, JsError> {
-        #[derive(serde::Serialize)]
-        struct SimilarityJs {
-            model: f32,
-            mechanism: f32,
-        }
-        match self.state.similarity() {
-            Some(s) => to_js(&SimilarityJs {
-                model: s.model,
-                mechanism: s.mechanism,
-            }),
-            None => Ok(JsValue::UNDEFINED),
-        }
-    }
-
     /// Back to the untrained seeded model; the settings stay (heads snap to a valid count).
     pub fn use_untrained(&mut self) -> Result<JsValue, JsError> {
-        self.feed = None;
         self.state.set_model(Model::untrained());
         self.model_info()
     }
@@ -351,27 +279,6 @@ impl Explorer {
 }
 
 impl Explorer {
-    /// Draws the sentence with `bert`, which feeds the state what one layer needs.
-    fn use_bert(&mut self, bert: Arc<Bert>) {
-        let mut feed = Feed::new(bert);
-        feed.attach(&mut self.state);
-        self.feed = Some(feed);
-    }
-
-    /// One piece of work toward `need`: the pretrained model's first, when it draws.
-    pub(super) fn work_piece(&mut self, need: explorer::Need) -> Result<bool, JsError> {
-        match &mut self.feed {
-            Some(feed) => feed.work(&mut self.state, need).map_err(js_error),
-            None => self.state.work(need).map_err(js_error),
-        }
-    }
-
-    /// Brings the shown head (or every head) up to date, piece after piece.
-    pub(super) fn compute(&mut self, need: explorer::Need) -> Result<(), JsError> {
-        while self.work_piece(need)? {}
-        Ok(())
-    }
-
     /// The stage named `name`, if the current mechanism shows it.
     pub(super) fn stage_shown(&self, name: &str) -> Result<StageId, JsError> {
         let stage: StageId = choice("stage", name)?;

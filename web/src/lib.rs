@@ -12,6 +12,8 @@
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
 //!   the answer and the facts marked;
+//! * `pretrained`: the handle's side of a pretrained model that runs in its own module
+//!   (`web-pretrained/`): what one layer needs handed in, the similarity handed back;
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
 //! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
@@ -33,6 +35,7 @@ mod handle;
 mod hover;
 mod js;
 mod lesson;
+mod pretrained;
 mod render;
 mod work;
 

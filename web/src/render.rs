@@ -53,7 +53,7 @@ impl Explorer {
                 .collect::<Result<Vec<_>, _>>()?
         };
         let t0 = now_ms();
-        self.compute(diffattn::explorer::Need::Shown)?;
+        self.state.compute().map_err(js_error)?;
         let t1 = now_ms();
         let head = self.state.head();
         let labels = self.shared_labels(&shown);
@@ -81,7 +81,7 @@ impl Explorer {
         stage: &str,
     ) -> Result<JsValue, JsError> {
         let t0 = now_ms();
-        self.compute(diffattn::explorer::Need::Every)?;
+        self.state.compute_all().map_err(js_error)?;
         let t1 = now_ms();
         let stage = if stage.is_empty() {
             self.state.final_stage()

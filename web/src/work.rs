@@ -7,7 +7,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::handle::{now_ms, Explorer};
-use super::js::to_js;
+use super::js::{js_error, to_js};
 use diffattn::explorer::Need;
 
 /// `{ done, total, finished, ms }`: heads up to date, heads needed, whether everything is (for
@@ -29,7 +29,7 @@ impl Explorer {
     pub fn work(&mut self, budget_ms: f64, every: bool) -> Result<JsValue, JsError> {
         let need = if every { Need::Every } else { Need::Shown };
         let t0 = now_ms();
-        while self.work_piece(need)? {
+        while self.state.work(need).map_err(js_error)? {
             if now_ms() - t0 >= budget_ms {
                 break;
             }

@@ -60,15 +60,24 @@ class Panel {
     this.text = null;
     this.loaded = null; // 'trained' | 'untrained' | 'minilm' once a model is in
     this.pending = null;
+    /** The pretrained model's feed of this panel's handle (pretrained.js), while it draws. */
+    this.feed = null;
   }
 
   /** Loads the panel's model (trained, untrained or pretrained, as the explorer's weights say). */
   load(weights, store) {
     if (this.loaded === weights || this.pending) return this.pending;
+    this.feed?.stop();
+    this.feed = null;
     if (weights === 'minilm') {
-      // The pretrained model the explorer read, shared by every handle of the runtime; not
-      // read yet (the explorer's load is in flight): the next render asks again.
-      if (!this.engine.call((ex) => ex.use_pretrained())) return null;
+      // The pretrained model the explorer read, shared by every explorer of the page, with a
+      // feed of its own for this panel's handle (pretrained.js); not read yet (the explorer's
+      // load is in flight): the next render asks again.
+      const model = store.pretrainedReady;
+      if (!model) return null;
+      const feed = model.feed();
+      this.engine.call((ex) => feed.attach(ex));
+      this.feed = feed;
       this.engine.call((ex) => ex.update({ mechanism: this.mechanism }));
       this.loaded = 'minilm';
       this.text = null;
@@ -103,13 +112,17 @@ class Panel {
     const v = this.compare.view;
     const frame = this.engine.call((ex) => {
       if (this.text !== state.text) {
-        ex.set_text(state.text);
+        if (this.feed) this.feed.setText(ex, state.text);
+        else ex.set_text(state.text);
         this.text = state.text;
       }
       ex.set_theme(v.resolvedTheme());
       ex.set_shared_scale(!!state.shared_scale);
       return ex.update(followed(state, this.mechanism, v.frame?.settings, v.view?.parameters ?? []));
     });
+    // The pretrained layer's vectors and weights, from the model's module, before the render
+    // computes the panel's maps.
+    this.feed?.prepare(this.engine);
     const view = frame.view;
     this.view = view;
     this.title.textContent = `${v.mechName(this.mechanism)} · ${view.stages.find((s) => s.id === view.final_stage)?.label ?? ''}`;
@@ -136,6 +149,7 @@ class Panel {
 
   destroy() {
     this.maps.destroy();
+    this.feed?.stop();
     this.engine.stop();
     this.figure.remove();
   }

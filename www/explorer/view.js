@@ -365,7 +365,7 @@ export class ExplorerView {
       const other = this.state.other ?? '';
       if (other !== this.#sent.other) ex.set_other_text((this.#sent.other = other));
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
-        this.sentence = ex.set_text(this.state.text);
+        this.sentence = this.loader.setText(ex, this.state.text);
         this.#sent.text = this.state.text;
         this.#layoutKey = '';
       }
@@ -591,6 +591,7 @@ export class ExplorerView {
     this.#table.destroy();
     this.specs.destroy();
     this.work.stop();
+    this.loader.stop();
     this.engine.stop();
   }
 }
