@@ -48,8 +48,8 @@ try {
   result.ort = JSON.parse(await readFile(path.join(ROOT, ORT, '..', 'package.json'), 'utf8')).version;
   await page.evaluate(
     async ({ onnx, ort }) => {
-      const glue = await import('/pkg/bench/diffattn.js');
-      await glue.default({ module_or_path: '/pkg/bench/diffattn_simd_bg.wasm' });
+      const glue = await import('/pkg/bench/diffattn_pretrained.js');
+      await glue.default({ module_or_path: '/pkg/bench/diffattn_pretrained_simd_bg.wasm' });
       const bytes = new Uint8Array(await (await fetch('/weights/minilm/minilm.bin')).arrayBuffer());
       window.ours = new glue.BenchBert(bytes);
       const o = await import(`${ort}/ort.wasm.min.mjs`);

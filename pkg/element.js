@@ -5,7 +5,9 @@
 // loads is found relative to the bundle's own URL (it sits beside this file, in pkg/), so the
 // folder works wherever it is served: one of the two `.wasm` builds (simd128 where the browser
 // runs WebAssembly SIMD, else the baseline), the stylesheet (`explorer/explorer.css`, copied
-// from www/explorer/ by scripts/build-pkg) and the trained weights (`weights/`).
+// from www/explorer/ by scripts/build-pkg), the trained weights (`weights/`), and, for
+// `weights="minilm"` only, the pretrained model's own module (`diffattn_pretrained.js` and its
+// `.wasm`) with `weights/minilm/minilm.bin` when the host serves it.
 //
 // One thing is shared by every element of a page, and it lives here, in the one memo below:
 // the wasm runtime (one module instance; each element has its own handle), the stylesheet
@@ -37,7 +39,11 @@ function assets() {
     ]).then(([runtime, styles]) => ({
       runtime,
       styles,
-      weights: new WeightsStore(new URL('./weights/', import.meta.url)),
+      // The pretrained model's own wasm module, beside this bundle: fetched with the model's
+      // weights on first use, never by the first view (its glue is a chunk behind import()).
+      weights: new WeightsStore(new URL('./weights/', import.meta.url), {
+        pretrained: { glue: () => import('./diffattn_pretrained.js'), wasm: wasmUrl(new URL('./', import.meta.url), build, 'diffattn_pretrained'), build },
+      }),
       docsBase: new URL('./docs/', import.meta.url),
     }));
     promise.catch(() => {

@@ -1,5 +1,6 @@
 // Makes pkg/ the npm package `diffattn` around what scripts/build-wasm left there
-// (diffattn.js, the two wasm builds diffattn_bg.wasm and diffattn_simd_bg.wasm, their .d.ts):
+// (diffattn.js, the two wasm builds diffattn_bg.wasm and diffattn_simd_bg.wasm, their .d.ts;
+// the pretrained model's module diffattn_pretrained.js with its two builds, shipped beside):
 // bundles and minifies the page (www/app.js → www/dist/app.js) and the package's entry
 // (pkg/element.js → pkg/diffattn-explorer.js) with scripts/bundle.mjs, copies the component's
 // modules and stylesheets as written (www/explorer/ → pkg/explorer/, for authors who compose the
@@ -15,14 +16,15 @@
 // gzipped: the wasm and the JavaScript the page's, or a page with one element's, first view
 // loads before its first heatmap: its bundle's entry and the chunks it imports statically, the
 // glue inside), the bundles' first view and lazy chunks, what a page with one element
-// downloads, and the single files. Run by scripts/build-pkg after scripts/build-wasm.
+// downloads, the single files, and the pretrained model's own module (`pretrained`: its wasm
+// and the chunks that load it, fetched with the model, never in the first view). Run by scripts/build-pkg after scripts/build-wasm.
 
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
-import { bundleAll } from './bundle.mjs';
+import { bundleAll, firstViewFiles } from './bundle.mjs';
 
 const ROOT = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const PKG = path.join(ROOT, 'pkg');
@@ -50,6 +52,24 @@ const kb = (bytes) => `${(bytes / 1000).toFixed(1)} KB`;
 
 /** The two wasm builds (scripts/build-wasm; www/explorer/wasm-features.js picks one). */
 const BUILDS = Object.freeze({ simd128: 'diffattn_simd_bg.wasm', baseline: 'diffattn_bg.wasm' });
+
+/** The pretrained model's own module (scripts/build-wasm, crate web-pretrained/): fetched with the model, never in the first view. */
+const PRETRAINED_BUILDS = Object.freeze({ simd128: 'diffattn_pretrained_simd_bg.wasm', baseline: 'diffattn_pretrained_bg.wasm' });
+
+/**
+ * The JavaScript a bundle loads for the pretrained model, beyond its first view: the chunks
+ * behind `import()` of the model's glue (pkg/diffattn_pretrained.js) and of
+ * www/explorer/pretrained.js, with what they import statically. Absolute paths.
+ */
+function pretrainedFiles(bundle) {
+  const out = new Set();
+  for (const [file, output] of Object.entries(bundle.metafile.outputs)) {
+    if (!/(diffattn_pretrained|explorer\/pretrained)\.js$/.test(output.entryPoint ?? '')) continue;
+    for (const f of firstViewFiles(bundle.metafile, path.resolve(ROOT, file))) if (!bundle.firstView.includes(f)) out.add(f);
+  }
+  if (!out.size) throw new Error('no chunk of the pretrained model in the bundle (it should be behind import())');
+  return [...out];
+}
 
 /** The size budget of each build: its wasm and the JavaScript that loads it, gzipped (issue 18). */
 const BUDGET_BYTES = 350_000;
@@ -79,7 +99,7 @@ async function budget(jsFiles) {
 }
 
 async function main() {
-  for (const file of ['diffattn.js', ...Object.values(BUILDS)]) {
+  for (const file of ['diffattn.js', ...Object.values(BUILDS), 'diffattn_pretrained.js', ...Object.values(PRETRAINED_BUILDS)]) {
     if (!(await exists(path.join(PKG, file)))) throw new Error(`pkg/${file} not found: run scripts/build-wasm first`);
   }
   // The stylesheet the element fetches, and the component's modules as written for authors who
@@ -178,6 +198,13 @@ async function main() {
     inline: { bytes: inline.length, gzip_bytes: gzipped(inline) },
     classic: { bytes: classicBytes.length, gzip_bytes: gzipped(classicBytes) },
     wasm: Object.fromEntries(await Promise.all(Object.entries(BUILDS).map(async ([build, file]) => [build, { file, ...(await measure([path.join(PKG, file)])) }]))),
+    // The pretrained model's own module, fetched with its weights on first use of
+    // weights=minilm (never in `budget`): its wasm per flavour, and the JavaScript chunks the page
+    // and the element load for it.
+    pretrained: {
+      wasm: Object.fromEntries(await Promise.all(Object.entries(PRETRAINED_BUILDS).map(async ([build, file]) => [build, { file, ...(await measure([path.join(PKG, file)])) }]))),
+      javascript: { page: await measure(pretrainedFiles(bundles.page)), element: await measure(pretrainedFiles(bundles.element)) },
+    },
     default_model: { file: entry.file, bytes: model.length, gzip_bytes: gzipped(model) },
   };
   await writeFile(path.join(PKG, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
@@ -189,6 +216,9 @@ async function main() {
         `build-pkg: budget, ${who}, ${build}: wasm ${kb(b.wasm.gzip_bytes)} + JavaScript ${kb(what.javascript.gzip_bytes)} (${what.javascript.files} files) = ${kb(b.total_gzip_bytes)} gzipped: ${b.within ? 'within' : `OVER by ${kb(b.total_gzip_bytes - BUDGET_BYTES)}`} the ${kb(BUDGET_BYTES)} budget`,
       );
     }
+  }
+  for (const [build, m] of Object.entries(sizes.pretrained.wasm)) {
+    console.log(`build-pkg: the pretrained model's module (${build}), fetched with the model, not in the first view: wasm ${kb(m.gzip_bytes)} + JavaScript ${kb(sizes.pretrained.javascript.page.gzip_bytes)} (the page's chunks) gzipped`);
   }
   for (const [build, m] of Object.entries(onePage)) console.log(`build-pkg: a page with one element (${build}) downloads ${m.files} files, ${kib(m.bytes)}, ${kib(m.gzip_bytes)} gzipped`);
   console.log(`build-pkg: pkg/diffattn-explorer.inline.js: ${kib(inline.length)}, ${kib(sizes.inline.gzip_bytes)} gzipped`);

@@ -17,11 +17,17 @@
 //!   layer, control); the engine's typed settings and the generated JavaScript, TypeScript and
 //!   Python tables come from it.
 //! * [`explorer`]: the page's state without the browser: sentence, controls, cached stages.
+//! * [`pretrained`]: a pretrained BERT beside the explorer, natively ([`pretrained::Feed`]): the
+//!   model runs apart from the explorer and hands it what one layer needs, as the page's model
+//!   module does.
 //! * [`render`]: heatmaps on any plotters backend (canvas in the browser, SVG for export and
 //!   tests) plus the per-cell RGBA buffers the page blits.
 //! * [`bench`](mod@bench): the engine's own timing of one full layer, stage by stage (`diffattn bench`
 //!   natively, `bench_engine` in wasm), with the caller's clock.
-//! * `web` (wasm32 only): the one module with `#[wasm_bindgen]`; a handle that owns the state.
+//!
+//! The library has no `#[wasm_bindgen]`: the page's wasm module is the crate `diffattn-web`
+//! (`web/`), a thin boundary over it, and the pretrained model's code ships in a module of its
+//! own (`web-pretrained/`), fetched with the model's weights.
 //!
 //! Conventions, once for the whole crate:
 //!
@@ -37,11 +43,9 @@ pub mod engine;
 pub mod explorer;
 pub mod model;
 pub mod names;
+pub mod pretrained;
 pub mod render;
 pub mod retrieval;
 pub mod schema;
 pub mod spec;
 pub mod text;
-
-#[cfg(target_arch = "wasm32")]
-pub mod web;

@@ -1,6 +1,7 @@
 //! The invariants of ARCHITECTURE.md, stated as absences and checked on the source text: the
 //! engine knows nothing of the browser, JSON, drawing or the page's state; the renderer knows
-//! nothing of the browser; only `src/web/` speaks `#[wasm_bindgen]`; the training crate never
+//! nothing of the browser; the library has no `#[wasm_bindgen]` (the wasm crates, `web/` and
+//! the others, are thin boundaries over it); the training crate never
 //! imports the page's state; no page module has top-level mutable state (the element's entry
 //! modules in pkg/ keep exactly one page-wide memo); the page never branches on a mechanism's
 //! name; no page module and no Rust module under src/ is over 600 lines; there is one build
@@ -95,24 +96,38 @@ fn the_training_crate_never_imports_the_page_state() {
     assert_absent("train/tests", &["explorer"]);
 }
 
+/// The thin crates that make the wasm modules, each over the library (which has no
+/// `#[wasm_bindgen]`): what a crate and its dependencies export is what its module carries.
+const WASM_CRATES: [&str; 2] = ["web", "web-pretrained"];
+
 #[test]
-fn only_src_web_uses_wasm_bindgen() {
-    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/web");
-    let mut seen = 0;
+fn only_the_wasm_crates_use_wasm_bindgen() {
     for (path, text) in sources("src") {
-        if Path::new(&path).starts_with(&web) {
-            seen += usize::from(text.contains("#[wasm_bindgen"));
-        } else {
-            assert!(
-                !text.contains("#[wasm_bindgen"),
-                "{path} uses #[wasm_bindgen]"
-            );
-        }
+        assert!(
+            !text.contains("#[wasm_bindgen") && !text.contains("wasm_bindgen::"),
+            "{path} uses wasm_bindgen: the library has none (the wasm crates: {WASM_CRATES:?})"
+        );
     }
-    assert!(
-        seen > 0,
-        "src/web/ has no #[wasm_bindgen]: the scan is broken"
-    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    for krate in ["wasm-bindgen", "js-sys", "web-sys"] {
+        assert!(
+            !manifest
+                .lines()
+                .any(|l| l.starts_with(&format!("{krate} ="))),
+            "Cargo.toml: the library depends on {krate}"
+        );
+    }
+    for krate in WASM_CRATES {
+        let seen = sources(&format!("{krate}/src"))
+            .iter()
+            .filter(|(_, text)| text.contains("#[wasm_bindgen"))
+            .count();
+        assert!(
+            seen > 0,
+            "{krate}/src has no #[wasm_bindgen]: the scan is broken"
+        );
+    }
 }
 
 #[test]
@@ -238,29 +253,57 @@ fn no_page_module_is_over_600_lines() {
 
 #[test]
 fn no_rust_module_is_over_600_lines() {
-    // Every `.rs` under src/, comments and tests included, as `wc -l` counts them.
+    // Every `.rs` under src/ and the wasm crates' src/, comments and tests included, as `wc -l`
+    // counts them.
     assert_no_module_over_the_bound(files("src", "rs"));
+    for krate in WASM_CRATES {
+        assert_no_module_over_the_bound(files(&format!("{krate}/src"), "rs"));
+    }
 }
 
-/// The one cargo feature: `bench` (the engine timed alone and the test hook `trap_for_tests`,
-/// for the benchmarks' build in pkg/bench/). None says what a download carries.
+/// The one cargo feature a crate may have: `bench` (the engine timed alone and the test hook
+/// `trap_for_tests`, for the benchmarks' builds in pkg/bench/). None says what a download
+/// carries: which code is in which module follows from which crate exports what.
 const CARGO_FEATURES: [&str; 1] = ["bench"];
+
+/// The features a manifest declares (none without a `[features]` table).
+fn cargo_features(manifest: &str) -> Vec<String> {
+    manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .map(|table| {
+            table
+                .lines()
+                .take_while(|line| !line.starts_with('['))
+                .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
+                .map(|line| line.split('=').next().unwrap_or("").trim().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 #[test]
 fn there_is_no_cargo_feature_about_downloads() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
-    let features: Vec<&str> = manifest
-        .split("\n[features]\n")
-        .nth(1)
-        .expect("a [features] table")
-        .lines()
-        .take_while(|line| !line.starts_with('['))
-        .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
-        .map(|line| line.split('=').next().unwrap_or("").trim())
-        .collect();
-    assert_eq!(features, CARGO_FEATURES, "Cargo.toml's features");
-    for (path, text) in sources("src") {
+    assert!(
+        cargo_features(&manifest).is_empty(),
+        "Cargo.toml: the library has features"
+    );
+    for krate in WASM_CRATES {
+        let file = format!("{krate}/Cargo.toml");
+        let manifest = std::fs::read_to_string(root.join(&file)).expect("a wasm crate's manifest");
+        assert_eq!(
+            cargo_features(&manifest),
+            CARGO_FEATURES,
+            "{file}'s features"
+        );
+    }
+    let mut sources_of = sources("src");
+    for krate in WASM_CRATES {
+        sources_of.extend(sources(&format!("{krate}/src")));
+    }
+    for (path, text) in sources_of {
         for (n, line) in text.lines().enumerate() {
             // `feature = "…"`, not `target_feature = "…"` (the SIMD paths).
             let features = line
@@ -270,12 +313,14 @@ fn there_is_no_cargo_feature_about_downloads() {
                 let named = line[at + 11..].split('"').next().unwrap_or("");
                 assert!(
                     CARGO_FEATURES.contains(&named),
-                    "{path}:{}: a cfg of the feature {named:?}, which is no feature of the crate",
+                    "{path}:{}: a cfg of the feature {named:?}, which is no feature of a crate",
                     n + 1
                 );
                 assert!(
-                    path.contains("src/web/"),
-                    "{path}:{}: the benchmarks' feature outside the wasm boundary",
+                    WASM_CRATES
+                        .iter()
+                        .any(|k| path.contains(&format!("/{k}/src/"))),
+                    "{path}:{}: the benchmarks' feature outside the wasm crates",
                     n + 1
                 );
             }
@@ -389,7 +434,7 @@ fn setting_users() -> Vec<(String, String)> {
             !path.contains("pkg/explorer/") && !path.ends_with("reference.py")
         }));
     }
-    for dir in ["src/explorer", "src/web", "src/schema"] {
+    for dir in ["src/explorer", "web/src", "src/schema"] {
         out.extend(files(dir, "rs"));
     }
     // The one table, and the files made from it.
@@ -488,10 +533,9 @@ fn the_page_has_one_path_for_heavy_work() {
             );
         }
     }
-    assert_absent(
-        "src",
-        &["export_head", "adopt_head", "adopt_map", "HeadKey"],
-    );
+    for dir in ["src", "web/src"] {
+        assert_absent(dir, &["export_head", "adopt_head", "adopt_map", "HeadKey"]);
+    }
 }
 
 #[test]

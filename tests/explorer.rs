@@ -125,7 +125,6 @@ fn changing_heads_recomputes_maps_not_projections() {
             maps: r0.maps + 1,
             shift_stages: r0.shift_stages + 1,
             lambda: r0.lambda,
-            model_layers: 0,
         }
     );
     assert_ne!(e.map(StageId::A).unwrap(), a4);

@@ -337,6 +337,7 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
     use diffattn::engine::{MechanismKind, StageId};
     use diffattn::explorer::{Explorer, SettingsPatch};
     use diffattn::model::Model;
+    use diffattn::pretrained::Feed;
     use std::sync::Arc;
 
     let bert = model();
@@ -351,7 +352,9 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
         ..Default::default()
     })
     .unwrap();
-    ex.set_pretrained(Arc::new(bert.clone()));
+    // The model beside the explorer, as in the page (its own wasm module there).
+    let mut feed = Feed::new(Arc::new(bert.clone()));
+    feed.attach(&mut ex);
     assert!(ex.is_pretrained());
     assert_eq!(ex.layers(), 6);
     assert_eq!(
@@ -364,12 +367,8 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
     assert!(!ex.predicts(), "no sentiment: the model has no classifier");
     // Layer 4, head 2: the model's own map, bit for bit; the model ran as far as layer 4.
     ex.set_head(1).unwrap();
-    ex.compute().unwrap();
-    assert_eq!(
-        ex.recomputations().model_layers,
-        3,
-        "layers 1 to 3 give layer 4's input"
-    );
+    feed.compute(&mut ex).unwrap();
+    assert_eq!(feed.model_layers(), 3, "layers 1 to 3 give layer 4's input");
     let model_map = encoded.forward.layers[3]
         .attention
         .slice(s![1, .., ..])
@@ -383,10 +382,10 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
         ..Default::default()
     })
     .unwrap();
-    ex.compute().unwrap();
+    feed.compute(&mut ex).unwrap();
     assert_eq!(ex.recomputations().projections, before.projections + 1);
     assert_eq!(
-        ex.recomputations().model_layers,
+        feed.model_layers(),
         3,
         "a lower layer: nothing of the model again"
     );
@@ -420,7 +419,7 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
             ..Default::default()
         })
         .unwrap();
-        ex.compute().unwrap();
+        feed.compute(&mut ex).unwrap();
         let map = ex
             .map(ex.final_stage())
             .unwrap_or_else(|| panic!("{kind:?}: a final map"));
@@ -448,7 +447,7 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
         vec![12],
         "each of the model's heads, paired"
     );
-    ex.compute().unwrap();
+    feed.compute(&mut ex).unwrap();
     assert_eq!(ex.partner_of(1), Some(2));
     assert_eq!(ex.map(StageId::A1).unwrap(), head_map(4, 2));
     assert_eq!(
@@ -462,7 +461,7 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
         ..Default::default()
     })
     .unwrap();
-    ex.compute().unwrap();
+    feed.compute(&mut ex).unwrap();
     assert_eq!(ex.map(StageId::A2).unwrap(), head_map(4, 8));
     let diff = ex.map(StageId::Diff).unwrap().to_owned();
     let want = g_facts()["layer4_head2_minus_0.8_head8_cls_sep"]
@@ -496,7 +495,7 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
         ..Default::default()
     })
     .unwrap();
-    ex.compute().unwrap();
+    feed.compute(&mut ex).unwrap();
     assert_eq!(ex.map(StageId::A).unwrap().to_owned(), model_map);
     let (d, shifted) = (
         ex.map(StageId::D).unwrap().to_owned(),
@@ -504,16 +503,16 @@ fn the_explorer_draws_a_real_layer_labelled_with_its_word_pieces_and_runs_every_
     );
     assert_eq!(d, &model_map - &shifted);
     // Typing keeps the model; a longer text is cut at 512 pieces, and says so.
-    let info = ex.set_text(&"word ".repeat(600));
+    let info = feed.set_text(&mut ex, &"word ".repeat(600));
     assert!(
         info.truncated && info.total == 602 && ex.len() == 512,
         "{} of {}",
         ex.len(),
         info.total
     );
-    assert!(ex.set_text("   ").tokens.is_empty() && ex.is_empty());
+    assert!(feed.set_text(&mut ex, "   ").tokens.is_empty() && ex.is_empty());
     // Another model leaves the pretrained one: the word tokens again.
-    ex.set_text(text);
+    feed.set_text(&mut ex, text);
     ex.set_model(Model::untrained());
     assert!(!ex.is_pretrained());
     assert_eq!(ex.labels(), words.as_slice());
@@ -529,6 +528,7 @@ fn the_explorer_says_how_close_a_second_sentence_is_and_how_far_the_mechanism_mo
     use diffattn::engine::MechanismKind;
     use diffattn::explorer::{Explorer, SettingsPatch};
     use diffattn::model::Model;
+    use diffattn::pretrained::Feed;
     use std::sync::Arc;
 
     let facts = g_facts();
@@ -536,7 +536,8 @@ fn the_explorer_says_how_close_a_second_sentence_is_and_how_far_the_mechanism_mo
     ex.set_text("A man is eating food.");
     ex.set_other_text("A man is eating a piece of bread.");
     assert!(!ex.compares(), "only a pretrained model compares");
-    ex.set_pretrained(Arc::new(model().clone()));
+    let mut feed = Feed::new(Arc::new(model().clone()));
+    feed.attach(&mut ex);
     ex.update(&SettingsPatch {
         mechanism: Some(MechanismKind::Standard),
         layer: Some(4),
@@ -545,7 +546,7 @@ fn the_explorer_says_how_close_a_second_sentence_is_and_how_far_the_mechanism_mo
     .unwrap();
     assert!(ex.compares());
     assert_eq!(ex.similarity(), None, "not before the work for every head");
-    ex.compute_all().unwrap();
+    feed.compute_all(&mut ex).unwrap();
     let s = ex.similarity().unwrap();
     let want = facts["cosine_food_bread"].as_f64().unwrap() as f32;
     assert!(
@@ -562,14 +563,14 @@ fn the_explorer_says_how_close_a_second_sentence_is_and_how_far_the_mechanism_mo
     })
     .unwrap();
     assert_eq!(ex.similarity(), None, "the mechanism's output changed");
-    ex.compute_all().unwrap();
+    feed.compute_all(&mut ex).unwrap();
     let moved = ex.similarity().unwrap();
     assert!((moved.model - s.model).abs() < 1e-6);
     assert!((moved.mechanism - moved.model).abs() > 1e-3, "{moved:?}");
     assert!(moved.mechanism.is_finite() && moved.mechanism.abs() <= 1.0);
     // An unrelated sentence is far, by the model.
     ex.set_other_text("The stock market fell sharply today.");
-    ex.compute_all().unwrap();
+    feed.compute_all(&mut ex).unwrap();
     let far = ex.similarity().unwrap();
     let want = facts["cosine_food_stock"].as_f64().unwrap() as f32;
     assert!((far.model - want).abs() < 0.005, "{} vs {want}", far.model);

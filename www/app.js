@@ -155,7 +155,11 @@ async function main() {
   };
   const view = mountExplorer(host, styles, {
     runtime,
-    weights: new WeightsStore(new URL('weights/', base)),
+    // The pretrained model's own wasm module: fetched with its weights on first use, never
+    // by the first view (its glue is a chunk behind import()).
+    weights: new WeightsStore(new URL('weights/', base), {
+      pretrained: { glue: () => import('../pkg/diffattn_pretrained.js'), wasm: wasmUrl(new URL('pkg/', base), build, 'diffattn_pretrained'), build },
+    }),
     state: { lang: lang0, ...address.state },
     controls: address.controls === null && address.embed ? new Set(EMBED_CONTROLS) : nameSet(address.controls, controlName),
     maps: nameSet(address.maps, (n) => runtime.stageName(n)),

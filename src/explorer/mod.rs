@@ -30,7 +30,7 @@ use ndarray::{Array2, Array3};
 
 pub use closest::{cosine, Closest};
 pub use describe::{CellInfo, Extremes, LayerInfo, RowLine, TokensInfo};
-pub use pretrained::Similarity;
+pub use pretrained::{LayerNeed, PretrainedModel, Similarity, SimilarityNeed};
 pub use settings::{Learned, MapSettings, Settings, SettingsPatch, ShiftSettings};
 pub use work::{piece_rows, Need, Progress, PIECE_CELLS};
 
@@ -53,8 +53,6 @@ pub struct Recomputations {
     pub shift_stages: u64,
     /// `A1 − λ·A2` again from the kept `A1` and `A2` (a λ slider moved).
     pub lambda: u64,
-    /// Layers of a pretrained model run on the sentence (`pretrained.rs`).
-    pub model_layers: u64,
 }
 
 /// Where the vectors and weights come from.
@@ -242,10 +240,10 @@ impl Explorer {
         match &self.source {
             Source::Sentence => self.layer_weights.as_ref().unwrap_or(&self.model.weights),
             Source::Spec(spec) => &spec.weights,
-            Source::Pretrained(p) => self
-                .layer_weights
-                .as_ref()
-                .unwrap_or_else(|| p.weights(self.settings.maps.layer.saturating_sub(1))),
+            Source::Pretrained(_) => self.layer_weights.as_ref().unwrap_or_else(|| {
+                self.pretrained_weights()
+                    .expect("a pretrained source holds a layer's weights")
+            }),
         }
     }
 
@@ -279,7 +277,8 @@ impl Explorer {
     pub fn set_text(&mut self, text: &str) -> TokensInfo {
         text.clone_into(&mut self.text);
         if self.is_pretrained() {
-            return self.set_pretrained_text();
+            // The model cuts the text into its own pieces: `set_pretrained_text` gives them.
+            return self.pretrained_pieces();
         }
         let (tokens, total) = tokenize_up_to(text, PAGE_MAX_TOKENS);
         let same_tokens = !self.is_spec()

@@ -1,63 +1,86 @@
 //! A pretrained model drawn at one of its layers: the typed sentence cut into the model's word
-//! pieces and run through it ([`Bert::run_layer`], layer by layer), then any mechanism
-//! of the engine on the chosen layer's real projections (`W_q`, `W_k`, `W_v`, `W_o` with their
-//! biases) and the real vectors entering it. The standard mechanism at the model's head count
-//! draws the model's own maps; every other mechanism runs on the same projections, with its
-//! own parameters from the sliders (none was learned: a standard Transformer has no gate, no
-//! λ and no `W_λ`, so V2 cannot run). The Differential Transformer pairs each of the layer's
-//! heads with a partner head of the same layer (`partner`; [`paired`]).
+//! pieces, and any mechanism of the engine on the chosen layer's real projections (`W_q`, `W_k`,
+//! `W_v`, `W_o` with their biases) and the real vectors entering it. The standard mechanism at
+//! the model's head count draws the model's own maps; every other mechanism runs on the same
+//! projections, with its own parameters from the sliders (none was learned: a standard
+//! Transformer has no gate, no λ and no `W_λ`, so V2 cannot run). The Differential Transformer
+//! pairs each of the layer's heads with a partner head of the same layer (`partner`;
+//! [`paired`]).
 //!
-//! The layer is a map setting (`layer`, from 1): a change swaps the vectors and the weights
-//! and recomputes from the projections on. The forward pass runs only as far as the layer
-//! drawn, in pieces of the page's work (`work.rs`: a layer's attention half, then its
-//! feed-forward in blocks of rows), and what it computed is kept until
-//! the word pieces change, so going back to a lower layer computes nothing of the model.
-
-use std::sync::Arc;
+//! The explorer does not hold the model, only what one layer needs: the word pieces (its
+//! labels), the vectors entering the layer drawn (its `x`), that layer's attention
+//! [`Weights`], and the model's head and layer counts ([`PretrainedModel`]). The model runs
+//! beside it and hands those over when the explorer asks ([`Explorer::pretrained_need`],
+//! [`Explorer::set_pretrained_layer`]): natively `crate::pretrained::Feed`, in the page the
+//! model's own wasm module (www/explorer/pretrained.js), so the page's module carries none of
+//! the model's code. The similarity to a second sentence is computed there too, from the layer
+//! output the explorer computed ([`Explorer::similarity_need`]), and handed back
+//! ([`Explorer::set_similarity`]).
+//!
+//! The layer is a map setting (`layer`, from 1): a change asks for that layer's vectors and
+//! weights, and recomputes from the projections on.
 
 use ndarray::{concatenate, s, Array1, Array2, Axis};
 
 use super::{Explorer, Source, TokensInfo};
 use crate::engine::diff_transformer::DiffTransformerParams;
 use crate::engine::{Biases, EngineError, Layout, MechanismKind, Weights};
-use crate::model::bert::Bert;
 use crate::text::{tokenize_up_to, PAGE_MAX_TOKENS};
 
-/// What the pretrained model brings: the model, and the sentence's vectors entering each layer.
+/// What the explorer knows of a pretrained model: its name and sizes, not the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PretrainedModel {
+    /// The model's name (`all-MiniLM-L6-v2`).
+    pub name: String,
+    /// Its layers.
+    pub layers: usize,
+    /// The attention heads of every layer.
+    pub heads: usize,
+    /// The width of its vectors, `d`.
+    pub d_model: usize,
+}
+
+/// What the pretrained source holds: the model's sizes and what the layer drawn needs.
 #[derive(Debug, Clone)]
 pub(super) struct PretrainedSource {
-    pub(super) bert: Arc<Bert>,
-    /// The vectors entering the first layers for the sentence drawn, as far as they were
-    /// needed (first layer first; empty for an empty sentence).
-    inputs: Vec<Array2<f32>>,
-    /// The word pieces' ids of the sentence drawn, so an edit that leaves them keeps the caches.
-    ids: Vec<u32>,
+    model: PretrainedModel,
+    /// The attention of layer `weights_layer` (from 0); zeros of its shape until one is handed
+    /// over (the frame needs the shapes only: no map is computed before the layer's vectors
+    /// and weights are in).
+    weights: Weights,
+    weights_layer: Option<usize>,
     /// The layer (from 0) whose input is the explorer's `x`, `None` before one is.
     drawn: Option<usize>,
-    /// The second sentence's embedding, once computed (`similarity`).
-    other_embedding: Option<Vec<f32>>,
-    /// The forward pass from the layer drawn on, with that layer's attention output the
-    /// mechanism's (the explorer's layer output): the vectors leaving each layer from there.
-    moved: Vec<Array2<f32>>,
-    /// The similarities once computed; cleared with what they depend on.
+    /// The similarities once handed back; cleared with what they depend on.
     similarity: Option<Similarity>,
-    /// The layer being computed, half-way: the input of its feed-forward and the rows of its
-    /// output done so far (`pretrained_piece`).
-    half: Option<Half>,
+    /// How many word pieces the whole text had, and whether it was cut (the labels are the
+    /// pieces drawn).
+    total: usize,
+    truncated: bool,
 }
 
-/// A layer of the forward pass between pieces: its attention half done, its feed-forward done
-/// for the first `rows` rows of `out`.
-#[derive(Debug, Clone)]
-struct Half {
-    h: Array2<f32>,
-    out: Array2<f32>,
-    rows: usize,
+/// What the explorer needs of the model for the layer drawn (from 0): the vectors entering it,
+/// and its attention's weights when those held are another layer's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerNeed {
+    /// The layer, from 0.
+    pub layer: usize,
+    /// Whether its weights are needed too.
+    pub weights: bool,
 }
 
-/// Rows of a layer's feed-forward one piece computes: at 384 wide and 1,536 inside, 64 rows are
-/// about 75 M multiply-adds, a few milliseconds in wasm.
-const FEED_FORWARD_ROWS: usize = 64;
+/// What the similarity to the second sentence is computed from: the layer drawn (from 0), the
+/// mechanism's layer output there (`(tokens, d)`, in place of the layer's attention output),
+/// and the second sentence.
+#[derive(Debug, Clone, Copy)]
+pub struct SimilarityNeed<'a> {
+    /// The layer drawn, from 0.
+    pub layer: usize,
+    /// The mechanism's layer output at it.
+    pub output: &'a Array2<f32>,
+    /// The second sentence.
+    pub other: &'a str,
+}
 
 /// How close the typed sentence is to a second one, by the pretrained model's sentence
 /// embeddings (the cosine of the two): the model's own, and with the layer drawn computed by the
@@ -71,32 +94,50 @@ pub struct Similarity {
     pub mechanism: f32,
 }
 
-impl PretrainedSource {
-    /// The layer's attention in the engine's form (`layer` from 0, within the model).
-    pub(super) fn weights(&self, layer: usize) -> &Weights {
-        let layers = &self.bert.parts().layers;
-        &layers[layer.min(layers.len() - 1)].attention
-    }
+/// Zeros of a standard layer's shapes (`d × d` projections with biases, the plain layout).
+fn zero_layer(d: usize) -> Weights {
+    let m = || Array2::zeros((d, d));
+    let b = || Some(Array1::zeros(d));
+    Weights::real(
+        m(),
+        m(),
+        m(),
+        m(),
+        Biases {
+            b_q: b(),
+            b_k: b(),
+            b_v: b(),
+            b_o: b(),
+        },
+        None,
+        Layout::default(),
+    )
+    .expect("square matrices with one bias per row")
 }
 
 impl Explorer {
     /// Draws the sentence with a pretrained model, at the layer of the `layer` setting (the
     /// last one when the model has fewer) and the model's own head count (the nearest the
     /// mechanism allows). Nothing of another model's training is kept: no learned gate, λ or
-    /// trained settings.
-    pub fn set_pretrained(&mut self, bert: Arc<Bert>) {
-        let layers = bert.config().layers;
-        let heads = bert.heads();
-        let d = bert.config().d_model;
+    /// trained settings. The word pieces come next ([`set_pretrained_text`]), then the layer's
+    /// vectors and weights ([`set_pretrained_layer`]).
+    ///
+    /// [`set_pretrained_text`]: Self::set_pretrained_text
+    /// [`set_pretrained_layer`]: Self::set_pretrained_layer
+    pub fn set_pretrained(&mut self, model: PretrainedModel) {
+        let (layers, heads, d) = (model.layers.max(1), model.heads.max(1), model.d_model);
         self.source = Source::Pretrained(Box::new(PretrainedSource {
-            bert,
-            inputs: Vec::new(),
-            ids: Vec::new(),
+            weights: zero_layer(d),
+            weights_layer: None,
+            model: PretrainedModel {
+                layers,
+                heads,
+                ..model
+            },
             drawn: None,
-            other_embedding: None,
-            moved: Vec::new(),
             similarity: None,
-            half: None,
+            total: 0,
+            truncated: false,
         }));
         self.settings.maps.layer = self.settings.maps.layer.clamp(1, layers);
         if self.kind() == MechanismKind::DiffTransformerV2 {
@@ -112,31 +153,31 @@ impl Explorer {
         self.refresh_layer_weights();
         self.labels.clear();
         self.x = Array2::zeros((0, d));
-        self.set_pretrained_text();
+        self.invalidate_sentence();
     }
 
     /// The head count `kind` runs a pretrained layer at: the model's heads (the nearest count
     /// the mechanism allows; the Differential Transformer pairs each of them with a partner);
     /// `None` for other sources.
     pub(super) fn pretrained_heads(&self, kind: MechanismKind) -> Option<usize> {
-        let bert = self.pretrained()?;
+        let model = self.pretrained()?;
         if kind == MechanismKind::DiffTransformer {
-            return Some(bert.heads());
+            return Some(model.heads);
         }
-        Some(self.nearest_heads(kind, bert.heads()))
+        Some(self.nearest_heads(kind, model.heads))
     }
 
     /// The head counts `kind` allows on a pretrained layer, when it fixes them: the
     /// Differential Transformer pairs each of the model's heads with another ([`paired`]).
     pub(super) fn pretrained_head_choices(&self, kind: MechanismKind) -> Option<Vec<usize>> {
-        let bert = self.pretrained()?;
-        (kind == MechanismKind::DiffTransformer).then(|| vec![bert.heads()])
+        let model = self.pretrained()?;
+        (kind == MechanismKind::DiffTransformer).then(|| vec![model.heads])
     }
 
     /// The head whose map is `A2` for head `head` (from 0) of the Differential Transformer on
     /// a pretrained layer: the `partner` setting's (from 1), or the next head when it is 0.
     pub fn partner_of(&self, head: usize) -> Option<usize> {
-        let heads = self.pretrained()?.heads();
+        let heads = self.pretrained()?.heads;
         (self.kind() == MechanismKind::DiffTransformer).then(|| match self.settings.maps.partner {
             0 => (head + 1) % heads,
             p => p - 1,
@@ -152,12 +193,19 @@ impl Explorer {
         if self.kind() != MechanismKind::DiffTransformer {
             return None;
         }
-        let heads = source.bert.heads();
-        let own = source.weights(self.settings.maps.layer.saturating_sub(1));
+        let heads = source.model.heads;
         let partners: Vec<usize> = (0..heads)
             .map(|h| self.partner_of(h).unwrap_or(h))
             .collect();
-        Some(paired(own, heads, &partners))
+        Some(paired(&source.weights, heads, &partners))
+    }
+
+    /// The attention weights of the pretrained layer held (the layer drawn's once handed over).
+    pub(super) fn pretrained_weights(&self) -> Option<&Weights> {
+        match &self.source {
+            Source::Pretrained(p) => Some(&p.weights),
+            _ => None,
+        }
     }
 
     /// Whether a pretrained model draws the sentence.
@@ -166,70 +214,69 @@ impl Explorer {
     }
 
     /// The pretrained model drawing the sentence, if one does.
-    pub fn pretrained(&self) -> Option<&Bert> {
+    pub fn pretrained(&self) -> Option<&PretrainedModel> {
         match &self.source {
-            Source::Pretrained(p) => Some(&p.bert),
+            Source::Pretrained(p) => Some(&p.model),
             _ => None,
         }
     }
 
     /// How many layers the source has: the pretrained model's, else 1 (one attention layer).
     pub fn layers(&self) -> usize {
-        self.pretrained().map_or(1, |b| b.config().layers)
+        self.pretrained().map_or(1, |m| m.layers)
     }
 
-    /// The text cut into the pretrained model's word pieces (at most its positions, `[CLS]`
-    /// and `[SEP]` included) and run through it; an empty or blank text draws nothing. The
-    /// word tokens are kept too, so another model can embed them again.
-    pub(super) fn set_pretrained_text(&mut self) -> TokensInfo {
-        let text = self.text.as_str();
-        let Source::Pretrained(source) = &mut self.source else {
-            unreachable!("set_pretrained_text is called with a pretrained source");
-        };
-        let bert = Arc::clone(&source.bert);
-        let positions = bert.config().positions;
-        let blank = text.trim().is_empty();
-        let all = bert.tokenizer().encode(text, usize::MAX);
-        let pieces = if all.ids.len() > positions {
-            bert.tokenizer().encode(text, positions)
-        } else {
-            all.clone()
-        };
-        let total = all.ids.len();
-        let ids = if blank {
-            Vec::new()
-        } else {
-            pieces.ids.clone()
-        };
-        if ids != source.ids || (source.inputs.is_empty() && !ids.is_empty()) {
-            // Only the embeddings now: the layers up to the one drawn follow in the work's
-            // pieces (`pretrained_piece`).
-            source.inputs = if ids.is_empty() {
-                Vec::new()
-            } else {
-                vec![bert
-                    .embeddings(&ids)
-                    .expect("the tokenizer's pieces fit the model")]
-            };
-            source.ids = ids;
-            source.drawn = None;
-            source.moved.clear();
-            source.similarity = None;
-            source.half = None;
-            self.labels = if blank { Vec::new() } else { pieces.pieces };
+    /// The sentence as typed (a pretrained model cuts it into its own pieces).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The text cut into the pretrained model's word pieces (`pieces`: at most its positions,
+    /// `[CLS]` and `[SEP]` included; `total` and `truncated` say whether it was cut; none for an
+    /// empty or blank text, which draws nothing). The word tokens are kept too, so another model
+    /// can embed them again. While the pieces stay, so does everything computed; new pieces
+    /// ask for the layer's vectors again ([`pretrained_need`](Self::pretrained_need)). For other
+    /// sources, [`set_text`](Self::set_text).
+    pub fn set_pretrained_text(&mut self, text: &str, pieces: TokensInfo) -> TokensInfo {
+        if !self.is_pretrained() {
+            return self.set_text(text);
+        }
+        text.clone_into(&mut self.text);
+        let blank = pieces.tokens.is_empty();
+        let changed = pieces.tokens != self.labels;
+        if let Source::Pretrained(source) = &mut self.source {
+            source.total = if blank { 0 } else { pieces.total };
+            source.truncated = !blank && pieces.truncated;
+            if changed {
+                source.drawn = None;
+                source.similarity = None;
+            }
+        }
+        if changed {
+            self.labels = pieces.tokens;
             self.tokens = tokenize_up_to(text, PAGE_MAX_TOKENS).0;
-            self.x = Array2::zeros((0, bert.config().d_model));
+            self.x = Array2::zeros((0, self.d_model()));
             self.invalidate_sentence();
         }
+        self.pretrained_pieces()
+    }
+
+    /// The word pieces drawn, with how many the whole text had and whether it was cut.
+    pub(super) fn pretrained_pieces(&self) -> TokensInfo {
+        let (total, truncated) = match &self.source {
+            Source::Pretrained(p) => (p.total, p.truncated),
+            _ => (self.labels.len(), false),
+        };
         TokensInfo {
             tokens: self.labels.clone(),
-            total: if blank { 0 } else { total },
-            truncated: !blank && pieces.truncated,
+            total,
+            truncated,
         }
     }
 
     /// After a change of the `layer` setting: what was computed for another layer is stale
-    /// (the vectors and weights change; the work's next piece brings the layer in).
+    /// (the vectors and weights change; [`pretrained_need`](Self::pretrained_need) asks for the
+    /// layer's).
     pub(super) fn refresh_pretrained_input(&mut self) {
         let layer = self.settings.maps.layer.saturating_sub(1);
         if let Source::Pretrained(source) = &self.source {
@@ -239,48 +286,71 @@ impl Explorer {
         }
     }
 
-    /// One piece of the forward pass toward the layer drawn: the next layer's attention half,
-    /// or a block of its feed-forward's rows ([`FEED_FORWARD_ROWS`]), or, once the layer's input
-    /// is in, that input put in `x` (the projections and maps follow). False when the layer
-    /// drawn is in (and for other sources). The pieces give the bits of `Bert::run_layer`.
-    pub(super) fn pretrained_piece(&mut self) -> bool {
+    /// What the explorer waits for from the pretrained model before it can compute anything:
+    /// the vectors entering the layer drawn, and its weights when those held are another
+    /// layer's. `None` when it has them (and for other sources, and an empty sentence).
+    pub fn pretrained_need(&self) -> Option<LayerNeed> {
+        let Source::Pretrained(source) = &self.source else {
+            return None;
+        };
         let layer = self.settings.maps.layer.saturating_sub(1);
+        let weights = source.weights_layer != Some(layer);
+        (!self.labels.is_empty() && (weights || source.drawn != Some(layer)))
+            .then_some(LayerNeed { layer, weights })
+    }
+
+    /// The pretrained model's vectors entering layer `layer` (from 0; `(pieces, d)`) and, when
+    /// the explorer asked for them, the layer's attention weights: what
+    /// [`pretrained_need`](Self::pretrained_need) asked for. The projections and maps follow in
+    /// the work's pieces. Refused (nothing changes) for another layer than the one drawn, or
+    /// vectors or weights of another shape.
+    pub fn set_pretrained_layer(
+        &mut self,
+        layer: usize,
+        input: Array2<f32>,
+        weights: Option<Weights>,
+    ) -> Result<(), EngineError> {
+        let drawn = self.settings.maps.layer.saturating_sub(1);
         let Source::Pretrained(source) = &mut self.source else {
-            return false;
+            return Err(EngineError::Shape {
+                field: "layer",
+                expected: "a pretrained model drawing the sentence".to_string(),
+                found: "another source".to_string(),
+            });
         };
-        if source.ids.is_empty() || source.drawn == Some(layer) {
-            return false;
+        let d = source.model.d_model;
+        if layer != drawn {
+            return Err(EngineError::Shape {
+                field: "layer",
+                expected: format!("the layer drawn, {}", drawn + 1),
+                found: (layer + 1).to_string(),
+            });
         }
-        if let Some(input) = source.inputs.get(layer) {
-            self.x = input.clone();
-            source.drawn = Some(layer);
-            self.invalidate_sentence();
-            return true;
+        if input.dim() != (self.labels.len(), d) {
+            return Err(EngineError::Shape {
+                field: "x",
+                expected: format!("{} word pieces of width {d}", self.labels.len()),
+                found: format!("{:?}", input.dim()),
+            });
         }
-        let n = source.inputs.len() - 1;
-        let bert = &source.bert;
-        let Some(half) = &mut source.half else {
-            let h = bert
-                .attention_half(n, source.inputs[n].clone())
-                .expect("the model's own layer on vectors of its width");
-            let out = Array2::zeros(h.dim());
-            source.half = Some(Half { h, out, rows: 0 });
-            return true;
-        };
-        let tokens = half.h.nrows();
-        let rows = half.rows..(half.rows + FEED_FORWARD_ROWS).min(tokens);
-        let block = bert
-            .feed_forward_rows(n, half.h.slice(s![rows.clone(), ..]))
-            .expect("the model's own layer on vectors of its width");
-        half.out.slice_mut(s![rows.clone(), ..]).assign(&block);
-        half.rows = rows.end;
-        if half.rows == tokens {
-            let out = std::mem::take(&mut half.out);
-            source.half = None;
-            source.inputs.push(out);
-            self.recomputations.model_layers += 1;
+        if let Some(w) = &weights {
+            if (w.w_q.dim(), w.w_o.dim()) != (source.weights.w_q.dim(), source.weights.w_o.dim()) {
+                return Err(EngineError::Shape {
+                    field: "w_q",
+                    expected: format!("the model's layer, {:?}", source.weights.w_q.dim()),
+                    found: format!("{:?}", w.w_q.dim()),
+                });
+            }
         }
-        true
+        if let Some(w) = weights {
+            source.weights = w;
+            source.weights_layer = Some(layer);
+        }
+        source.drawn = Some(layer);
+        self.x = input;
+        self.invalidate_sentence();
+        self.refresh_layer_weights();
+        Ok(())
     }
 
     /// The second sentence the pretrained model compares the typed one with (`similarity`);
@@ -291,20 +361,47 @@ impl Explorer {
         }
         text.clone_into(&mut self.other_text);
         if let Source::Pretrained(source) = &mut self.source {
-            source.other_embedding = None;
             source.similarity = None;
         }
     }
 
     /// Whether a similarity is asked for: a pretrained model draws a sentence, and a second
-    /// sentence is given. Then the work for every head includes it (`similarity_piece`).
+    /// sentence is given. Then the work for every head includes it.
     pub fn compares(&self) -> bool {
         self.is_pretrained() && !self.is_empty() && !self.other_text.trim().is_empty()
     }
 
+    /// What the similarity is computed from, once every head's share of the layer output is in
+    /// and while the similarity is not: the layer drawn, the layer output, the second sentence.
+    /// `None` when none is asked for ([`compares`](Self::compares)), or it is in.
+    pub fn similarity_need(&self) -> Option<SimilarityNeed<'_>> {
+        let Source::Pretrained(source) = &self.source else {
+            return None;
+        };
+        if !self.compares() || source.similarity.is_some() {
+            return None;
+        }
+        Some(SimilarityNeed {
+            layer: self.settings.maps.layer.saturating_sub(1),
+            output: self.mixed.output.as_ref()?,
+            other: &self.other_text,
+        })
+    }
+
+    /// The similarity computed from what [`similarity_need`](Self::similarity_need) gave;
+    /// ignored when none is asked for any more.
+    pub fn set_similarity(&mut self, similarity: Similarity) {
+        if self.similarity_need().is_none() {
+            return;
+        }
+        if let Source::Pretrained(source) = &mut self.source {
+            source.similarity = Some(similarity);
+        }
+    }
+
     /// The similarity of the typed sentence to the second one, once every head and the
-    /// forward passes it needs are in (`work(Need::Every)` brings them, a piece at a time);
-    /// `None` when none is asked for ([`compares`](Self::compares)) or it is not in yet.
+    /// forward passes it needs are in (the work for every head, then the model's); `None` when
+    /// none is asked for ([`compares`](Self::compares)) or it is not in yet.
     pub fn similarity(&self) -> Option<Similarity> {
         match &self.source {
             Source::Pretrained(source) if self.compares() => source.similarity,
@@ -312,80 +409,20 @@ impl Explorer {
         }
     }
 
-    /// Forgets what the mechanism's layer output moved (it changed).
+    /// Forgets the similarity (the mechanism's layer output changed).
     pub(super) fn clear_moved(&mut self) {
         if let Source::Pretrained(source) = &mut self.source {
-            source.moved.clear();
             source.similarity = None;
         }
-    }
-
-    /// One piece of the similarity, once every head's share of the layer output is in: the
-    /// second sentence through the model, one more layer of the typed one, or one layer of the
-    /// forward pass after the mechanism; then the two cosines. False when there is nothing to
-    /// do (no similarity asked for, or it is in).
-    pub(super) fn similarity_piece(&mut self) -> bool {
-        if !self.compares() {
-            return false;
-        }
-        let layer = self.settings.maps.layer.saturating_sub(1);
-        let Some(output) = self.mixed.output.as_ref() else {
-            return false;
-        };
-        let other_text = self.other_text.as_str();
-        let Source::Pretrained(source) = &mut self.source else {
-            return false;
-        };
-        if source.similarity.is_some() {
-            return false;
-        }
-        let bert = Arc::clone(&source.bert);
-        let layers = bert.config().layers;
-        let other = match &source.other_embedding {
-            Some(other) => other,
-            None => {
-                let pieces = bert.tokenizer().encode(other_text, bert.config().positions);
-                let forward = bert
-                    .forward(&pieces.ids, false)
-                    .expect("the tokenizer's pieces fit the model");
-                source.other_embedding = Some(forward.embedding);
-                return true;
-            }
-        };
-        if source.inputs.len() <= layers {
-            let n = source.inputs.len() - 1;
-            let next = bert
-                .run_layer(n, source.inputs[n].clone())
-                .expect("the model's own layer on vectors of its width");
-            source.inputs.push(next);
-            self.recomputations.model_layers += 1;
-            return true;
-        }
-        if source.moved.len() < layers - layer {
-            let next = match source.moved.last() {
-                None => bert.finish_layer(layer, source.inputs[layer].clone(), output.clone()),
-                Some(x) => bert.run_layer(layer + source.moved.len(), x.clone()),
-            }
-            .expect("the layer output has the layer's shape");
-            source.moved.push(next);
-            self.recomputations.model_layers += 1;
-            return true;
-        }
-        let cosine = |x: &Array2<f32>| crate::model::bert::cosine(&Bert::pool(x), other);
-        source.similarity = Some(Similarity {
-            model: cosine(&source.inputs[layers]),
-            mechanism: cosine(source.moved.last().expect("the moved forward pass is in")),
-        });
-        true
     }
 
     /// Checks the `layer` and `partner` settings against the source: a pretrained model's
     /// layers and heads, from 1 (a partner of 0 is the next head).
     pub(super) fn check_layer(&self, layer: usize, partner: usize) -> Result<(), EngineError> {
-        let Some(bert) = self.pretrained() else {
+        let Some(model) = self.pretrained() else {
             return Ok(());
         };
-        let (layers, heads) = (bert.config().layers, bert.heads());
+        let (layers, heads) = (model.layers, model.heads);
         if !(1..=layers).contains(&layer) {
             return Err(EngineError::Shape {
                 field: "layer",
@@ -407,9 +444,9 @@ impl Explorer {
     /// learned: λ vectors of zeros (so λ is the paper's `λ_init` at the layer's depth until
     /// the λ slider moves) and an RMSNorm without a learned weight.
     pub(super) fn pretrained_diff_transformer(&self) -> Option<DiffTransformerParams> {
-        let bert = self.pretrained()?;
+        let model = self.pretrained()?;
         // Each diff head is two of the model's heads ([`paired`]), each of the model's width.
-        let d_h = bert.config().d_model / bert.heads();
+        let d_h = model.d_model / model.heads;
         Some(DiffTransformerParams {
             depth: self.settings.maps.layer.saturating_sub(1) as u32,
             lambda_q1: vec![0.0; d_h],

@@ -226,8 +226,9 @@ impl Explorer {
         if self.heads.len() != heads {
             self.heads.resize_with(heads, HeadCache::default);
         }
-        if self.pretrained_piece() {
-            return Ok(true);
+        if self.pretrained_need().is_some() {
+            // The pretrained model hands the layer's vectors over first (`pretrained.rs`).
+            return Ok(false);
         }
         let mechanism = self.mechanism()?;
         if self.project_piece(&mechanism)? {
@@ -248,7 +249,7 @@ impl Explorer {
             }
         }
         if need == Need::Every {
-            return Ok(self.mix_piece(&mechanism)? || self.similarity_piece());
+            return self.mix_piece(&mechanism);
         }
         Ok(false)
     }

@@ -2,7 +2,8 @@
 // instance, two handles) do not interfere, each draws its own state in its own shadow root,
 // and a real Rust panic (from the benchmark build, which carries a trap for this test) throws
 // the instance away: both explorers get fresh handles on a fresh instance and draw as before,
-// and the old instances' memory is freed once nothing refers to it.
+// and the old instances' memory is freed once nothing refers to it; a panic in the pretrained
+// model's own module does the same to that module alone (the model read again).
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -139,6 +140,58 @@ test('a real Rust panic in one of two explorers: a fresh instance, both draw as 
   // Nothing refers to the thrown-away instance: its memory is collected.
   await collectGarbage(page, cdp);
   assert.equal(await page.evaluate(() => window.oldMemory.deref() === undefined), true, 'the old instance was freed');
+  assert.ok(errors.every((e) => /unreachable|panicked|trap_for_tests/.test(e)), errors.join('\n'));
+  await context.close();
+});
+
+test('a real Rust panic in the pretrained model\'s module: a fresh instance, the model read again from the bytes kept, the maps as they were', async () => {
+  const { page, errors, context } = await h.newPage({ width_px: 1280, height_px: 1600 });
+  await page.goto(h.url('/tests/e2e/fixtures/two.html?pkg=bench'));
+  await waitForReady(page);
+  const cdp = await context.newCDPSession(page);
+  await page.evaluate(async () => {
+    const a = window.explorers[0];
+    a.setFromPerson({ weights: 'minilm', text: 'The cat sat.' });
+    await a.settled();
+  });
+  // The maps once they stay as they are (a late relayout, the model's note shown, redraws them).
+  let before = await maps(page, 0);
+  for (let i = 0; i < 20; i++) {
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)).then(() => window.explorers[0].settled()));
+    const again = await maps(page, 0);
+    if (JSON.stringify(again) === JSON.stringify(before)) break;
+    before = again;
+  }
+  assert.equal(before[0]?.stage, 'a', JSON.stringify(before));
+  const trapped = await page.evaluate(() => {
+    const a = window.explorers[0];
+    const feed = a.loader.pretrained;
+    const model = feed.runtime;
+    window.oldModelMemory = new WeakRef(model.glue.initSync().memory);
+    let thrown = null;
+    try {
+      feed.call((encoder) => encoder.trap_for_tests());
+    } catch (err) {
+      thrown = err.name;
+    }
+    return { thrown, resets: model.resets, pageResets: window.runtime.resets, rows: a.engine.call((ex) => ex.labels().rows) };
+  });
+  assert.deepEqual(trapped, { thrown: 'EngineRestarted', resets: 1, pageResets: 0, rows: ['[CLS]', 'the', 'cat', 'sat', '.', '[SEP]'] }, 'the model module alone was made afresh; the explorer kept what it had');
+  assert.deepEqual(await maps(page, 0), before, 'the maps as they were (nothing drawn half)');
+  // The next changes compute on the fresh instance: another layer, another text.
+  const result = await page.evaluate(async () => {
+    const a = window.explorers[0];
+    a.setFromPerson({ layer: 2 });
+    await a.settled();
+    a.setFromPerson({ text: 'Cats purr.' });
+    await a.settled();
+    return { rows: a.engine.call((ex) => ex.labels().rows), layer: a.state.layer, feedLayers: a.loader.pretrained.modelLayers() };
+  });
+  assert.deepEqual(result.rows, ['[CLS]', 'cats', 'pu', '##rr', '.', '[SEP]'], 'the fresh instance read the model again and cuts the text');
+  assert.equal(result.layer, 2);
+  assert.ok(result.feedLayers >= 1, 'the fresh encoder ran the model');
+  await collectGarbage(page, cdp);
+  assert.equal(await page.evaluate(() => window.oldModelMemory.deref() === undefined), true, 'the old instance of the model\'s module was freed');
   assert.ok(errors.every((e) => /unreachable|panicked|trap_for_tests/.test(e)), errors.join('\n'));
   await context.close();
 });

@@ -2,12 +2,13 @@
 // (served, under the strict Content-Security-Policy, asking for nothing else; and its classic
 // twin opened from disk); the npm tarball (`npm pack` in pkg/) installed offline into an empty
 // folder and served, with what a page with one element downloads, gzipped, within the
-// first-view budget; the iframe path (`www/?embed=1` posting its height); and the Jupyter
+// first-view budget (the pretrained model's module not among it), and an element with
+// weights="minilm" finding that module beside the bundle; the iframe path (`www/?embed=1` posting its height); and the Jupyter
 // widget's front end (`render({ model, el })`) against a stand-in of anywidget's model.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -137,7 +138,7 @@ test('the npm tarball installs offline into an empty folder and works there, wit
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: path.join(ROOT, 'pkg') });
   const [packed] = JSON.parse(stdout);
   const files = packed.files.map((f) => f.path).sort();
-  for (const want of ['package.json', 'README.md', 'diffattn-explorer.js', 'diffattn-explorer.d.ts', 'diffattn-explorer.inline.js', 'diffattn-explorer.classic.js', 'diffattn.js', 'diffattn.d.ts', 'diffattn_bg.wasm', 'diffattn-explorer.js.map', 'explorer/element.js', 'explorer/explorer.css', 'weights/manifest.json', 'weights/shift_diff.bin']) {
+  for (const want of ['package.json', 'README.md', 'diffattn-explorer.js', 'diffattn-explorer.d.ts', 'diffattn-explorer.inline.js', 'diffattn-explorer.classic.js', 'diffattn.js', 'diffattn.d.ts', 'diffattn_bg.wasm', 'diffattn_pretrained.js', 'diffattn_pretrained_bg.wasm', 'diffattn_pretrained_simd_bg.wasm', 'diffattn-explorer.js.map', 'explorer/element.js', 'explorer/explorer.css', 'weights/manifest.json', 'weights/shift_diff.bin']) {
     assert.ok(files.includes(want), `the tarball has ${want}`);
   }
   for (const unwanted of ['inline.js', 'element.js', 'heads-worker.js', 'diffattn-heads-worker.js', 'sizes.json']) assert.ok(!files.includes(unwanted), `the tarball leaves out ${unwanted}`);
@@ -181,10 +182,34 @@ test('the npm tarball installs offline into an empty folder and works there, wit
     assert.ok(gzip < FIRST_VIEW_BUDGET_BYTES, `a page with one element downloads ${gzip} bytes gzipped`);
     assert.ok(downloads.some((d) => d.path.endsWith('/weights/shift_diff.bin')), 'the trained model came from the package');
     assert.ok(!downloads.some((d) => d.path.endsWith('.inline.js')), 'the page does not fetch the single-file build');
+    assert.ok(!downloads.some((d) => d.path.includes('diffattn_pretrained')), 'the first view does not fetch the pretrained model\'s module');
     await screenshot(page, 'package-npm-installed');
     assert.deepEqual(await page.evaluate(() => window.violations), []);
     assert.deepEqual(errors, []);
     await context.close();
+    // weights="minilm": the element finds the model's own module beside its bundle (from
+    // import.meta.url) and the model's file in its weights/, where the host put it (the
+    // package does not ship the 45.5 MB file).
+    const model = path.join(ROOT, 'weights', 'minilm', 'minilm.bin');
+    const into = path.join(site, 'node_modules', 'diffattn', 'weights', 'minilm');
+    await mkdir(into, { recursive: true });
+    await copyFile(model, path.join(into, 'minilm.bin'));
+    await writeFile(path.join(site, 'minilm.html'), hostPage('<script type="module" src="node_modules/diffattn/diffattn-explorer.js"></script>', '<diffattn-explorer weights="minilm" text="The cat sat."></diffattn-explorer>'));
+    const second = await h.newPage();
+    await recordViolations(second.page);
+    const paths = [];
+    second.page.on('response', (res) => paths.push(new URL(res.url()).pathname));
+    await second.page.goto(server.url('/minilm.html'));
+    const pretrained = await drawn(second.page);
+    assert.equal(pretrained.weights, 'minilm', pretrained.messages);
+    assert.ok(pretrained.painted);
+    const pieces = await second.page.evaluate(() => document.querySelector('diffattn-explorer').shadowRoot.getElementById('token-count').textContent);
+    assert.equal(pieces, '6 word pieces');
+    assert.ok(paths.some((p) => /^\/node_modules\/diffattn\/diffattn_pretrained(_simd)?_bg\.wasm$/.test(p)), `the model's module from the package: ${paths.join(', ')}`);
+    assert.ok(paths.includes('/node_modules/diffattn/weights/minilm/minilm.bin'));
+    assert.deepEqual(await second.page.evaluate(() => window.violations), []);
+    assert.deepEqual(second.errors, []);
+    await second.context.close();
   } finally {
     await server.close();
   }

@@ -71,16 +71,25 @@ class Panel {
     this.match = null;
     this.matchedTo = null;
     this.matchStage = '';
+    /** The pretrained model's feed of this panel's handle (pretrained.js), while it draws. */
+    this.feed = null;
   }
 
   /** Loads the panel's model (trained, untrained or pretrained, as the explorer's weights say). */
   load(weights, store) {
     if (this.loaded === weights || this.pending) return this.pending;
     this.matchedTo = null;
+    this.feed?.stop();
+    this.feed = null;
     if (weights === 'minilm') {
-      // The pretrained model the explorer read, shared by every handle of the runtime; not
-      // read yet (the explorer's load is in flight): the next render asks again.
-      if (!this.engine.call((ex) => ex.use_pretrained())) return null;
+      // The pretrained model the explorer read, shared by every explorer of the page, with a
+      // feed of its own for this panel's handle (pretrained.js); not read yet (the explorer's
+      // load is in flight): the next render asks again.
+      const model = store.pretrainedReady;
+      if (!model) return null;
+      const feed = model.feed();
+      this.engine.call((ex) => feed.attach(ex));
+      this.feed = feed;
       this.engine.call((ex) => ex.update({ mechanism: this.mechanism }));
       this.loaded = 'minilm';
       this.text = null;
@@ -121,7 +130,8 @@ class Panel {
     const v = this.compare.view;
     let frame = this.engine.call((ex) => {
       if (this.text !== state.text) {
-        ex.set_text(state.text);
+        if (this.feed) this.feed.setText(ex, state.text);
+        else ex.set_text(state.text);
         this.text = state.text;
       }
       ex.set_theme(v.resolvedTheme());
@@ -131,6 +141,9 @@ class Panel {
       if (this.mechanism === state.mechanism) patch.head = state.head;
       return ex.update(patch);
     });
+    // The pretrained layer's vectors and weights, from the model's module, before the render
+    // computes the panel's maps (and before its heads are matched).
+    this.feed?.prepare(this.engine);
     const own = this.mechanism === state.mechanism;
     if (!own && reference && reference.key !== this.matchedTo) {
       const first = frame.view.stages[0]?.id ?? '';
@@ -176,6 +189,7 @@ class Panel {
 
   destroy() {
     this.maps.destroy();
+    this.feed?.stop();
     this.engine.stop();
     this.figure.remove();
   }

@@ -48,8 +48,18 @@ export class InlineWeightsStore {
     return this.#buffers.get(mechanism);
   }
 
-  /** The pretrained model is not inside (45.5 MB): rejects with a readable message. */
+  /** The pretrained model is not inside (45.5 MB, and its own wasm module): rejects with a readable message. */
   fetchPretrained() {
     return Promise.reject(new Error('the single-file build does not carry the pretrained model (45.5 MB): use the package served with weights/minilm/minilm.bin beside its weights'));
+  }
+
+  /** The pretrained model is not inside: rejects as `fetchPretrained` does. */
+  pretrained() {
+    return this.fetchPretrained();
+  }
+
+  /** Never ready here. */
+  get pretrainedReady() {
+    return null;
   }
 }

@@ -1,8 +1,9 @@
 // Which model draws the sentence: the trained classifier of the shown mechanism (fetched from
 // the WeightsStore, loaded into the engine, its training settings adopted), the untrained
-// seeded one, or the pretrained all-MiniLM-L6-v2 (`minilm`: fetched on first use with a
-// progress bar, read once for the whole page). Later loads win over earlier ones still in
-// flight; a failed load shows a message and falls back to the untrained model.
+// seeded one, or the pretrained all-MiniLM-L6-v2 (`minilm`: its file and its own wasm module
+// fetched on first use with a progress bar, read once for the whole page; it feeds the engine
+// what one layer needs through `pretrained`, pretrained.js). Later loads win over earlier ones
+// still in flight; a failed load shows a message and falls back to the untrained model.
 
 import { setText } from './dom.js';
 import { messageOf } from './messages.js';
@@ -23,10 +24,32 @@ export class ModelLoader {
   info = null;
   /** How much of the pretrained file is in: `{ loaded, total }`, or null. */
   #progress = null;
+  /** The pretrained model's feed of this explorer's engine (pretrained.js), while it draws. */
+  #feed = null;
 
   constructor(view, store) {
     this.#view = view;
     this.#store = store;
+  }
+
+  /** The pretrained model's feed of the engine (pretrained.js `PretrainedFeed`) while the model draws, else null: work.js runs its pieces. */
+  get pretrained() {
+    return this.#feed;
+  }
+
+  /** Sends the sentence to `ex` (the engine's handle): cut into the pretrained model's word pieces while it draws. Returns `{ tokens, total, truncated }`. */
+  setText(ex, text) {
+    return this.#feed ? this.#feed.setText(ex, text) : ex.set_text(text);
+  }
+
+  /** The explorer is destroyed: the pretrained model's feed is freed. */
+  stop() {
+    this.#dropPretrained();
+  }
+
+  #dropPretrained() {
+    this.#feed?.stop();
+    this.#feed = null;
   }
 
   /** Reads the model in use from the engine. */
@@ -38,6 +61,7 @@ export class ModelLoader {
   choose(choice) {
     const view = this.#view;
     view.messages.clear('weights');
+    if (choice !== 'minilm') this.#dropPretrained();
     if (choice === 'trained') {
       view.specs?.leave?.({ restore: false });
       this.loadTrained(view.state.mechanism);
@@ -92,31 +116,29 @@ export class ModelLoader {
 
   /**
    * Draws with the pretrained model: the one some explorer of the page read already, or its
-   * file fetched (the loading line shows how much is in) and read. `keep` as for `loadTrained`.
+   * file and module fetched (the loading line shows how much of the file is in) and the model
+   * read. `keep` as for `loadTrained`.
    */
   loadPretrained(keep = new Set()) {
     const view = this.#view;
     const id = ++this.#loadId;
     this.loadingMechanism = null;
     this.#progress = null;
-    let info;
-    try {
-      info = view.engine.call((ex) => ex.use_pretrained());
-    } catch (err) {
-      view.report(err);
-      return Promise.resolve();
-    }
-    if (info) {
-      this.info = info;
-      view.adoptEngineSettings(keep);
+    const ready = this.#store.pretrainedReady;
+    if (ready) {
+      try {
+        this.#usePretrained(ready, keep);
+      } catch (err) {
+        view.report(err);
+      }
       view.changed({ notify: false });
       return Promise.resolve();
     }
     view.el.weightsProgress.removeAttribute('value');
     const job = (async () => {
-      let buffer;
+      let model;
       try {
-        buffer = await this.#store.fetchPretrained((loaded, total) => {
+        model = await this.#store.pretrained((loaded, total) => {
           if (id !== this.#loadId) return;
           this.#progress = { loaded, total };
           if (total) {
@@ -131,16 +153,29 @@ export class ModelLoader {
       }
       if (id !== this.#loadId || view.state.weights !== 'minilm' || view.engine.state !== 'ready') return;
       try {
-        this.info = view.engine.call((ex) => ex.load_pretrained(new Uint8Array(buffer)));
+        this.#usePretrained(model, keep);
       } catch (err) {
         if (err instanceof EngineRestarted || err instanceof EngineStopped) view.report(err);
         else this.#pretrainedFailed(err);
-        return;
       }
-      view.messages.clear('weights');
-      view.adoptEngineSettings(keep);
     })();
     return this.#track(job);
+  }
+
+  /** The pretrained model (pretrained.js's runtime) draws: a feed of it for the engine, and the engine's settings adopted. */
+  #usePretrained(model, keep) {
+    const view = this.#view;
+    this.#dropPretrained();
+    const feed = model.feed();
+    try {
+      this.info = view.engine.call((ex) => feed.attach(ex));
+    } catch (err) {
+      feed.stop();
+      throw err;
+    }
+    this.#feed = feed;
+    view.messages.clear('weights');
+    view.adoptEngineSettings(keep);
   }
 
   /** The load in flight is `job`: the loading line shows until it settles, then all is drawn. */
@@ -166,6 +201,7 @@ export class ModelLoader {
       action: { label: view.t('retry'), run: () => view.setFromPerson({ weights: 'minilm' }) },
     });
     view.assign({ weights: 'untrained' });
+    this.#dropPretrained();
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
     } catch (again) {
@@ -196,6 +232,7 @@ export class ModelLoader {
     if (err?.forAuthor) console.warn(err.message);
     else view.messages.show('weights', view.t('weights_failed', { mech: view.mechName(mechanism), msg: messageOf(err) }));
     view.assign({ weights: 'untrained' });
+    this.#dropPretrained();
     try {
       this.info = view.engine.call((ex) => ex.use_untrained());
     } catch (again) {

@@ -17,7 +17,7 @@
 // the runtime object.
 
 /** The wasm-bindgen module: itself, imported from its URL, or from a function's `import()`. */
-async function moduleOf(glue) {
+export async function moduleOf(glue) {
   if (typeof glue === 'function') return glue();
   if (typeof glue === 'string' || glue instanceof URL) return import(String(glue));
   return glue;
@@ -90,7 +90,7 @@ export function runtimeOf(module, { build = null } = {}) {
 }
 
 /** The compiled module of `wasm` (a URL, bytes or a module), streamed where the server allows. */
-async function compileWasm(wasm) {
+export async function compileWasm(wasm) {
   if (wasm instanceof WebAssembly.Module) return wasm;
   if (typeof wasm !== 'string' && !(wasm instanceof URL)) return WebAssembly.compile(wasm);
   const response = await fetch(wasm);

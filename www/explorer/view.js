@@ -165,9 +165,7 @@ export class ExplorerView {
   get runtime() { return this.engine.runtime; } // prettier-ignore
 
   /** The string `key` in the explorer's language. */
-  t(key, params) {
-    return translate(this.language.strings, key, params);
-  }
+  t(key, params) { return translate(this.language.strings, key, params); } // prettier-ignore
 
   /** Speaks the state's language: now in what is loaded, again once its strings are in. */
   #useLanguage() {
@@ -369,7 +367,7 @@ export class ExplorerView {
       const other = this.state.other ?? '';
       if (other !== this.#sent.other) ex.set_other_text((this.#sent.other = other));
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
-        this.sentence = ex.set_text(this.state.text);
+        this.sentence = this.loader.setText(ex, this.state.text);
         this.#sent.text = this.state.text;
         this.#layoutKey = '';
       }
@@ -595,6 +593,7 @@ export class ExplorerView {
     this.#table.destroy();
     this.specs.destroy();
     this.work.stop();
+    this.loader.stop();
     this.engine.stop();
   }
 }

@@ -1,7 +1,8 @@
 // Which of the two wasm builds this browser runs (scripts/build-wasm, docs/PERFORMANCE.md
 // "Two wasm builds"): the simd128 build where WebAssembly SIMD is supported (Chrome 91, Firefox
-// 89, Safari 16.4 and later), the baseline build everywhere else. Both builds share one
-// JavaScript glue file (diffattn.js) and give the same bits in every map; only speed differs.
+// 89, Safari 16.4 and later), the baseline build everywhere else. Both builds of a module share
+// one JavaScript glue file (diffattn.js for the page's module, diffattn_pretrained.js for the
+// pretrained model's) and give the same bits in every map; only speed differs.
 // The page (www/app.js), the element's entry (pkg/diffattn-explorer.js), the single-file build
 // (pkg/inline.js) and the benchmark page decide here, before anything is downloaded. Pure: no
 // side effects on import, nothing fetched.
@@ -45,14 +46,15 @@ export function wasmBuild() {
   return simdSupported() ? 'simd128' : 'baseline';
 }
 
-/** The wasm file name of `build` (by default the one to load here). */
-export function wasmFile(build = wasmBuild()) {
+/** The wasm file name of `build` (by default the one to load here) of the module `module`
+ * (`"diffattn"`, the page's; `"diffattn_pretrained"`, the pretrained model's). */
+export function wasmFile(build = wasmBuild(), module = 'diffattn') {
   const file = WASM_FILES[build];
   if (!file) throw new Error(`unknown wasm build ${JSON.stringify(build)}: one of ${Object.keys(WASM_FILES).join(', ')}`);
-  return file;
+  return module === 'diffattn' ? file : `${module}${file.slice('diffattn'.length)}`;
 }
 
-/** The URL of `build`'s wasm file (by default the one to load here) in the folder `base`. */
-export function wasmUrl(base, build = wasmBuild()) {
-  return new URL(wasmFile(build), base);
+/** The URL of `build`'s wasm file (by default the one to load here) of `module` in the folder `base`. */
+export function wasmUrl(base, build = wasmBuild(), module = 'diffattn') {
+  return new URL(wasmFile(build, module), base);
 }

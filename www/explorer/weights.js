@@ -1,7 +1,12 @@
 // The trained weights: the manifest and one file per mechanism, fetched once per store and
-// shared by every explorer that uses the store (a failed fetch is tried again next time).
+// shared by every explorer that uses the store (a failed fetch is tried again next time); and
+// the pretrained model: its weights file and its own wasm module (pretrained.js), fetched
+// together on first use and read once for every explorer of the page.
 // Files are read with arrayBuffer(), not a body stream: reading a stream to count bytes made
 // Chromium report the request as aborted now and then.
+
+import { compileWasm, moduleOf } from './runtime.js';
+import { EngineRestarted, EngineStopped } from './engine.js';
 
 export class WeightsStore {
   #base;
@@ -9,10 +14,19 @@ export class WeightsStore {
   #manifestPromise = null;
   #buffers = new Map();
   #pretrained = null;
+  #module;
+  #model = null;
+  #ready = null;
 
-  /** `base` is the URL of the folder holding `manifest.json` and the `*.bin` files. */
-  constructor(base) {
+  /**
+   * `base` is the URL of the folder holding `manifest.json` and the `*.bin` files; `pretrained`
+   * the pretrained model's wasm module, `{ glue, wasm, build }` (the glue: a function that
+   * imports pkg/diffattn_pretrained.js; `wasm`: the URL of the build wasm-features.js picks),
+   * from the entry, which knows where the package is; without it the model cannot be loaded.
+   */
+  constructor(base, { pretrained = null } = {}) {
     this.#base = new URL(base);
+    this.#module = pretrained;
   }
 
   /** The folder's URL. */
@@ -102,6 +116,36 @@ export class WeightsStore {
       this.#pretrained = promise;
     }
     return this.#pretrained;
+  }
+
+  /**
+   * The pretrained model, ready to draw (pretrained.js `instantiatePretrained`: its module
+   * instantiated, the model read from its file), made once for every explorer of the page: the
+   * file (`fetchPretrained`, `onProgress` as there) and the module are fetched together. Rejects
+   * with a readable error (a missing or broken file, a module that did not load); a later call
+   * tries again, without fetching again what came in.
+   */
+  pretrained(onProgress = () => {}) {
+    if (!this.#model) {
+      if (!this.#module) return Promise.reject(new Error('no wasm module for the pretrained model was given'));
+      const { glue, wasm, build = null } = this.#module;
+      // The module (its glue, its compiled wasm, pretrained.js) comes while the file does.
+      const module = Promise.all([moduleOf(glue), compileWasm(wasm), import('./pretrained.js')]);
+      const promise = Promise.all([this.fetchPretrained(onProgress), module]).then(([buffer, [glue, compiled, m]]) => {
+        this.#ready = m.instantiatePretrained({ module: glue, compiled }, new Uint8Array(buffer), { build, errors: { EngineRestarted, EngineStopped } });
+        return this.#ready;
+      });
+      promise.catch(() => {
+        if (this.#model === promise) this.#model = null;
+      });
+      this.#model = promise;
+    }
+    return this.#model;
+  }
+
+  /** The pretrained model once ready (`pretrained`), else null. */
+  get pretrainedReady() {
+    return this.#ready;
   }
 }
 

@@ -1,6 +1,8 @@
 // The one path for heavy work. The engine computes in pieces (src/explorer/work.rs: a block
 // of rows of one step of one head, a few milliseconds each); `Explorer.work(budget_ms, every)`
-// does pieces until its budget is used. A render first gives the shown head RENDER_MS; what
+// does pieces until its budget is used. While the pretrained model draws, its feed
+// (pretrained.js `PretrainedFeed#work`) takes that call's place: the model's own pieces in its
+// module first (a layer's attention half, or 64 rows of its feed-forward), then the engine's. A render first gives the shown head RENDER_MS; what
 // is left, and everything that needs every head (the all-heads view, the prediction), follows
 // here in tasks of STEP_MS between frames, so a slider or a key never waits longer than one
 // piece and the page never freezes, whatever the length. The shown head comes first: when it is
@@ -127,7 +129,10 @@ export class Work {
   }
 
   #call(ms, every) {
-    const r = this.#view.engine.call((ex) => ex.work(ms, every));
+    // While the pretrained model draws, its pieces come first (pretrained.js: the forward pass
+    // toward the layer drawn, in its own module), on this same path.
+    const feed = this.#view.loader?.pretrained;
+    const r = feed ? feed.work(this.#view.engine, ms, every) : this.#view.engine.call((ex) => ex.work(ms, every));
     if (!r.finished && this.#since && performance.now() - this.#since > BUSY_MS) {
       this.#show(progressText((k, p) => this.#view.t(k, p), { ...r, every, tokens: this.#tokens() }), r);
     }

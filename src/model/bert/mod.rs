@@ -8,6 +8,8 @@
 //!   ([`engine::base_maps_into`](crate::engine::base_maps_into)), so its maps are the engine's, and the
 //!   vectors entering each layer kept on request ([`Forward`]);
 //! * `ops`: LayerNorm, the exact (erf) GELU, mean pooling, L2 normalisation;
+//! * `encoder`: one text through the model in pieces short enough for a page's frame, the
+//!   vectors entering each layer kept, and the similarity to a second sentence ([`Encoder`]);
 //! * `convert` (native only): the Hugging Face files (`model.safetensors`, `config.json`,
 //!   `tokenizer.json`) to [`BertParts`].
 //!
@@ -18,12 +20,14 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod convert;
+mod encoder;
 mod file;
 mod forward;
 mod ops;
 
 use ndarray::Array2;
 
+pub use encoder::{Encoder, Similarity, TextPieces, FEED_FORWARD_ROWS};
 pub use file::{BERT_TASK, BERT_VERSION};
 pub use forward::{Encoded, Forward, LayerTrace};
 pub use ops::{cosine, gelu, layer_norm};

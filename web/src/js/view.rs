@@ -3,16 +3,16 @@
 
 use serde::Serialize;
 
-use crate::engine::shift_diff::{Difference, Renormalize};
-use crate::engine::{Columns, MechanismKind, StageId};
-use crate::explorer::{self, Settings};
-use crate::names::name_of;
+use diffattn::engine::shift_diff::{Difference, Renormalize};
+use diffattn::engine::{Columns, MechanismKind, StageId};
+use diffattn::explorer::{self, Settings};
+use diffattn::names::name_of;
 
 /// `{ id, label, formula, scale: "sequential" | "unit" | "diverging", columns: "keys" |
 /// "segments" | "heads" }`: `id` is the stage's name (`"fused"`), `label` what a learner reads
 /// (`"A′"`), `columns` what the map's columns are (V2's λ has one per head).
 #[derive(Serialize)]
-pub(in crate::web) struct StageJs {
+pub(crate) struct StageJs {
     id: &'static str,
     label: &'static str,
     formula: &'static str,
@@ -21,7 +21,7 @@ pub(in crate::web) struct StageJs {
 }
 
 impl StageJs {
-    pub(in crate::web) fn new(kind: MechanismKind, stage: StageId, s: &Settings) -> StageJs {
+    pub(crate) fn new(kind: MechanismKind, stage: StageId, s: &Settings) -> StageJs {
         StageJs {
             id: name_of(stage),
             label: stage.label(),
@@ -57,7 +57,7 @@ impl StageJs {
 /// map is `A2` for the head shown (from 1), when the Differential Transformer pairs a
 /// pretrained layer's heads (the `partner` control shows then).
 #[derive(Serialize)]
-pub(in crate::web) struct ViewJs {
+pub(crate) struct ViewJs {
     pub mechanism: &'static str,
     pub mechanism_choices: Vec<&'static str>,
     pub stages: Vec<StageJs>,
@@ -85,7 +85,7 @@ pub(in crate::web) struct ViewJs {
 /// `{ settings: SettingsJs, view: ViewJs }`: what `update` and `frame` return, read once per
 /// change.
 #[derive(Serialize)]
-pub(in crate::web) struct FrameJs {
+pub(crate) struct FrameJs {
     pub settings: super::SettingsJs,
     pub view: ViewJs,
 }
@@ -94,7 +94,7 @@ pub(in crate::web) struct FrameJs {
 ///    d_model, rope: { layout: "half" | "interleaved", theta: number | null } | null,
 ///    biases: boolean }`: a loaded layer's name, index and head layout.
 #[derive(Serialize)]
-pub(in crate::web) struct LayerJs {
+pub(crate) struct LayerJs {
     model: Option<String>,
     layer: Option<u64>,
     labelled: bool,
@@ -133,7 +133,7 @@ impl From<explorer::LayerInfo> for LayerJs {
 }
 
 impl ViewJs {
-    pub(in crate::web) fn new(state: &explorer::Explorer) -> ViewJs {
+    pub(crate) fn new(state: &explorer::Explorer) -> ViewJs {
         let settings = state.settings();
         let kind = state.kind();
         let (mask, offset) = state.mask();

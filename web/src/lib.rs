@@ -1,12 +1,19 @@
-//! The wasm boundary: the only module with `#[wasm_bindgen]`, split by concern.
+//! The page's wasm module (`diffattn-web`, built by scripts/build-wasm into `pkg/diffattn.js`
+//! and one `.wasm` per SIMD flavour): the page's `#[wasm_bindgen]` boundary over the library
+//! `diffattn`, which has none. A crate of its own because wasm-bindgen's exports from every
+//! linked crate end up in a module: what this crate and its dependencies export is what the
+//! page downloads, and the pretrained model's code is not among them (it ships beside the
+//! model, in `web-pretrained/`). Split by concern:
 //!
-//! * `handle`: [`Explorer`], the page's one handle over `crate::explorer` (settings patches,
+//! * `handle`: [`Explorer`], the page's one handle over `diffattn::explorer` (settings patches,
 //!   models); its methods are split by concern over `render` (drawing on canvases), `hover`
 //!   (hit-testing, cells, windows), `files` (specs and exports: the spec reader and the JSON
 //!   and SVG exports) and `work` (the work in pieces between frames: `work(budget_ms, every)`);
 //! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
 //!   put to the page's text with the command line's `ask` and measure, their maps drawn with
 //!   the answer and the facts marked;
+//! * `pretrained`: the handle's side of a pretrained model that runs in its own module
+//!   (`web-pretrained/`): what one layer needs handed in, the similarity handed back;
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
 //! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
@@ -16,6 +23,9 @@
 //! [`names`] and [`max_tokens`],
 //! which the page reads once so that Rust is the one source of the defaults and of what each
 //! mechanism shows.
+//!
+//! Natively the crate is empty (its tests run in headless Chromium: `tests/web.rs`).
+#![cfg(target_arch = "wasm32")]
 
 #[cfg(feature = "bench")]
 mod bench;
@@ -26,18 +36,19 @@ mod handle;
 mod hover;
 mod js;
 mod lesson;
+mod pretrained;
 mod render;
 mod work;
 
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "bench")]
-pub use bench::{bench_bytes_in, bench_engine, bench_spec_open, BenchBert};
+pub use bench::{bench_bytes_in, bench_engine, bench_spec_open};
 pub use handle::Explorer;
 pub use lesson::Lesson;
 
-use crate::engine::MechanismKind;
-use crate::explorer::Settings;
+use diffattn::engine::MechanismKind;
+use diffattn::explorer::Settings;
 use js::{to_js, MechanismJs, SettingsJs};
 
 /// Installs the panic hook once, when the module is instantiated: a panic then prints its
@@ -70,13 +81,13 @@ pub fn mechanisms() -> Result<JsValue, JsError> {
     to_js(&all)
 }
 
-/// Every name the page may use, from `crate::names`: `{ mechanisms, differences, fills,
+/// Every name the page may use, from `diffattn::names`: `{ mechanisms, differences, fills,
 /// renormalizations, stages, parameters }`, each a list of strings in order.
 #[wasm_bindgen]
 pub fn names() -> Result<JsValue, JsError> {
-    use crate::engine::shift_diff::{Difference, Renormalize, ShiftFill};
-    use crate::engine::{Parameter, StageId};
-    use crate::names::names as of;
+    use diffattn::engine::shift_diff::{Difference, Renormalize, ShiftFill};
+    use diffattn::engine::{Parameter, StageId};
+    use diffattn::names::names as of;
     /// `{ mechanisms, differences, fills, renormalizations, stages, parameters }`
     #[derive(serde::Serialize)]
     struct NamesJs {
@@ -101,14 +112,14 @@ pub fn names() -> Result<JsValue, JsError> {
 /// `"shift"` is `"shifted"`), or `undefined` for no stage.
 #[wasm_bindgen]
 pub fn stage_name(name: &str) -> Option<String> {
-    crate::names::parse::<crate::engine::StageId>("stage", name.trim())
+    diffattn::names::parse::<diffattn::engine::StageId>("stage", name.trim())
         .ok()
-        .map(|s| crate::names::name_of(s).to_string())
+        .map(|s| diffattn::names::name_of(s).to_string())
 }
 
 /// The most tokens a sentence is drawn with; the rest of a longer text is cut off.
 #[wasm_bindgen]
 pub fn max_tokens() -> usize {
     // The page's own cap, until its budgets hold at the library's 2,048 (text::limits).
-    crate::text::PAGE_MAX_TOKENS
+    diffattn::text::PAGE_MAX_TOKENS
 }

@@ -1,4 +1,4 @@
-//! The page's heavy work, in short pieces (`crate::explorer`'s `work`): `work(budget_ms, every)`
+//! The page's heavy work, in short pieces (`diffattn::explorer`'s `work`): `work(budget_ms, every)`
 //! does pieces until the budget is used or nothing is left, so the page can spread a long
 //! sentence, a large captured layer or every head over tasks between frames and answer a
 //! slider between two of them. The one path for heavy work: there is no worker and no second
@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js};
-use crate::explorer::Need;
+use diffattn::explorer::Need;
 
 /// `{ done, total, finished, ms }`: heads up to date, heads needed, whether everything is (for
 /// every head, the layer output too), and the time the call took.

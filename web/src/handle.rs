@@ -9,9 +9,6 @@
 //! drawing in `render`, what the page asks about the maps drawn in `hover`, specs and exports
 //! in `files`, the work in pieces between frames in `work`.
 
-use std::cell::RefCell;
-use std::sync::Arc;
-
 use wasm_bindgen::prelude::*;
 
 use super::draw::Painter;
@@ -20,18 +17,11 @@ use super::js::{
     choice, js_error, to_js, FrameJs, LabelsJs, ModelJs, PredictionJs, SettingsJs, SettingsPatchJs,
     TokensJs, ViewJs,
 };
-use crate::engine::StageId;
-use crate::explorer;
-use crate::model::bert::Bert;
-use crate::model::Model;
-use crate::names::name_of;
-use crate::render::{FrameParts, HeatmapLayout, RowLayout, Theme, Viewport};
-
-thread_local! {
-    /// The pretrained model once read (`load_pretrained`), for every handle of the page: a
-    /// second explorer, a compare panel or a later choice use it without reading the file again.
-    static PRETRAINED: RefCell<Option<Arc<Bert>>> = const { RefCell::new(None) };
-}
+use diffattn::engine::StageId;
+use diffattn::explorer;
+use diffattn::model::Model;
+use diffattn::names::name_of;
+use diffattn::render::{FrameParts, HeatmapLayout, RowLayout, Theme, Viewport};
 
 pub(super) fn now_ms() -> f64 {
     web_sys::window()
@@ -215,16 +205,15 @@ impl Explorer {
 #[wasm_bindgen]
 impl Explorer {
     /// How often each cache layer was recomputed:
-    /// `{ projections, maps, shift_stages, lambda, model_layers }`.
+    /// `{ projections, maps, shift_stages, lambda }`.
     pub fn recomputations(&self) -> Result<JsValue, JsError> {
-        /// `{ projections, maps, shift_stages, lambda, model_layers }`
+        /// `{ projections, maps, shift_stages, lambda }`
         #[derive(serde::Serialize)]
         struct RecomputationsJs {
             projections: u64,
             maps: u64,
             shift_stages: u64,
             lambda: u64,
-            model_layers: u64,
         }
         let r = self.state.recomputations();
         to_js(&RecomputationsJs {
@@ -232,7 +221,6 @@ impl Explorer {
             maps: r.maps,
             shift_stages: r.shift_stages,
             lambda: r.lambda,
-            model_layers: r.model_layers,
         })
     }
 
@@ -243,15 +231,15 @@ impl Explorer {
             s.shift.lambda = self.state.trained_lambda();
             SettingsJs::new(&s, 0, true, true)
         });
-        if let Some(bert) = self.state.pretrained() {
+        if let Some(pretrained) = self.state.pretrained() {
             return to_js(&ModelJs {
-                d_model: bert.config().d_model,
+                d_model: pretrained.d_model,
                 trained: true,
-                label: bert.name(),
+                label: &pretrained.name,
                 mechanism: None,
                 trained_with: None,
                 pretrained: true,
-                layers: bert.config().layers,
+                layers: pretrained.layers,
             });
         }
         to_js(&ModelJs {
@@ -272,59 +260,6 @@ impl Explorer {
         let model = Model::from_bytes(bytes).map_err(|e| js_error(format!("weights: {e}")))?;
         self.state.set_model(model);
         self.model_info()
-    }
-
-    /// Draws the sentence with the pretrained model read from the bytes of its weights file
-    /// (`weights/minilm/minilm.bin`, docs/MINILM.md), at the layer of the `layer` setting, and
-    /// keeps the model for every handle of the page (`use_pretrained`). Returns `model_info()`;
-    /// throws an `Error` naming the problem for a file cut short, corrupted or of another
-    /// version (the current model stays).
-    pub fn load_pretrained(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
-        let bert =
-            Bert::from_bytes(bytes).map_err(|e| js_error(format!("pretrained model: {e}")))?;
-        let bert = Arc::new(bert);
-        PRETRAINED.with(|p| *p.borrow_mut() = Some(Arc::clone(&bert)));
-        self.state.set_pretrained(bert);
-        self.model_info()
-    }
-
-    /// Draws the sentence with the pretrained model already read by some handle of the page;
-    /// `undefined` when none was (then `load_pretrained` it), else `model_info()`.
-    pub fn use_pretrained(&mut self) -> Result<JsValue, JsError> {
-        let Some(bert) = PRETRAINED.with(|p| p.borrow().clone()) else {
-            return Ok(JsValue::UNDEFINED);
-        };
-        self.state.set_pretrained(bert);
-        self.model_info()
-    }
-
-    /// The second sentence the pretrained model compares the typed one with (blank: none).
-    pub fn set_other_text(&mut self, text: &str) {
-        self.state.set_other_text(text);
-    }
-
-    /// Whether a similarity is asked for (a pretrained model, a sentence and a second one):
-    /// then `similarity` needs the work for every head.
-    pub fn compares(&self) -> bool {
-        self.state.compares()
-    }
-
-    /// `{ model, mechanism }`: the cosine of the two sentences' embeddings, the model's own and
-    /// with the layer drawn computed by the mechanism shown; `undefined` when none is asked for
-    /// or the work for every head is not in yet (it computes nothing).
-    pub fn similarity(&self) -> Result<JsValue, JsError> {
-        #[derive(serde::Serialize)]
-        struct SimilarityJs {
-            model: f32,
-            mechanism: f32,
-        }
-        match self.state.similarity() {
-            Some(s) => to_js(&SimilarityJs {
-                model: s.model,
-                mechanism: s.mechanism,
-            }),
-            None => Ok(JsValue::UNDEFINED),
-        }
     }
 
     /// Back to the untrained seeded model; the settings stay (heads snap to a valid count).

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::handle::Explorer;
 use super::js::{js_error, to_js, TokensJs};
-use crate::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
+use diffattn::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
 
 #[wasm_bindgen]
 impl Explorer {

@@ -8,11 +8,11 @@ use web_sys::HtmlCanvasElement;
 
 use super::handle::{now_ms, Explorer};
 use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
-use crate::engine::{Columns, ScaleGroup, ScaleKind, StageId};
-use crate::explorer::Need;
-use crate::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
-use crate::render::{FrameParts, Theme};
-use crate::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
+use diffattn::engine::{Columns, ScaleGroup, ScaleKind, StageId};
+use diffattn::explorer::Need;
+use diffattn::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
+use diffattn::render::{FrameParts, Theme};
+use diffattn::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 
 /// The mark after a token the model does not know, on the axes (the page's note explains it).
 pub(super) const UNKNOWN_MARK: char = '†';

@@ -1,10 +1,10 @@
-//! Browser tests of the wasm boundary (`diffattn::web::Explorer`), run by
+//! Browser tests of the wasm boundary (`diffattn_web::Explorer`), run by
 //! `wasm-bindgen-test-runner` in headless Chromium (`scripts/check`, or
-//! `cargo test --target wasm32-unknown-unknown --test web`). What a person does on the page is
+//! `cargo test --target wasm32-unknown-unknown -p diffattn-web --test web`). What a person does on the page is
 //! tested end to end by `tests/e2e/`; these tests pin the handle's contract with `www/explorer/engine.js`.
 #![cfg(target_arch = "wasm32")]
 
-use diffattn::web::Explorer;
+use diffattn_web::Explorer;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -335,7 +335,7 @@ fn a_spec_replaces_the_sentence_until_cleared() {
     assert_eq!(get(&view(&ex), "spec").as_bool(), Some(false));
 }
 
-#[path = "bits/cases.rs"]
+#[path = "../../tests/bits/cases.rs"]
 mod bits_cases;
 
 /// The wasm build under test (baseline, or simd128 when built with
@@ -345,7 +345,9 @@ mod bits_cases;
 #[wasm_bindgen_test]
 fn every_map_has_the_bits_of_a_native_run() {
     use diffattn::engine::kernels;
-    let golden: Vec<&str> = include_str!("bits/golden.txt").lines().collect();
+    let golden: Vec<&str> = include_str!("../../tests/bits/golden.txt")
+        .lines()
+        .collect();
     let got = bits_cases::lines();
     assert_eq!(got.len(), golden.len(), "cases added or removed");
     for (got, want) in got.iter().zip(&golden) {
@@ -373,7 +375,7 @@ fn a_trained_model_loads_brings_its_settings_and_predicts() {
         "untrained: no prediction"
     );
     let info = ex
-        .load_model(include_bytes!("../weights/shift_diff.bin"))
+        .load_model(include_bytes!("../../weights/shift_diff.bin"))
         .map_err(error_message)
         .unwrap();
     assert_eq!(get(&info, "trained").as_bool(), Some(true));
@@ -429,13 +431,13 @@ fn the_view_says_what_to_draw_without_the_page_knowing_the_mechanism() {
     let labels = ex.labels().map_err(error_message).unwrap();
     assert_eq!(strings(&get(&labels, "keys")), ["the→cat", "cat→sat"]);
     // The defaults and the registry come from Rust.
-    let defaults = diffattn::web::defaults().map_err(error_message).unwrap();
+    let defaults = diffattn_web::defaults().map_err(error_message).unwrap();
     assert_eq!(
         get(&defaults, "mechanism").as_string().as_deref(),
         Some("shift_diff")
     );
     assert_eq!(num(&defaults, "head"), 1.0, "heads count from 1");
-    let all = js_sys::Array::from(&diffattn::web::mechanisms().map_err(error_message).unwrap());
+    let all = js_sys::Array::from(&diffattn_web::mechanisms().map_err(error_message).unwrap());
     assert_eq!(
         all.length(),
         8,
@@ -501,7 +503,8 @@ fn lambda_is_a_setting_and_goes_back_to_the_learned_one() {
 #[wasm_bindgen_test]
 fn a_captured_layer_opens_from_its_bytes_with_its_layout() {
     let mut ex = sentence("hello");
-    let bytes = include_bytes!("golden/official_v2_L11_H2_kv1_hd8_d32.spec.safetensors");
+    let bytes =
+        include_bytes!("../../tests/golden/official_v2_L11_H2_kv1_hd8_d32.spec.safetensors");
     let tokens = ex.load_spec_bytes(bytes).map_err(error_message).unwrap();
     assert_eq!(num(&tokens, "total"), 11.0);
     let v = view(&ex);
@@ -550,7 +553,7 @@ fn a_window_is_the_part_of_the_map_asked_for() {
 #[wasm_bindgen_test]
 fn moving_away_from_a_trained_model_is_reported_by_name() {
     let mut ex = sentence("a fine film");
-    ex.load_model(include_bytes!("../weights/shift_diff.bin"))
+    ex.load_model(include_bytes!("../../weights/shift_diff.bin"))
         .map_err(error_message)
         .unwrap();
     assert_eq!(
@@ -662,14 +665,14 @@ fn the_overview_fills_its_canvas_with_the_whole_map() {
     assert!(ex.render_overview(c, "nope").is_err());
 }
 
-/// The lesson's handle (`diffattn::web::Lesson`, www/explorer/lesson.js): a retrieval file
+/// The lesson's handle (`diffattn_web::Lesson`, www/explorer/lesson.js): a retrieval file
 /// loads, `ask()` gives the library's answer and the same two shares as
 /// `diffattn::retrieval::ask` (what `diffattn retrieve` prints), a knob moves the shares, a
 /// bad file and an unknown knob are errors, and `render` marks the answer on both axes.
 #[wasm_bindgen_test]
 fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
-    use diffattn::web::Lesson;
-    const FILE: &[u8] = include_bytes!("../weights/retrieval/shift_diff.bin");
+    use diffattn_web::Lesson;
+    const FILE: &[u8] = include_bytes!("../../weights/retrieval/shift_diff.bin");
     const TEXT: &str = "The room of Anna is 42. The film was long but never dull. The room of Ben is 15. What is the room of Anna?";
     let mut lesson = Lesson::new();
     let bad = lesson.load("broken", &FILE[..100]).map_err(error_message);

@@ -1,6 +1,6 @@
 //! The retrieval lesson's handle, [`Lesson`] (docs/LESSON.md, "The lesson on the page"): the
 //! shipped retrieval models, loaded from their files, put to the page's text with the same
-//! `crate::retrieval::ask_with` and measure the command line uses; the maps of one model's
+//! `diffattn::retrieval::ask_with` and measure the command line uses; the maps of one model's
 //! layer drawn with the answer and the facts marked on both axes. The page draws one bar pair
 //! and one slider per knob from what `ask()` and `models()` say; it never asks which mechanism
 //! a model has.
@@ -14,9 +14,9 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use super::draw::Painter;
 use super::js::{js_error, to_js};
-use crate::model::RetrievalFile;
-use crate::render::{constant_value, CellMask, Frame, FrameParts, LabelWidths, Scale, Theme};
-use crate::retrieval::{ask_with, Asked, Knobs, Shares};
+use diffattn::model::RetrievalFile;
+use diffattn::render::{constant_value, CellMask, Frame, FrameParts, LabelWidths, Scale, Theme};
+use diffattn::retrieval::{ask_with, Asked, Knobs, Shares};
 
 /// The colours of the marks on the axes: the answer's tokens and the other facts' tokens.
 const ANSWER_MARK: RGBColor = RGBColor(214, 39, 40);
@@ -404,7 +404,7 @@ impl Lesson {
 /// Strips just outside the plot, above each marked column and left of each marked row.
 fn mark_axes(
     canvas: &HtmlCanvasElement,
-    layout: &crate::render::HeatmapLayout,
+    layout: &diffattn::render::HeatmapLayout,
     roles: &[&'static str],
 ) -> Result<Vec<MarkJs>, JsError> {
     let ctx = canvas

@@ -18,7 +18,7 @@ fn now_ms() -> f64 {
     PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))
 }
 
-/// Times the engine alone in wasm (`crate::bench`, the same workload as `diffattn bench`
+/// Times the engine alone in wasm (`diffattn::bench`, the same workload as `diffattn bench`
 /// natively), for the side-by-side tables of docs/PERFORMANCE.md: `reps` samples of one full
 /// shift-difference layer on `tokens` seeded vectors with the untrained model's weights and
 /// `heads` heads. Returns `{ kernels: "simd128" | "portable", maps_ms, shift_ms, layer: {
@@ -27,7 +27,7 @@ fn now_ms() -> f64 {
 /// (what a new sentence costs), `shift_ms` the shift stages (what a shift tick costs).
 #[wasm_bindgen]
 pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue, JsError> {
-    use crate::bench::{time_layer, LayerBench};
+    use diffattn::bench::{time_layer, LayerBench};
     #[derive(Serialize)]
     struct Layer {
         batch: usize,
@@ -47,10 +47,10 @@ pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue,
     let bench = LayerBench {
         tokens,
         heads,
-        mechanism: crate::engine::MechanismKind::ShiftDiff,
+        mechanism: diffattn::engine::MechanismKind::ShiftDiff,
         reps,
         // Without cross-origin isolation the browser's clock moves in 0.1 ms steps: short
-        // layers are repeated within a sample (crate::bench).
+        // layers are repeated within a sample (diffattn::bench).
         clock_resolution_ms: 0.1,
         // Long enough for V8 to tier the kernels up from Liftoff to TurboFan.
         warmup_ms: 300.0,
@@ -58,7 +58,7 @@ pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue,
     let t = time_layer(&bench, &now_ms).map_err(js_error)?;
     let maps_ms = t.projection_ms.iter().zip(&t.maps_ms).map(|(p, m)| p + m);
     to_js(&Timings {
-        kernels: crate::engine::kernels::active_path(),
+        kernels: diffattn::engine::kernels::active_path(),
         maps_ms: maps_ms.collect(),
         shift_ms: t.shift_ms.clone(),
         layer: Layer {
@@ -73,7 +73,7 @@ pub fn bench_engine(tokens: usize, heads: usize, reps: usize) -> Result<JsValue,
 }
 
 /// Times opening a spec file's `bytes` (JSON or safetensors) as the page does
-/// (`crate::bench::time_spec_open`): `{ parse_ms, checks_ms, projection_ms, maps_ms, load_ms }`,
+/// (`diffattn::bench::time_spec_open`): `{ parse_ms, checks_ms, projection_ms, maps_ms, load_ms }`,
 /// the steps of `Explorer.load_spec_bytes` and then that call whole, in ms. The bytes' copy
 /// into wasm memory happens before this runs; `bench_bytes_in` times it alone.
 #[wasm_bindgen]
@@ -86,7 +86,7 @@ pub fn bench_spec_open(bytes: &[u8]) -> Result<JsValue, JsError> {
         maps_ms: f64,
         load_ms: f64,
     }
-    let t = crate::bench::time_spec_open(bytes, &now_ms).map_err(js_error)?;
+    let t = diffattn::bench::time_spec_open(bytes, &now_ms).map_err(js_error)?;
     to_js(&Timings {
         parse_ms: t.parse_ms,
         checks_ms: t.checks_ms,
@@ -100,56 +100,4 @@ pub fn bench_spec_open(bytes: &[u8]) -> Result<JsValue, JsError> {
 #[wasm_bindgen]
 pub fn bench_bytes_in(bytes: &[u8]) -> usize {
     bytes.len()
-}
-
-/// The pretrained model's whole forward pass timed in wasm (`Bert::forward`: embeddings, every
-/// layer, pooling), for the side-by-side table with onnxruntime-web of docs/PERFORMANCE.md
-/// (scripts/bench-minilm-web).
-#[wasm_bindgen]
-pub struct BenchBert {
-    bert: crate::model::bert::Bert,
-}
-
-#[wasm_bindgen]
-impl BenchBert {
-    /// Reads the weights file (`weights/minilm/minilm.bin`).
-    #[wasm_bindgen(constructor)]
-    pub fn new(bytes: &[u8]) -> Result<BenchBert, JsError> {
-        let bert = crate::model::bert::Bert::from_bytes(bytes).map_err(js_error)?;
-        Ok(BenchBert { bert })
-    }
-
-    /// The word-piece ids of `text`, at most `pieces` of them (`[CLS]` and `[SEP]` included):
-    /// the same ids are given to the other runtime.
-    pub fn ids(&self, text: &str, pieces: usize) -> Vec<u32> {
-        self.bert.tokenizer().encode(text, pieces).ids
-    }
-
-    /// `reps` timed forward passes over `ids` (ms each), after one untimed pass and
-    /// `warmup_ms` of passes (for V8 to tier the kernels up).
-    pub fn forward_ms(
-        &self,
-        ids: &[u32],
-        reps: usize,
-        warmup_ms: f64,
-    ) -> Result<Vec<f64>, JsError> {
-        let forward = || self.bert.forward(ids, false).map(|_| ()).map_err(js_error);
-        forward()?;
-        let start = now_ms();
-        while now_ms() - start < warmup_ms {
-            forward()?;
-        }
-        let mut ms = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let t = now_ms();
-            forward()?;
-            ms.push(now_ms() - t);
-        }
-        Ok(ms)
-    }
-
-    /// The sentence embedding of `ids` (to check that both runtimes compute the same model).
-    pub fn embedding(&self, ids: &[u32]) -> Result<Vec<f32>, JsError> {
-        Ok(self.bert.forward(ids, false).map_err(js_error)?.embedding)
-    }
 }

@@ -1,5 +1,5 @@
 //! Drawing one map on a canvas: plotters (through plotters-canvas) draws the frame, then the
-//! plot's own pixels are put on as one image (see `crate::render::plot_rgba`), so a map with
+//! plot's own pixels are put on as one image (see `diffattn::render::plot_rgba`), so a map with
 //! more cells than pixels costs what its pixels cost.
 
 use ndarray::ArrayView2;
@@ -10,7 +10,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 use super::js::js_error;
-use crate::render::{
+use diffattn::render::{
     colorbar_rgba, draw_frame_around_images_at, draw_row_chart, legend_bar_rgba, plot_rgba,
     CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
 };

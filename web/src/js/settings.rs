@@ -1,5 +1,5 @@
 //! Every setting's value (`SettingsJs`, the `settings` of a frame) and the patch
-//! `Explorer.update` takes (`SettingsPatchJs`), both walked over the schema (`crate::schema`):
+//! `Explorer.update` takes (`SettingsPatchJs`), both walked over the schema (`diffattn::schema`):
 //! no setting is named here, so a new one needs nothing in this file. Unknown keys, wrong types
 //! and unknown names are errors naming the key.
 
@@ -7,9 +7,9 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::explorer::{Settings, SettingsPatch};
-use crate::schema::value::{Raw, Value};
-use crate::schema::{self, LearnedBy};
+use diffattn::explorer::{Settings, SettingsPatch};
+use diffattn::schema::value::{Raw, Value};
+use diffattn::schema::{self, LearnedBy};
 
 /// Every setting of the schema the engine holds, `{ mechanism, heads, causal, tau, window,
 /// segment, head, shift, difference, fill, renormalize, alpha, beta, gamma, lambda, …,
@@ -18,7 +18,7 @@ use crate::schema::{self, LearnedBy};
 /// comes from the trained model or the loaded spec (one `alpha, beta, gamma` per head; the
 /// three values here are their means), not the sliders; `lambda_learned` likewise for λ (V2:
 /// `lambda` is the mean of its λ per token and head).
-pub(in crate::web) struct SettingsJs {
+pub(crate) struct SettingsJs {
     settings: Settings,
     head: usize,
     gate_learned: bool,
@@ -28,7 +28,7 @@ pub(in crate::web) struct SettingsJs {
 impl SettingsJs {
     /// `settings` as shown: an unset value (λ) is the learned one where `settings` has it
     /// filled in, else the schema's `unset` value.
-    pub(in crate::web) fn new(
+    pub(crate) fn new(
         settings: &Settings,
         head: usize,
         gate_learned: bool,
@@ -65,13 +65,13 @@ impl Serialize for SettingsJs {
 /// What `Explorer.update` takes: any of the settings of `SettingsJs` (but the `…_learned`
 /// flags), with the same names; `lambda: null` is λ back to the learned one. Anything else is
 /// an error naming it. `head` counts from 1.
-pub(in crate::web) struct SettingsPatchJs;
+pub(crate) struct SettingsPatchJs;
 
 impl SettingsPatchJs {
     /// Reads a patch object into the explorer's patch (`head` from 1 to from 0). Unknown keys
     /// (with the closest known one), wrong types and unknown names are errors naming the key;
     /// unknown keys are found before any value is read.
-    pub(in crate::web) fn from_js(value: JsValue) -> Result<SettingsPatch, JsError> {
+    pub(crate) fn from_js(value: JsValue) -> Result<SettingsPatch, JsError> {
         let Some(object) = value
             .dyn_ref::<js_sys::Object>()
             .filter(|_| value.is_object())

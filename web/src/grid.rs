@@ -9,10 +9,10 @@ use web_sys::HtmlCanvasElement;
 
 use super::handle::Explorer;
 use super::js::{js_error, to_js, RectJs};
-use crate::engine::{ScaleGroup, StageId};
-use crate::render::LabelWidths;
-use crate::render::{fit_focus, fit_grid, Frame, FrameParts, GridLayout, GridMap, GridSpec};
-use crate::render::{Legend, LegendEntry, PixelRect, Scale};
+use diffattn::engine::{ScaleGroup, StageId};
+use diffattn::render::LabelWidths;
+use diffattn::render::{fit_focus, fit_grid, Frame, FrameParts, GridLayout, GridMap, GridSpec};
+use diffattn::render::{Legend, LegendEntry, PixelRect, Scale};
 
 /// What the page asks a grid for: `{ width_px, height_px, font_px, title_px, gap_px, stages,
 /// all_heads, output, min_plot_px, max_plot_px, focus }`, sizes in device pixels (`height_px`
@@ -154,7 +154,7 @@ impl Explorer {
         let mut maps = Vec::with_capacity(drawn.len() + 1);
         for (&(stage, _), scale) in drawn.iter().zip(&scales) {
             let all_cols = match stage.columns() {
-                crate::engine::Columns::Keys => self.marked(&self.state.column_labels(stage)),
+                diffattn::engine::Columns::Keys => self.marked(&self.state.column_labels(stage)),
                 _ => self.state.column_labels(stage),
             };
             let cols = all_cols.len();
@@ -165,7 +165,7 @@ impl Explorer {
                     constant: self
                         .state
                         .head_stats(stage, drawn_head(&drawn, stage))
-                        .and_then(crate::render::constant_of),
+                        .and_then(diffattn::render::constant_of),
                     ..self.frame(stage, "", &labels, shown, scale, &theme, 12.0)
                 };
                 frame.tick_label_em((rows, cols))
@@ -339,7 +339,7 @@ impl Explorer {
             let constant = self
                 .state
                 .head_stats(stage, head)
-                .and_then(crate::render::constant_of);
+                .and_then(diffattn::render::constant_of);
             let name = stage.label().to_string();
             match groups.iter_mut().find(|g| g.kind == stage.scale_group()) {
                 Some(g) => {

@@ -2,7 +2,7 @@
 //! with their JavaScript shapes written beside each struct. In sync with
 //! `www/explorer/engine.js`, which documents the same shapes from its side.
 //!
-//! Names are the crate's own (`crate::names`): a mechanism is `"shift_diff"`, a stage `"fused"`,
+//! Names are the crate's own (`diffattn::names`): a mechanism is `"shift_diff"`, a stage `"fused"`,
 //! a control `"shift"`, everywhere.
 //!
 //! The settings and their patch are in `settings`, the view of what to draw and say in
@@ -14,10 +14,10 @@ mod view;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::engine::shift_diff::Difference;
-use crate::engine::{MechanismKind, StageId};
-use crate::explorer::CellInfo;
-use crate::names::{self, name_of, Named};
+use diffattn::engine::shift_diff::Difference;
+use diffattn::engine::{MechanismKind, StageId};
+use diffattn::explorer::CellInfo;
+use diffattn::names::{self, name_of, Named};
 
 pub(super) use settings::{SettingsJs, SettingsPatchJs};
 pub(super) use view::{FrameJs, ViewJs};
