@@ -98,7 +98,13 @@ fn the_training_crate_never_imports_the_page_state() {
 
 /// The thin crates that make the wasm modules, each over the library (which has no
 /// `#[wasm_bindgen]`): what a crate and its dependencies export is what its module carries.
-const WASM_CRATES: [&str; 2] = ["web", "web-pretrained"];
+/// The page's (`web`), the pretrained model's (`web-pretrained`), the retrieval lesson's
+/// (`web-lesson`).
+const WASM_CRATES: [&str; 3] = ["web", "web-pretrained", "web-lesson"];
+
+/// Crates the wasm modules share, which must export nothing: linked into a module, they add no
+/// export to it (`web-canvas`: maps drawn on a canvas, for the page's and the lesson's).
+const SHARED_WASM_CRATES: [&str; 1] = ["web-canvas"];
 
 #[test]
 fn only_the_wasm_crates_use_wasm_bindgen() {
@@ -127,6 +133,52 @@ fn only_the_wasm_crates_use_wasm_bindgen() {
             seen > 0,
             "{krate}/src has no #[wasm_bindgen]: the scan is broken"
         );
+    }
+    for krate in SHARED_WASM_CRATES {
+        for (path, text) in sources(&format!("{krate}/src")) {
+            assert!(
+                !text.contains("#[wasm_bindgen"),
+                "{path}: a crate every module may link exports nothing"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_pages_module_carries_no_model_code() {
+    // What the first view downloads is the page's crate (web/) and what it links: the model's
+    // code (the BERT reader and forward pass, the word-piece tokenizer) ships beside the model
+    // (web-pretrained/), the retrieval lesson's with the lesson (web-lesson/). The page's crate,
+    // the crate it shares with the lesson and the explorer name neither; the built module is
+    // checked too (tests/e2e/wasm-builds.test.mjs: no BERT reader, no tokenizer, no export of
+    // the other modules).
+    let model = [
+        "model::bert",
+        "wordpiece",
+        "Bert",
+        "Encoder",
+        "pretrained::Feed",
+    ];
+    let lesson = ["retrieval", "Retrieval", "Lesson"];
+    for dir in ["web/src", "web-canvas/src"] {
+        assert_absent(dir, &model);
+        assert_absent(dir, &lesson);
+    }
+    assert_absent("src/explorer", &model);
+    assert_absent("src/explorer", &lesson);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in ["web/Cargo.toml", "web-canvas/Cargo.toml"] {
+        let manifest = std::fs::read_to_string(root.join(file)).expect("a manifest");
+        for krate in [
+            "diffattn-pretrained",
+            "diffattn-lesson",
+            "unicode-normalization",
+        ] {
+            assert!(
+                !manifest.contains(krate),
+                "{file} depends on {krate}: the page's module would carry it"
+            );
+        }
     }
 }
 
@@ -256,7 +308,7 @@ fn no_rust_module_is_over_600_lines() {
     // Every `.rs` under src/ and the wasm crates' src/, comments and tests included, as `wc -l`
     // counts them.
     assert_no_module_over_the_bound(files("src", "rs"));
-    for krate in WASM_CRATES {
+    for krate in WASM_CRATES.iter().chain(&SHARED_WASM_CRATES) {
         assert_no_module_over_the_bound(files(&format!("{krate}/src"), "rs"));
     }
 }
@@ -290,17 +342,18 @@ fn there_is_no_cargo_feature_about_downloads() {
         cargo_features(&manifest).is_empty(),
         "Cargo.toml: the library has features"
     );
-    for krate in WASM_CRATES {
+    for krate in WASM_CRATES.iter().chain(&SHARED_WASM_CRATES) {
         let file = format!("{krate}/Cargo.toml");
         let manifest = std::fs::read_to_string(root.join(&file)).expect("a wasm crate's manifest");
-        assert_eq!(
-            cargo_features(&manifest),
-            CARGO_FEATURES,
-            "{file}'s features"
-        );
+        for feature in cargo_features(&manifest) {
+            assert!(
+                CARGO_FEATURES.contains(&feature.as_str()),
+                "{file}: the feature {feature:?}, which says what a download carries"
+            );
+        }
     }
     let mut sources_of = sources("src");
-    for krate in WASM_CRATES {
+    for krate in WASM_CRATES.iter().chain(&SHARED_WASM_CRATES) {
         sources_of.extend(sources(&format!("{krate}/src")));
     }
     for (path, text) in sources_of {

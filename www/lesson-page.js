@@ -4,14 +4,15 @@
 // from its trained value: `knob=MODEL:LAYER:NAME:VALUE`). Nothing runs at import. The page
 // imports it only when the address has `lesson` (a chunk of the bundle www/dist/app.js).
 
-// The same glue as the explorer's (pkg/diffattn.js: every build has the lesson's handle).
-import * as wasmGlue from '../pkg/diffattn.js';
+// The lesson's own wasm module (pkg/diffattn_lesson.js, crate web-lesson/), not the explorer's:
+// only this page loads it, and the explorer's first view does not carry it.
+import * as wasmGlue from '../pkg/diffattn_lesson.js';
 import { detectLanguage, translated } from './explorer/i18n.js';
 import { loadStyles } from './explorer/mount.js';
 import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
 import { lessonText } from './explorer/lesson-text.js';
 import { messageOf } from './explorer/messages.js';
-import { wasmUrl } from './explorer/wasm-features.js';
+import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 
 /** At most this many `knob` entries are read from an address (the models have a handful). */
 const MAX_KNOBS = 32;
@@ -71,8 +72,8 @@ export async function startLesson(base, translatePage, pageMessage) {
   const glue = wasmGlue;
   let styles;
   try {
-    // The build wasm-features.js picks, simd128 or baseline.
-    await glue.default({ module_or_path: wasmUrl(new URL('pkg/', base)) });
+    // The build wasm-features.js picks, simd128 or baseline, of the lesson's module.
+    await glue.default({ module_or_path: wasmUrl(new URL('pkg/', base), wasmBuild(), 'diffattn_lesson') });
     styles = await loadStyles(new URL('www/explorer/lesson.css', base));
   } catch (err) {
     pageMessage(await translated(state.lang, 'load_failed', { msg: messageOf(err) }));

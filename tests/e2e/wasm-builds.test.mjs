@@ -1,11 +1,15 @@
-// The two wasm builds (scripts/build-wasm), one per SIMD flavour: the baseline build has no SIMD
-// instruction, the simd128 build has them; www/explorer/wasm-features.js picks the SIMD one in a
-// browser that runs it; the page, the lesson, the package's element (with a spec at start or
-// not) and the single-file build each instantiate the build it picks, in Chromium and in a
-// browser without wasm SIMD (stood in for by a WebAssembly.validate that rejects every module,
-// as such a browser rejects the SIMD probe), and draw with either; both builds load through the
-// one glue file and give every map the same bits. Every build has everything (the spec reader,
-// the exports, the lesson's handle): opening a spec or exporting one instantiates nothing more.
+// The two wasm builds of each module (scripts/build-wasm), one per SIMD flavour: the baseline
+// build has no SIMD instruction, the simd128 build has them; www/explorer/wasm-features.js picks
+// the SIMD one in a browser that runs it; the page, the lesson, the package's element (with a
+// spec at start or not) and the single-file build each instantiate the build it picks, in
+// Chromium and in a browser without wasm SIMD (stood in for by a WebAssembly.validate that
+// rejects every module, as such a browser rejects the SIMD probe), and draw with either; both
+// builds load through the one glue file and give every map the same bits. The page's module has
+// everything the page draws with (the spec reader, the exports): opening a spec or exporting
+// one instantiates nothing more. The pretrained model's code is not in it (no BERT reader, no
+// word-piece tokenizer, no export of the model's module): `weights=minilm` instantiates the
+// model's own module, of the same flavour, after the page's; the lesson loads its own module,
+// not the page's.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -46,7 +50,12 @@ after(async () => {
 });
 
 const files = { baseline: 'pkg/diffattn_bg.wasm', simd128: 'pkg/diffattn_simd_bg.wasm' };
-const hashOf = (build) => fnv1a(readFileSync(path.join(ROOT, files[build])));
+/** The other modules' builds: the pretrained model's and the retrieval lesson's. */
+const moduleFiles = {
+  diffattn_pretrained: { baseline: 'pkg/diffattn_pretrained_bg.wasm', simd128: 'pkg/diffattn_pretrained_simd_bg.wasm' },
+  diffattn_lesson: { baseline: 'pkg/diffattn_lesson_bg.wasm', simd128: 'pkg/diffattn_lesson_simd_bg.wasm' },
+};
+const hashOf = (build, module = null) => fnv1a(readFileSync(path.join(ROOT, module ? moduleFiles[module][build] : files[build])));
 
 /**
  * Before any script of the page runs: records in `window.wasmInstances` every module the page
@@ -110,6 +119,29 @@ test('the baseline build needs no SIMD and the simd128 build does; there is no o
   assert.equal(simdInstructions(path.join(ROOT, files.baseline)), 0, 'SIMD in the baseline build');
   assert.ok(simdInstructions(path.join(ROOT, files.simd128)) > 100, 'the simd128 build has no SIMD kernels');
   assert.notEqual(hashOf('simd128'), hashOf('baseline'));
+  // The other modules, the same way: the pretrained model's (it can be made afresh too).
+  assert.match(readFileSync(path.join(ROOT, 'pkg', 'diffattn_pretrained.js'), 'utf8'), /export function __wbg_reset_state\b/);
+  for (const [module, builds] of Object.entries(moduleFiles)) {
+    for (const f of Object.values(builds)) assert.ok(existsSync(path.join(ROOT, f)), `${f}: run scripts/build-wasm`);
+    assert.equal(simdInstructions(path.join(ROOT, builds.baseline)), 0, `SIMD in ${module}'s baseline build`);
+    assert.ok(simdInstructions(path.join(ROOT, builds.simd128)) > 100, `${module}'s simd128 build has no SIMD kernels`);
+  }
+});
+
+test('the page\'s module carries none of the pretrained model\'s code nor the lesson\'s', () => {
+  // The model's weights file reader (its tensor names, its tokenizer's settings) is in the
+  // model's module, and not in either build of the page's.
+  const has = (file, text) => readFileSync(path.join(ROOT, file)).includes(Buffer.from(text));
+  for (const marker of ['embeddings.word', 'max_word_chars']) {
+    for (const f of Object.values(moduleFiles.diffattn_pretrained)) assert.ok(has(f, marker), `${f} has the model's ${marker}: the check is sound`);
+    for (const f of Object.values(files)) assert.ok(!has(f, marker), `${f} has the model's ${marker}`);
+  }
+  // The page's glue exports the explorer's handle, not the model's nor the lesson's.
+  const glue = readFileSync(path.join(ROOT, 'pkg', 'diffattn.js'), 'utf8');
+  assert.match(glue, /export class Explorer\b/);
+  for (const other of ['Encoder', 'Lesson', 'BenchBert']) assert.doesNotMatch(glue, new RegExp(`export class ${other}\\b`), `the page's glue exports ${other}`);
+  assert.match(readFileSync(path.join(ROOT, 'pkg', 'diffattn_pretrained.js'), 'utf8'), /export class Encoder\b/);
+  assert.match(readFileSync(path.join(ROOT, 'pkg', 'diffattn_lesson.js'), 'utf8'), /export class Lesson\b/);
 });
 
 test('wasm-features.js picks the simd128 build in Chromium and the baseline build without SIMD', async () => {
@@ -167,8 +199,26 @@ test('the page, the lesson, the element and the single file each instantiate the
       page.on('request', (req) => lessonRequested.push(new URL(req.url()).pathname));
       await page.goto(h.url('/www/?lesson=retrieval'));
       await waitForReady(page);
-      assert.deepEqual(await page.evaluate(() => window.wasmInstances), want, `the lesson, ${label}`);
-      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_simd_bg.wasm' : '/pkg/diffattn_bg.wasm'], `the lesson fetches one build, ${label}`);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(simd ? 'simd128' : 'baseline', 'diffattn_lesson')], `the lesson, ${label}`);
+      assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_lesson_simd_bg.wasm' : '/pkg/diffattn_lesson_bg.wasm'], `the lesson fetches its own module's build, ${label}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+
+      // weights=minilm: the page's module first, then the model's own, of the same flavour.
+      ({ page, errors, context } = await h.newPage());
+      await recordInstances(page, { simd });
+      const modelRequested = [];
+      page.on('request', (req) => modelRequested.push(new URL(req.url()).pathname));
+      await page.goto(h.url('/www/?weights=minilm&text=The+cat+sat.'));
+      await waitForReady(page);
+      await page.evaluate(() => window.diffattn.settled());
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [...want, hashOf(simd ? 'simd128' : 'baseline', 'diffattn_pretrained')], `the page with the pretrained model, ${label}`);
+      assert.deepEqual(
+        modelRequested.filter((p) => p.endsWith('.wasm')),
+        simd ? ['/pkg/diffattn_simd_bg.wasm', '/pkg/diffattn_pretrained_simd_bg.wasm'] : ['/pkg/diffattn_bg.wasm', '/pkg/diffattn_pretrained_bg.wasm'],
+        `the page fetches the model's module with the model, ${label}`,
+      );
+      assert.deepEqual(await page.evaluate(() => window.diffattn.call((ex) => ex.labels().rows)), ['[CLS]', 'the', 'cat', 'sat', '.', '[SEP]']);
       assert.deepEqual(errors, []);
       await context.close();
 

@@ -11,7 +11,6 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::draw::Painter;
 use super::grid::{Fitted, LegendScale};
 use super::js::{
     choice, js_error, to_js, FrameJs, LabelsJs, ModelJs, PredictionJs, SettingsJs, SettingsPatchJs,
@@ -22,6 +21,7 @@ use diffattn::explorer;
 use diffattn::model::Model;
 use diffattn::names::name_of;
 use diffattn::render::{FrameParts, HeatmapLayout, RowLayout, Theme, Viewport};
+use diffattn_canvas::Painter;
 
 pub(super) fn now_ms() -> f64 {
     web_sys::window()

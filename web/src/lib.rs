@@ -2,20 +2,20 @@
 //! and one `.wasm` per SIMD flavour): the page's `#[wasm_bindgen]` boundary over the library
 //! `diffattn`, which has none. A crate of its own because wasm-bindgen's exports from every
 //! linked crate end up in a module: what this crate and its dependencies export is what the
-//! page downloads, and the pretrained model's code is not among them (it ships beside the
-//! model, in `web-pretrained/`). Split by concern:
+//! page downloads, and neither the pretrained model's code (it ships beside the model, in
+//! `web-pretrained/`) nor the retrieval lesson's (`web-lesson/`, loaded by the lesson's page
+//! only) is among them. Split by concern:
 //!
 //! * `handle`: [`Explorer`], the page's one handle over `diffattn::explorer` (settings patches,
 //!   models); its methods are split by concern over `render` (drawing on canvases), `hover`
 //!   (hit-testing, cells, windows), `files` (specs and exports: the spec reader and the JSON
 //!   and SVG exports) and `work` (the work in pieces between frames: `work(budget_ms, every)`);
-//! * `lesson`: [`Lesson`], the retrieval lesson's handle (docs/LESSON.md): the retrieval models
-//!   put to the page's text with the command line's `ask` and measure, their maps drawn with
-//!   the answer and the facts marked;
 //! * `pretrained`: the handle's side of a pretrained model that runs in its own module
 //!   (`web-pretrained/`): what one layer needs handed in, the similarity handed back;
 //! * `js`: the JavaScript-shaped values it takes and returns, each with its shape in a comment;
-//! * `draw`: one map on a canvas (plotters for the frame, the plot's pixels as one image);
+//! * one map on a canvas (plotters for the frame, the plot's pixels as one image) is
+//!   `diffattn_canvas::Painter` (`web-canvas/`, shared with the lesson's module; it exports
+//!   nothing);
 //! * `bench` (cargo feature `bench` only, so it never ships in the page's wasm): the engine
 //!   timed alone in the browser, for docs/PERFORMANCE.md.
 //!
@@ -29,13 +29,11 @@
 
 #[cfg(feature = "bench")]
 mod bench;
-mod draw;
 mod files;
 mod grid;
 mod handle;
 mod hover;
 mod js;
-mod lesson;
 mod pretrained;
 mod render;
 mod work;
@@ -45,7 +43,6 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "bench")]
 pub use bench::{bench_bytes_in, bench_engine, bench_spec_open};
 pub use handle::Explorer;
-pub use lesson::Lesson;
 
 use diffattn::engine::MechanismKind;
 use diffattn::explorer::Settings;

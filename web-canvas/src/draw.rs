@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
-use super::js::js_error;
+use super::js_error;
 use diffattn::render::{
     colorbar_rgba, draw_frame_around_images_at, draw_row_chart, legend_bar_rgba, plot_rgba,
     CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
@@ -19,22 +19,22 @@ use diffattn::render::{
 /// maps was last drawn with around its cells (`Frame::signature`, by its place in the render):
 /// a slider's tick that changes only cells draws no label again.
 #[derive(Default)]
-pub(super) struct Painter {
+pub struct Painter {
     rgba: Vec<u8>,
     framed: Vec<u64>,
     /// What the legend was last drawn with (its entries, size, font and colours).
     legend_drawn: Option<u64>,
     /// How many maps' frames (labels, borders, colour bar) and cells were drawn, since the
     /// handle was made (`draw_counts`).
-    pub(super) frames_drawn: u64,
+    pub frames_drawn: u64,
     /// See `frames_drawn`.
-    pub(super) cells_drawn: u64,
+    pub cells_drawn: u64,
 }
 
 impl Painter {
     /// Forgets what the canvases show (the page made new ones): the next render draws every
     /// frame.
-    pub(super) fn forget(&mut self) {
+    pub fn forget(&mut self) {
         self.framed.clear();
         self.legend_drawn = None;
     }
@@ -43,7 +43,7 @@ impl Painter {
     /// pixels), with the label widths measured once for the render; `slot` is the map's place
     /// in the render (the canvas it drew there last, its frame kept when unchanged; `None`
     /// for a canvas drawn once). Returns the layout, for hit-testing and highlights.
-    pub(super) fn draw(
+    pub fn draw(
         &mut self,
         canvas: &HtmlCanvasElement,
         slot: Option<usize>,
@@ -124,7 +124,7 @@ impl Painter {
 impl Painter {
     /// Draws the cells of `map` alone, filling `canvas` (its width and height attributes): no
     /// frame and no labels, forbidden cells hatched. The overview of a zoomed map.
-    pub(super) fn draw_cells(
+    pub fn draw_cells(
         &mut self,
         canvas: &HtmlCanvasElement,
         map: ArrayView2<f32>,
@@ -157,7 +157,7 @@ impl Painter {
 impl Painter {
     /// Draws `legend` filling `canvas` (its width and height attributes): plotters for the
     /// titles, borders and ticks, each bar's gradient put on as one image.
-    pub(super) fn draw_legend(
+    pub fn draw_legend(
         &mut self,
         canvas: &HtmlCanvasElement,
         legend: &Legend,
@@ -206,7 +206,7 @@ impl Painter {
 
 impl Painter {
     /// Draws a row view filling `canvas`; returns its layout for hit-testing.
-    pub(super) fn draw_row(
+    pub fn draw_row(
         &mut self,
         canvas: &HtmlCanvasElement,
         chart: &RowChart,

@@ -12,11 +12,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
-use super::draw::Painter;
-use super::js::{js_error, to_js};
+use super::{js_error, to_js};
 use diffattn::model::RetrievalFile;
 use diffattn::render::{constant_value, CellMask, Frame, FrameParts, LabelWidths, Scale, Theme};
 use diffattn::retrieval::{ask_with, Asked, Knobs, Shares};
+use diffattn_canvas::Painter;
 
 /// The colours of the marks on the axes: the answer's tokens and the other facts' tokens.
 const ANSWER_MARK: RGBColor = RGBColor(214, 39, 40);
