@@ -156,7 +156,7 @@ function createBench(ex) {
     return { samples: timedSamples, recomputed };
   }
 
-  /** The engine alone in wasm: see `bench_engine` in src/web/bench.rs. */
+  /** The engine alone in wasm: see `bench_engine` in web/src/bench.rs. */
   function engine({ tokens, heads, reps = 20 }) {
     return bench_engine(tokens, heads, reps);
   }

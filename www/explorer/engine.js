@@ -11,8 +11,9 @@
 // good. There are no "is the engine dead?" checks anywhere else: a call on a stopped engine
 // throws `EngineStopped`, and the component shows one message for it.
 //
-// The handle's methods are documented in src/web/ (handle.rs, render.rs, hover.rs, files.rs,
-// heads.rs) and the shapes they return in src/web/js.rs and src/web/js/; the names match
+// The handle's methods are documented in web/src/ (handle.rs, render.rs, grid.rs, hover.rs,
+// files.rs, work.rs, pretrained.rs) and the shapes they return in web/src/js.rs and
+// web/src/js/; the names match
 // (`update({ shift: 2 })`, `view().stages`, ...).
 
 /** Thrown by `call` when the engine is stopped (it could not be started or restarted). */
