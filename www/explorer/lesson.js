@@ -3,7 +3,7 @@
 // answer against noise for every model side by side, one slider per knob the engine offers
 // (a layer's shift or λ), and the maps of the chosen model's chosen layer with the answer and
 // the facts marked on both axes. The numbers come from the wasm `Lesson` handle
-// (web/src/lesson.rs), which calls the same `ask` and measure as `diffattn retrieve`.
+// (web-lesson/src/lesson.rs), which calls the same `ask` and measure as `diffattn retrieve`.
 // No mechanism is named here: the models, their layers and knobs are what the engine says.
 
 import { barChart } from './lesson-bars.js';
@@ -115,7 +115,7 @@ export class RetrievalLesson {
     }
   }
 
-  /** The last answers (see `AskedJs` in web/src/lesson.rs), or null. */
+  /** The last answers (see `AskedJs` in web-lesson/src/lesson.rs), or null. */
   get asked() {
     return this.#asked;
   }
