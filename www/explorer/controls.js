@@ -4,7 +4,7 @@
 // `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'lambda_back'`, `'export'`,
 // `'present'`).
 
-import { setAttr, setOptions, setText, setTitle } from './dom.js';
+import { setAttr, setHidden, setOptions, setText, setTitle } from './dom.js';
 import { fmt } from './format.js';
 import { LANGUAGES, PRESETS } from './i18n.js';
 import { CONTROLS, KEYS } from './settings.generated.js';
@@ -141,18 +141,20 @@ export class Controls {
   }
 
   /**
-   * Shows a control when `allowed` names it (null: all) and, for a mechanism's own parameter,
-   * when the mechanism takes it (`parameters`, from the engine's view); a group shows when one
-   * of its controls does.
+   * Shows a control when `allowed` names it (null: all), for a mechanism's own parameter when
+   * the mechanism takes it (`parameters`, from the engine's view), and when the page has it
+   * apply (`applies`, by the field's id: false hides it); a group shows when one of its
+   * controls does. Each is written once, and only when it changes: a field shown and hidden
+   * again in one tick would lay out the page twice.
    */
-  visibility(root, allowed, parameters) {
+  visibility(root, allowed, parameters, applies = {}) {
     for (const node of root.querySelectorAll('[data-control]')) {
       const name = node.dataset.control;
       const param = node.dataset.parameter;
-      node.hidden = (allowed !== null && !allowed.has(name)) || (param !== undefined && !parameters.includes(param));
+      setHidden(node, (allowed !== null && !allowed.has(name)) || (param !== undefined && !parameters.includes(param)) || applies[node.id] === false);
     }
     for (const group of root.querySelectorAll('fieldset.group')) {
-      group.hidden = ![...group.querySelectorAll('[data-control]')].some((n) => !n.hidden);
+      setHidden(group, ![...group.querySelectorAll('[data-control]')].some((n) => !n.hidden));
     }
   }
 

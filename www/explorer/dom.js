@@ -70,3 +70,10 @@ export function setAttr(el, name, value) {
 export function setTitle(el, value) {
   if (el.title !== value) el.title = value;
 }
+
+/** Hides or shows `el` unless it already is (see `setText`): a write of the same value still
+ * invalidates the element's style. */
+export function setHidden(el, hidden) {
+  const h = !!hidden;
+  if (el.hidden !== h) el.hidden = h;
+}

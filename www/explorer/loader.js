@@ -5,7 +5,7 @@
 // what one layer needs through `pretrained`, pretrained.js). Later loads win over earlier ones
 // still in flight; a failed load shows a message and falls back to the untrained model.
 
-import { setText } from './dom.js';
+import { setHidden, setText } from './dom.js';
 import { messageOf } from './messages.js';
 import { paintModel } from './prediction.js';
 import { paintUnknown } from './paint.js';
@@ -245,7 +245,7 @@ export class ModelLoader {
     const view = this.#view;
     const el = view.el;
     const loading = !!this.pending && (view.state.weights === 'trained' || view.state.weights === 'minilm');
-    el.weightsLoading.hidden = !loading;
+    setHidden(el.weightsLoading, !loading);
     if (loading) this.#paintLoading();
     let prediction = null;
     let similarity = null;

@@ -6,7 +6,7 @@
 // layout the map was drawn with), so the highlight lands on the cell under the pointer.
 // Hovering only repaints the overlay; it never renders the maps.
 
-import { make } from './dom.js';
+import { make, setHidden } from './dom.js';
 
 export class Maps {
   #container;
@@ -177,7 +177,7 @@ export class Maps {
       }
     });
     const legend = this.legend;
-    legend.hidden = !grid.legend;
+    setHidden(legend, !grid.legend);
     if (grid.legend) {
       const l = grid.legend;
       legend.style.left = css(l.x);

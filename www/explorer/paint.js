@@ -4,7 +4,7 @@
 // Functions of the ExplorerView, kept here so view.js stays the render loop.
 
 import { STRINGS } from './i18n.js';
-import { setAttr, setOptions, setText, setTitle } from './dom.js';
+import { setAttr, setHidden, setOptions, setText, setTitle } from './dom.js';
 import { visibleToken } from './format.js';
 
 /** The status line and the notices. */
@@ -16,14 +16,14 @@ export function paintStatus(v) {
   const pieces = !v.specs.active && !!v.loader.info?.pretrained;
   setText(el.tokenCount, empty ? '' : pieces ? v.t('pieces_count', { n }) : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n }));
   const truncated = !v.specs.active && !empty && v.sentence.truncated;
-  el.truncatedNotice.hidden = !truncated;
+  setHidden(el.truncatedNotice, !truncated);
   if (truncated) setText(el.truncatedNotice, v.t(pieces ? 'truncated_pieces' : 'truncated', { total: v.sentence.total, shown: n }));
   const readout = v.view?.readout;
-  el.paramReadout.hidden = !readout || empty;
+  setHidden(el.paramReadout, !readout || empty);
   setText(el.paramReadout, readout ?? '');
   setText(el.timing, empty ? '' : v.t('timing', { c: v.timings.compute_ms.toFixed(1), d: v.timings.draw_ms.toFixed(1) }));
   // A figure of a spec that is not drawn (yet, or at all): no prediction of an empty sentence.
-  el.prediction.hidden = v.specs.expected && !v.specs.active;
+  setHidden(el.prediction, !!(v.specs.expected && !v.specs.active));
 }
 
 /**
@@ -32,20 +32,22 @@ export function paintStatus(v) {
  */
 export function paintVisibility(v, controls, allowed) {
   const parameters = v.view?.parameters ?? [];
-  controls.visibility(v.el.explorer, allowed, parameters);
+  const spec = !!v.specs.active;
+  const pretrained = !!v.loader.info?.pretrained;
+  controls.visibility(v.el.explorer, allowed, parameters, {
+    'all-heads-stage-field': !!v.state.all_heads,
+    'layer-field': (v.view?.layers ?? 1) > 1,
+    'partner-field': v.view?.partner != null && !spec,
+    'other-field': pretrained && !spec,
+  });
   const gate = parameters.includes('gate') && v.view.gate_learned;
-  v.el.gateSpecNote.hidden = !(gate && v.specs.active);
-  v.el.gateLearnedNote.hidden = !(gate && !v.specs.active && v.loader.info?.trained);
-  v.el.allHeadsStageField.hidden = v.el.allHeadsStageField.hidden || !v.state.all_heads;
-  v.el.layerField.hidden = v.el.layerField.hidden || (v.view?.layers ?? 1) <= 1;
-  v.el.partnerField.hidden = v.el.partnerField.hidden || v.view?.partner == null || !!v.specs.active;
-  v.el.pretrainedNote.hidden = !v.loader.info?.pretrained || !!v.specs.active;
-  v.el.otherField.hidden = v.el.otherField.hidden || !v.loader.info?.pretrained || !!v.specs.active;
+  setHidden(v.el.gateSpecNote, !(gate && spec));
+  setHidden(v.el.gateLearnedNote, !(gate && !spec && v.loader.info?.trained));
+  setHidden(v.el.pretrainedNote, !pretrained || spec);
   paintLambda(v, parameters.includes('lambda'));
   // A loaded spec: the weights are the file's.
-  const spec = !!v.specs.active;
-  v.el.weights.disabled = spec;
-  v.el.weights.querySelector('option[value="spec"]').hidden = !spec;
+  if (v.el.weights.disabled !== spec) v.el.weights.disabled = spec;
+  setHidden(v.el.weights.querySelector('option[value="spec"]'), !spec);
   if (spec) v.el.weights.value = 'spec';
   for (const tab of v.el.explorer.querySelectorAll('[data-view]')) {
     setAttr(tab, 'aria-pressed', String(tab.dataset.view === v.state.view));
@@ -65,7 +67,7 @@ function paintLambda(v, shown) {
   const learned = v.view.lambda_learned;
   const perToken = v.view.lambda_per_token ? '_token' : '';
   setText(v.el.lambdaNote, learned ? v.t(`lambda_learned${perToken}_${source}`) : v.t(`lambda_yours${perToken}`));
-  v.el.lambdaBack.hidden = learned;
+  setHidden(v.el.lambdaBack, learned);
   setText(v.el.lambdaBack, v.t(`lambda_back_${source}`));
 }
 
@@ -112,7 +114,7 @@ export function paintUnknown(v, prediction) {
   const note = v.el.unknownNote;
   const at = prediction?.unknown_at ?? [];
   const unknown = at.length;
-  note.hidden = !prediction || unknown === 0;
+  setHidden(note, !prediction || unknown === 0);
   v.el.prediction.classList.toggle('hedged', !!prediction && unknown * 2 > prediction.tokens);
   if (note.hidden) return;
   const key = unknown * 2 > prediction.tokens ? 'unknown_most' : 'unknown_some';

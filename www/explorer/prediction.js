@@ -2,7 +2,7 @@
 // classifier, the settings it was trained with, and which controls moved away from them
 // (the engine's `view().moved_away`, so nothing here knows a mechanism's parameters).
 
-import { setAttr, setText, setTitle } from './dom.js';
+import { setAttr, setHidden, setText, setTitle } from './dom.js';
 import { fmt } from './format.js';
 import { KEYS } from './settings.generated.js';
 import { parameterParts } from './state.js';
@@ -20,7 +20,7 @@ export function paintModel(el, s, t, mechName) {
 
 function paintBadge(el, s, t, mechName) {
   const info = s.modelInfo;
-  el.modelStatus.hidden = !info;
+  setHidden(el.modelStatus, !info);
   if (!info) return;
   if (s.spec) {
     setText(el.modelStatus, t('model_spec', { name: s.spec.name, d: s.view?.d_model ?? info.d_model }));
@@ -61,7 +61,7 @@ function paintSimilarity(el, s, t, mechName) {
   setText(el.predictionTitle, t('similarity_title'));
   box.toggleAttribute('data-computing', !!s.computing);
   setAttr(box, 'aria-busy', String(!!s.computing));
-  el.predictionMeter.hidden = true;
+  setHidden(el.predictionMeter, true);
   if (s.computing && box.dataset.label === 'similarity') return;
   const sim = s.similarity;
   if (sim) {
@@ -91,7 +91,7 @@ function paintPrediction(el, s, t, mechName) {
     box.dataset.label = p.label;
     box.dataset.probability = String(p.probability);
     setText(el.predictionValue, t('prediction_value', { label: t(`sentiment_${p.label}`), p: percent }));
-    el.predictionMeter.hidden = false;
+    setHidden(el.predictionMeter, false);
     el.predictionMeter.value = p.probability;
     setTitle(el.predictionMeter, t('prediction_meter', { p: percent }));
     setText(el.predictionReason, '');
@@ -99,7 +99,7 @@ function paintPrediction(el, s, t, mechName) {
     box.dataset.label = 'none';
     delete box.dataset.probability;
     setText(el.predictionValue, '—');
-    el.predictionMeter.hidden = true;
+    setHidden(el.predictionMeter, true);
     setText(el.predictionReason, t(reason(s)));
   }
 }
@@ -107,9 +107,9 @@ function paintPrediction(el, s, t, mechName) {
 function paintTrainedWith(el, s, t, mechName) {
   const info = s.modelInfo;
   const trainedWith = info?.trained && !s.spec ? info.trained_with : null;
-  el.trainedWith.hidden = !trainedWith;
+  setHidden(el.trainedWith, !trainedWith);
   if (!trainedWith) {
-    el.movedAway.hidden = true;
+    setHidden(el.movedAway, true);
     return;
   }
   const comma = s.lang === 'zh' ? '，' : ', ';
@@ -130,7 +130,7 @@ function paintTrainedWith(el, s, t, mechName) {
   // Only what the reader moved: an author's figure (attributes, a shared address) is not
   // "moved away" for the reader, and offers no button that would undo it.
   const moved = readerMoved(s.view?.moved_away ?? [], s.readerMoved);
-  el.movedAway.hidden = moved.length === 0;
+  setHidden(el.movedAway, moved.length === 0);
   if (moved.length) {
     const list = moved.map((m) => t(`moved_${m}`)).join(s.lang === 'zh' ? '、' : ', ');
     setText(el.movedAwayText, t('moved_away', { what: list }));

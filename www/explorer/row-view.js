@@ -4,6 +4,8 @@
 // maps) and the pointer (the hovered key is highlighted here and in the maps, and its
 // arithmetic shows in the readout).
 
+import { setHidden } from './dom.js';
+
 export class RowView {
   #view;
   /** The key under the pointer on the row chart, or null. */
@@ -41,7 +43,7 @@ export class RowView {
     const row = v.state.row;
     const el = v.el;
     const show = row >= 1 && row <= (v.view?.tokens ?? 0) && !v.isEmpty() && v.state.view !== 'compare';
-    el.rowView.hidden = !show;
+    setHidden(el.rowView, !show);
     if (!show) return;
     const canvas = el.rowCanvas;
     const dpr = globalThis.devicePixelRatio || 1;

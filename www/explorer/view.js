@@ -35,6 +35,7 @@ import { Readouts } from './readouts.js';
 import { Placement } from './layout.js';
 import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
+import { setHidden } from './dom.js';
 
 export class ExplorerView {
   /** Whether a frame (`#frame`) is running: a panic during it restarts nothing at once. */
@@ -412,10 +413,10 @@ export class ExplorerView {
     this.#applyEngine();
     const empty = this.isEmpty();
     const mode = this.state.view;
-    this.el.emptyHint.hidden = !empty || this.specs.expected;
-    this.el.maps.hidden = empty || mode === 'compare';
-    this.el.compare.hidden = empty || mode !== 'compare';
-    this.el.walk.hidden = mode !== 'walk' || empty;
+    setHidden(this.el.emptyHint, !empty || this.specs.expected);
+    setHidden(this.el.maps, empty || mode === 'compare');
+    setHidden(this.el.compare, empty || mode !== 'compare');
+    setHidden(this.el.walk, mode !== 'walk' || empty);
     this.#controls.setExportEnabled(!empty);
     this.#controls.fillStages(this.view.stages, this.state.all_heads_stage || this.view.final_stage);
     paintVisibility(this, this.#controls, this.#allowedControls());

@@ -13,7 +13,7 @@
 // Zooming recomputes no map: the engine's caches hold the whole maps, and a render draws only
 // the window's cells, labels and mask.
 
-import { setAttr } from './dom.js';
+import { setAttr, setHidden } from './dom.js';
 import { centreOn, follow, MIN_VIEWPORT, panBy, viewportOf, zoomAt, ZOOM_FROM, ZOOM_STEP } from './viewport.js';
 
 /** A drag shorter than this (CSS px) is a click, which selects a cell. */
@@ -72,7 +72,7 @@ export class Zoom {
     const active = !comparing && (allowed === null || allowed.has('zoom')) && (long || !this.shown.whole);
     if (active && !this.active) this.#overviewCss = 0;
     this.active = active;
-    el.zoom.hidden = !this.active;
+    setHidden(el.zoom, !this.active);
     el.maps.classList.toggle('zoomable', this.active);
     el.maps.classList.toggle('zoomed', this.active && !this.shown.whole);
   }
@@ -100,7 +100,7 @@ export class Zoom {
     put('top', `${(100 * row) / rows}%`);
     put('width', `${(100 * Math.min(size, cols)) / cols}%`);
     put('height', `${(100 * Math.min(size, rows)) / rows}%`);
-    el.zoomWindow.hidden = whole;
+    setHidden(el.zoomWindow, whole);
     setAttr(el.zoomOverview, 'aria-label', t('zoom_overview_label', { status: el.zoomStatus.textContent }));
     this.#keepAnchor();
   }
