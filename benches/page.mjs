@@ -17,9 +17,8 @@
 // 5. a cross-check on the real page (www/index.html): its own frame time for shift ticks;
 // 6. the real page's all-heads view at 2,048 tokens × 8 heads after a typed word (every head's
 //    maps new): the time until every head is drawn and the longest main-thread task
-//    (PerformanceObserver 'longtask') and gap between frames meanwhile, with the heads' Web
-//    Worker and without it (`Worker` removed: every head in steps on the main thread, as before
-//    the worker), alternating, in one session.
+//    (PerformanceObserver 'longtask') and gap between frames meanwhile, on the page's one path
+//    for heavy work (no Web Worker since issue 18).
 //
 // Usage: node benches/page.mjs [--quick] [--engine-only] [--all-heads-only] [--reps N] [--out DIR] [--tokens L,L,…]
 //   --quick        one small size, few repetitions: the CI smoke run (asserts no timings, only
@@ -281,7 +280,7 @@ async function realPage(h, tokens, text, reps) {
       return out;
     }, [reps]);
     if (!frames || errors.length) return null;
-    const canvases = await page.evaluate(() => document.querySelectorAll('canvas.map-canvas').length);
+    const canvases = await page.evaluate(() => window.diffattn.root.querySelectorAll('canvas.map-canvas').length);
     return { tokens, maps: canvases, stats: summary(frames, ['frame_ms', 'compute_ms', 'draw_ms']) };
   } finally {
     await context.close();
@@ -289,18 +288,17 @@ async function realPage(h, tokens, text, reps) {
 }
 
 // ---------------------------------------------------------------------------------------
-// 6. The all-heads view at 2,048 × 8 on the real page, with and without the heads' worker
+// 6. The all-heads view at 2,048 × 8 on the real page
 
 const ALL_HEADS_WORDS = 'the film was not good but the actors were wonderful and the music stayed with me long after'.split(' ');
 const allHeadsText = (n, first) => [first, ...Array.from({ length: n - 1 }, (_, i) => ALL_HEADS_WORDS[i % ALL_HEADS_WORDS.length])].join(' ');
 
 async function allHeadsPage(h, reps, tokens = 2048, heads = 8) {
-  const modes = { worker: [], main: [] };
+  const modes = { page: [] };
   const pages = {};
   try {
     for (const mode of Object.keys(modes)) {
       const { page, context, errors } = await h.newPage({ width_px: 1280, height_px: 800 });
-      if (mode === 'main') await page.addInitScript(() => delete window.Worker);
       const query = new URLSearchParams({ text: allHeadsText(tokens, 'the'), heads: String(heads), all: '1', weights: 'untrained' });
       await page.goto(h.url(`/www/?${query}`));
       await waitForReady(page);
@@ -313,7 +311,7 @@ async function allHeadsPage(h, reps, tokens = 2048, heads = 8) {
         const sample = await page.evaluate(async ([text]) => {
           const d = window.diffattn;
           // Long tasks of the heads: after the first render (which computes and draws the shown
-          // head, the same with or without a worker).
+          // head).
           const renders = d.timings.renders;
           let firstRender = Infinity;
           const waitRender = () => {
@@ -353,7 +351,7 @@ async function allHeadsPage(h, reps, tokens = 2048, heads = 8) {
             if (e.startTime > firstRender) heads = Math.max(heads, e.duration);
           }
           const after = d.call((ex) => ex.recomputations());
-          return { done_ms, longest_task_ms: longest, heads_task_ms: heads, blocking_ms: blocking, longest_gap_ms: gap, maps: after.maps - before.maps, adopted: after.adopted - before.adopted, pending: d.call((ex) => ex.pending_heads()) };
+          return { done_ms, longest_task_ms: longest, heads_task_ms: heads, blocking_ms: blocking, longest_gap_ms: gap, maps: after.maps - before.maps, pending: d.call((ex) => ex.pending_heads()) };
         }, [allHeadsText(tokens, ALL_HEADS_WORDS[i % ALL_HEADS_WORDS.length] === 'the' ? 'a' : ALL_HEADS_WORDS[i % ALL_HEADS_WORDS.length])]);
         if (i > 0) modes[mode].push(sample);
       }
@@ -364,19 +362,19 @@ async function allHeadsPage(h, reps, tokens = 2048, heads = 8) {
   }
   const out = { tokens, heads, reps };
   for (const [mode, samples] of Object.entries(modes)) {
-    out[mode] = { samples, stats: summary(samples, ['done_ms', 'longest_task_ms', 'heads_task_ms', 'blocking_ms', 'longest_gap_ms']), maps: samples.map((s) => s.maps), adopted: samples.map((s) => s.adopted) };
+    out[mode] = { samples, stats: summary(samples, ['done_ms', 'longest_task_ms', 'heads_task_ms', 'blocking_ms', 'longest_gap_ms']), maps: samples.map((s) => s.maps) };
   }
   return out;
 }
 
 function allHeadsReport(a) {
   const lines = [`### The all-heads view at ${a.tokens} tokens × ${a.heads} heads, a typed word (www/index.html, ${a.reps} each, alternating), ms: median (p95)`, ''];
-  lines.push('| heads computed | every head drawn after | longest main-thread task | longest after the first render | blocking time (Σ task − 50 ms) | longest gap between frames | per word: maps here / adopted |');
+  lines.push('| heads computed | every head drawn after | longest main-thread task | longest after the first render | blocking time (Σ task − 50 ms) | longest gap between frames | per word: maps computed |');
   lines.push('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
-  for (const [mode, name] of [['main', 'on the main thread (no Worker)'], ['worker', 'in the Web Worker']]) {
+  for (const [mode, name] of [['page', 'on the page, in pieces between frames']]) {
     const s = a[mode].stats;
     const cell = (k) => `${ms(s[k].median)} (${ms(s[k].p95)})`;
-    lines.push(`| ${name} | ${cell('done_ms')} | ${cell('longest_task_ms')} | ${cell('heads_task_ms')} | ${cell('blocking_ms')} | ${cell('longest_gap_ms')} | ${[...new Set(a[mode].maps)].join(',')} / ${[...new Set(a[mode].adopted)].join(',')} |`);
+    lines.push(`| ${name} | ${cell('done_ms')} | ${cell('longest_task_ms')} | ${cell('heads_task_ms')} | ${cell('blocking_ms')} | ${cell('longest_gap_ms')} | ${[...new Set(a[mode].maps)].join(',')} |`);
   }
   return lines.join('\n');
 }
