@@ -81,6 +81,16 @@ test('the lesson opens from its address with every model answering and four bar 
   const marked = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('.lesson-token.answer')].map((n) => n.textContent));
   assert.deepEqual(marked, ['42']);
   await screenshot(page, 'lesson-1280');
+  // A share below 0 (a difference map's) is explained, naming exactly the models with one.
+  const negative = Object.entries(b).filter(([, v]) => v.answer < 0 || v.noise < 0).map(([m]) => m);
+  assert.ok(negative.includes('diff_transformer'), `the default text gives diff_transformer a negative share: ${JSON.stringify(b)}`);
+  const note = await page.evaluate(() => {
+    const n = window.diffattn.root.getElementById('lesson-negative');
+    return { hidden: n.hidden, text: n.textContent };
+  });
+  assert.equal(note.hidden, false);
+  assert.match(note.text, /below 0/);
+  for (const m of Object.keys(b)) assert.equal(note.text.includes(`${m},`) || note.text.includes(`${m})`), negative.includes(m), `${m} named exactly when its share is below 0: ${note.text}`);
   assert.deepEqual(errors, []);
 });
 

@@ -33,6 +33,7 @@ const MARKUP = `
     <div class="lesson-results">
       <h3 id="lesson-bars-title"></h3>
       <div id="lesson-bars"></div>
+      <p class="lesson-small" id="lesson-negative" hidden></p>
       <ul class="lesson-answers" id="lesson-answers"></ul>
       <div class="lesson-knobs" id="lesson-knobs"></div>
       <p class="lesson-small" id="lesson-honest"></p>
@@ -286,6 +287,10 @@ export class RetrievalLesson {
     const groups = asked.models.filter((m) => m.layers).map((m) => ({ name: m.name, ...m.layers[Math.min(layer, m.layers.length) - 1] }));
     const width = Math.max(280, Math.min(560, e.bars.clientWidth || 480));
     e.bars.replaceChildren(groups.length ? barChart(groups, { answer: lt('bar_answer'), noise: lt('bar_noise') }, width) : '');
+    // A share below 0 (a difference map's): what it means, for the models that have one.
+    const negative = groups.filter((g) => g.answer < 0 || g.noise < 0).map((g) => g.name);
+    e.negative.hidden = negative.length === 0;
+    e.negative.textContent = negative.length ? lt('negative_share', { models: negative.join(', ') }) : '';
     // Answers.
     e.answers.replaceChildren(
       ...asked.models.map((m) => {
