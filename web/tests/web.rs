@@ -7,44 +7,13 @@
 use diffattn_web::Explorer;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+use web_sys::CanvasRenderingContext2d;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn get(v: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(v, &JsValue::from_str(key)).expect("property")
-}
+mod support;
 
-fn num(v: &JsValue, key: &str) -> f64 {
-    get(v, key)
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key} is not a number"))
-}
-
-fn error_message(e: wasm_bindgen::JsError) -> String {
-    let v: JsValue = e.into();
-    get(&v, "message").as_string().unwrap_or_default()
-}
-
-fn canvases(n: usize, width: u32, height: u32) -> Vec<HtmlCanvasElement> {
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .expect("document");
-    let body = document.body().expect("body");
-    (0..n)
-        .map(|_| {
-            let c: HtmlCanvasElement = document
-                .create_element("canvas")
-                .expect("canvas")
-                .dyn_into()
-                .expect("a canvas element");
-            c.set_width(width);
-            c.set_height(height);
-            body.append_child(&c).expect("attach");
-            c
-        })
-        .collect()
-}
+use support::{canvases, error_message, get, num};
 
 /// The whole shown map of `stage`, through a window as large as any map, once the shown head's
 /// work is done (a window computes nothing).
