@@ -5,8 +5,8 @@
 
 use super::frame::FrameParts;
 use super::grid::{
-    cell_px_of, label_font, legend_entry_px, legend_min_width_px, plot_width, rect, GridLayout,
-    GridPlace, GridSpec,
+    cell_px_of, label_font, largest_fitting, legend_entry_px, legend_min_width_px, plot_width,
+    rect, GridLayout, GridPlace, GridSpec,
 };
 use super::layout::{Bands, LayoutSpec};
 
@@ -47,37 +47,7 @@ pub fn fit_focus(spec: &GridSpec, focus: usize) -> GridLayout {
 
 /// The arrangement with `across` thumbnails a row and the largest focus that fits.
 fn largest(spec: &GridSpec, focus: usize, across: usize) -> GridLayout {
-    let rows = spec.maps.iter().map(|m| m.rows).max().unwrap_or(0).max(1) as u64;
-    let cap = match spec.max_plot_px {
-        0 => u64::from(u32::MAX / 2),
-        p => u64::from(p),
-    };
-    let fits = |plot: u64| {
-        let layout = arrange(spec, focus, across, plot as u32);
-        layout.width_px <= spec.width_px && spec.height_px.is_none_or(|h| layout.height_px <= h)
-    };
-    let (mut lo, mut hi) = (0_u64, (cap / rows).max(1) + 1);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if fits(mid * rows) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    if lo >= 1 {
-        return arrange(spec, focus, across, (lo * rows).min(cap) as u32);
-    }
-    let (mut lo, mut hi) = (1_u64, rows.min(cap + 1));
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    arrange(spec, focus, across, lo as u32)
+    largest_fitting(spec, |plot| arrange(spec, focus, across, plot))
 }
 
 /// The focus `plot_px` tall, the thumbnails `across` a row on its left.

@@ -211,17 +211,23 @@ enum Short {
 
 /// [`largest`] with the short row given.
 fn largest_with(spec: &GridSpec, cols: usize, short: Short) -> GridLayout {
+    largest_fitting(spec, |plot| arrange(spec, cols, short, plot))
+}
+
+/// The layout `arrange` makes with the largest plot (in device pixels) that fits the room of
+/// `spec`, capped at its `max_plot_px`: whole pixels per cell where at least one fits, the
+/// largest by bisection (the room a plot needs grows with it, labels included); else the
+/// largest plot under a pixel a cell. Shared by the grid and the walk's focus layout.
+pub(super) fn largest_fitting(spec: &GridSpec, arrange: impl Fn(u32) -> GridLayout) -> GridLayout {
     let rows = spec.maps.iter().map(|m| m.rows).max().unwrap_or(0).max(1) as u64;
     let cap = match spec.max_plot_px {
         0 => u64::from(u32::MAX / 2),
         p => u64::from(p),
     };
     let fits = |plot: u64| {
-        let layout = arrange(spec, cols, short, plot as u32);
+        let layout = arrange(plot as u32);
         layout.width_px <= spec.width_px && spec.height_px.is_none_or(|h| layout.height_px <= h)
     };
-    // Whole pixels per cell where at least one fits: the largest cell by bisection (the room
-    // a plot needs grows with it, labels included); else the largest plot under a pixel a cell.
     let (mut lo, mut hi) = (0_u64, (cap / rows).max(1) + 1);
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
@@ -232,7 +238,7 @@ fn largest_with(spec: &GridSpec, cols: usize, short: Short) -> GridLayout {
         }
     }
     if lo >= 1 {
-        return arrange(spec, cols, short, (lo * rows).min(cap) as u32);
+        return arrange((lo * rows).min(cap) as u32);
     }
     let (mut lo, mut hi) = (1_u64, rows.min(cap + 1));
     while hi - lo > 1 {
@@ -243,7 +249,7 @@ fn largest_with(spec: &GridSpec, cols: usize, short: Short) -> GridLayout {
             hi = mid;
         }
     }
-    arrange(spec, cols, short, lo as u32)
+    arrange(lo as u32)
 }
 
 /// A place in the grid: (row, column).
