@@ -61,23 +61,9 @@ impl Explorer {
         let head = self.state.head();
         let labels = self.shared_labels(&shown);
         let drawn: Vec<(StageId, usize)> = shown.iter().map(|&s| (s, head)).collect();
-        let scales = self.scales(&drawn);
-        self.keep_legend(&drawn, &scales);
-        self.layouts.clear();
-        self.drawn_parts.clear();
-        for (i, ((canvas, &(stage, head)), scale)) in
-            canvases.iter().zip(&drawn).zip(scales).enumerate()
-        {
-            let (parts, font) = self.parts_of(&drawn, false, i, font_px);
-            let title = if parts == FrameParts::ALL {
-                stage.label()
-            } else {
-                ""
-            };
-            let layout = self.draw(canvas, i, stage, head, title, font, parts, &labels, scale)?;
-            self.layouts.push(layout);
-            self.drawn_parts.push(parts);
-        }
+        self.draw_maps(&canvases, &drawn, &labels, font_px, |stage, _| {
+            stage.label().to_string()
+        })?;
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
             draw_ms: now_ms() - t1,
@@ -106,23 +92,9 @@ impl Explorer {
         let labels = self.shared_labels(&[stage]);
         let drawn: Vec<(StageId, usize)> =
             (0..heads.min(canvases.len())).map(|h| (stage, h)).collect();
-        let scales = self.scales(&drawn);
-        self.keep_legend(&drawn, &scales);
-        self.layouts.clear();
-        self.drawn_parts.clear();
-        for (i, ((canvas, &(stage, head)), scale)) in
-            canvases.iter().zip(&drawn).zip(scales).enumerate()
-        {
-            let (parts, font) = self.parts_of(&drawn, false, i, font_px);
-            let title = if parts == FrameParts::ALL {
-                format!("{} · {}", stage.label(), head + 1)
-            } else {
-                String::new()
-            };
-            let layout = self.draw(canvas, i, stage, head, &title, font, parts, &labels, scale)?;
-            self.layouts.push(layout);
-            self.drawn_parts.push(parts);
-        }
+        self.draw_maps(&canvases, &drawn, &labels, font_px, |stage, head| {
+            format!("{} · {}", stage.label(), head + 1)
+        })?;
         to_js(&TimingsJs {
             compute_ms: t1 - t0,
             draw_ms: now_ms() - t1,
@@ -300,6 +272,38 @@ impl Explorer {
 }
 
 impl Explorer {
+    /// Draws `drawn` (a stage of a head each), one per canvas, in the grid's parts and font,
+    /// with the scales they share and the legend kept; `title` names a map that draws its own
+    /// title (a map of the grid has it above, from the page). Keeps each map's layout and parts
+    /// for hit-testing.
+    fn draw_maps(
+        &mut self,
+        canvases: &[HtmlCanvasElement],
+        drawn: &[(StageId, usize)],
+        labels: &SharedLabels,
+        font_px: f32,
+        title: impl Fn(StageId, usize) -> String,
+    ) -> Result<(), JsError> {
+        let scales = self.scales(drawn);
+        self.keep_legend(drawn, &scales);
+        self.layouts.clear();
+        self.drawn_parts.clear();
+        for (i, ((canvas, &(stage, head)), scale)) in
+            canvases.iter().zip(drawn).zip(scales).enumerate()
+        {
+            let (parts, font) = self.parts_of(drawn, false, i, font_px);
+            let title = if parts == FrameParts::ALL {
+                title(stage, head)
+            } else {
+                String::new()
+            };
+            let layout = self.draw(canvas, i, stage, head, &title, font, parts, labels, scale)?;
+            self.layouts.push(layout);
+            self.drawn_parts.push(parts);
+        }
+        Ok(())
+    }
+
     /// Keeps the legend of the maps drawn: the scales they share, and whether any has cells
     /// the mask forbids (`render_legend` draws it).
     fn keep_legend(&mut self, drawn: &[(StageId, usize)], scales: &[Scale]) {
