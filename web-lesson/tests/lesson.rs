@@ -5,16 +5,14 @@
 #![cfg(target_arch = "wasm32")]
 
 use diffattn_lesson::Lesson;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
-use web_sys::CanvasRenderingContext2d;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 #[path = "../../web/tests/support/mod.rs"]
 mod support;
 
-use support::{canvases, error_message, get, num};
+use support::{canvases, context_2d, error_message, get, num};
 
 /// The lesson's handle (`diffattn_lesson::Lesson`, www/explorer/lesson.js): a retrieval file
 /// loads, `ask()` gives the library's answer and the same two shares as
@@ -66,12 +64,7 @@ fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
         .map_err(error_message)
         .expect("render");
     let marks = js_sys::Array::from(&marks);
-    let ctx: CanvasRenderingContext2d = cs[0]
-        .get_context("2d")
-        .unwrap()
-        .unwrap()
-        .dyn_into()
-        .unwrap();
+    let ctx = context_2d(&cs[0]);
     let mut seen = 0;
     for m in marks.iter() {
         if get(&m, "role").as_string().unwrap() != "answer" {

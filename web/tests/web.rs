@@ -7,13 +7,12 @@
 use diffattn_web::Explorer;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
-use web_sys::CanvasRenderingContext2d;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 mod support;
 
-use support::{canvases, error_message, get, num};
+use support::{canvases, context_2d, error_message, get, num};
 
 /// The whole shown map of `stage`, through a window as large as any map, once the shown head's
 /// work is done (a window computes nothing).
@@ -140,12 +139,7 @@ fn render_draws_every_stage_and_hit_testing_finds_cells() {
         );
         // The centre of cell (3, 4) hits that cell, and it is painted (not the background).
         assert_eq!(ex.hit(i, x, y), Some(vec![3, 4]));
-        let ctx: CanvasRenderingContext2d = canvas
-            .get_context("2d")
-            .unwrap()
-            .unwrap()
-            .dyn_into()
-            .unwrap();
+        let ctx = context_2d(&canvas);
         let pixel = ctx.get_image_data(x, y, 1.0, 1.0).unwrap().data().to_vec();
         assert_eq!(pixel[3], 255, "stage {i}: opaque");
         assert!(
@@ -569,12 +563,7 @@ fn a_viewport_draws_part_of_the_map_and_hits_whole_map_cells() {
     }
     // The pixels of the A map at (22, 13) are the colour of that whole-map value: compare
     // with the same cell drawn in a whole-map render with the same scale.
-    let ctx: CanvasRenderingContext2d = cs[0]
-        .get_context("2d")
-        .unwrap()
-        .unwrap()
-        .dyn_into()
-        .unwrap();
+    let ctx = context_2d(&cs[0]);
     let rect = ex.cell_rect(0, 22, 13).map_err(error_message).unwrap();
     let zoomed = ctx
         .get_image_data(num(&rect, "x") + 2.0, num(&rect, "y") + 2.0, 1.0, 1.0)
@@ -618,7 +607,7 @@ fn the_overview_fills_its_canvas_with_the_whole_map() {
     ex.render_overview(c.clone(), "")
         .map_err(error_message)
         .unwrap();
-    let ctx: CanvasRenderingContext2d = c.get_context("2d").unwrap().unwrap().dyn_into().unwrap();
+    let ctx = context_2d(&c);
     let data = ctx
         .get_image_data(0.0, 0.0, 128.0, 128.0)
         .unwrap()

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::HtmlCanvasElement;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 pub fn get(v: &JsValue, key: &str) -> JsValue {
     js_sys::Reflect::get(v, &JsValue::from_str(key)).expect("property")
@@ -39,4 +39,14 @@ pub fn canvases(n: usize, width: u32, height: u32) -> Vec<HtmlCanvasElement> {
             c
         })
         .collect()
+}
+
+/// `canvas`'s 2D context, for reading back its pixels.
+pub fn context_2d(canvas: &HtmlCanvasElement) -> CanvasRenderingContext2d {
+    canvas
+        .get_context("2d")
+        .expect("get_context")
+        .expect("a 2D context")
+        .dyn_into()
+        .expect("a CanvasRenderingContext2d")
 }
