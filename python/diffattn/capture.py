@@ -1,9 +1,14 @@
 """Capturing one attention layer of a real model as a stages spec (docs/MODELS.md).
 
-`capture(model, input_ids, layer=N)` runs a Hugging Face transformers model once (DiffLlama,
-Llama, Mistral, Qwen2) and records, through a forward pre-hook on layer N's attention module,
-the vectors entering it (after the input RMSNorm), the positions and the rotary tables the
-model passed it; then it reads the layer's weights. `capture_module(module, x)` does the same
+`capture(model, input_ids, layer=N)` runs a Hugging Face transformers model once and records,
+through a forward pre-hook on layer N's attention module, the vectors entering it (after the
+layer's norm where the model normalises first), the mask and, for rotary decoders, the
+positions and rotary tables the model passed it; then it reads the layer's weights. Rotary
+decoders: DiffLlama, Llama, Mistral, Qwen2. Encoders with absolute positions (already in the
+vectors entering the layer) and biases: BERT, RoBERTa, DistilBERT (and so all-MiniLM-L6-v2, a
+BERT). GPT-2 (its fused `c_attn` and `c_proj` are `Conv1D`s, weights stored `[in, out]`;
+causal). ViT (`pixel_values=` instead of input ids; its tokens are `[CLS]` and the patches,
+labelled by their row and column). `capture_module(module, x)` does the same
 for the official Differential Transformer modules of microsoft/unilm (V1 `MultiheadDiffAttn`,
 V2 `MultiheadFlashDiffV2`), which take their input and rotary tables from the caller.
 
@@ -19,6 +24,15 @@ from .reference import validate
 
 STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2")
 DIFF_MODEL_TYPES = ("diffllama",)
+# Families without rotary positions, by the module path of layer N's attention (transformers 5).
+ABSOLUTE_MODEL_TYPES = {
+    "bert": r"encoder\.layer\.(\d+)\.attention",
+    "roberta": r"encoder\.layer\.(\d+)\.attention",
+    "distilbert": r"transformer\.layer\.(\d+)\.attention",
+    "gpt2": r"h\.(\d+)\.attn",
+    "vit": r"layers\.(\d+)\.attention",
+}
+MODEL_TYPES = STANDARD_MODEL_TYPES + DIFF_MODEL_TYPES + tuple(ABSOLUTE_MODEL_TYPES)
 
 
 def _lambda_init(depth):
@@ -91,44 +105,66 @@ def _rope_fields(rotary_emb, config, cos, sin, positions):
     return rope
 
 
-def _check_mask(mask, tokens, window):
-    """The captured additive mask must be the plain causal mask (with an optional sliding window)."""
+def _check_mask(mask, tokens, window, causal=True):
+    """The captured additive mask must be the plain causal mask (with an optional sliding
+    window), or for an encoder allow every key (or be absent)."""
     if mask is None:
         return
-    allowed = _np(mask).reshape(-1, tokens, tokens)
-    if allowed.shape[0] != 1:
-        raise ValueError("attention_mask: capture takes one sequence")
-    allowed = allowed[0] > np.finfo(np.float32).min / 2
+    boolean = str(getattr(mask, "dtype", "")) == "torch.bool"
+    allowed = mask.detach().cpu().numpy() if boolean else _np(mask)
+    if allowed.ndim <= 2 and allowed.size == tokens:  # a padding mask (1, L) over the keys: 1 keeps a key
+        allowed = np.broadcast_to(allowed.reshape(1, tokens) > 0.5, (tokens, tokens))[None]
+    else:
+        allowed = allowed.reshape(-1, tokens, tokens)
+        if allowed.shape[0] != 1:
+            raise ValueError("attention_mask: capture takes one sequence")
+        # A boolean mask keeps a key where it is true; an additive one where it is not -inf.
+        allowed = allowed if boolean else allowed > np.finfo(np.float32).min / 2
+    allowed = allowed[0]
     i, j = np.arange(tokens)[:, None], np.arange(tokens)[None, :]
-    want = j <= i
+    want = j <= i if causal else np.ones((tokens, tokens), dtype=bool)
     if window is not None:
         want &= i - j <= window
     if not np.array_equal(allowed, want):
-        raise ValueError("attention_mask: capture supports one unpadded sequence with the model's causal mask")
+        what = "the model's causal mask" if causal else "every key allowed"
+        raise ValueError(f"attention_mask: capture supports one unpadded sequence with {what}")
 
 
-def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None):
+def _one_sequence(input_ids):
+    import torch
+
+    ids = torch.as_tensor(input_ids, dtype=torch.long)
+    ids = ids.reshape(1, -1) if ids.dim() == 1 else ids
+    if ids.shape[0] != 1:
+        raise ValueError(f"input_ids: capture takes one sequence, found a batch of {ids.shape[0]}")
+    return ids
+
+
+def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None):
     """Runs `model` once on `input_ids` and returns layer `layer`'s attention as a stages spec.
 
-    `input_ids`: a list of ints or a (1, L) / (L,) tensor. `tokens`: axis labels; by default the
-    tokenizer's string for each id when `tokenizer` is given. `name` goes to the spec's `model`
-    field (default: the config's name or the model's class). `position_ids`: positions to run
-    with (default 0 .. L-1). Supports DiffLlama, Llama, Mistral and Qwen2 models.
+    `input_ids`: a list of ints or a (1, L) / (L,) tensor (None for ViT, which takes
+    `pixel_values`, one image (1, C, H, W)). `tokens`: axis labels; by default the tokenizer's
+    string for each id when `tokenizer` is given (ViT's are `[CLS]` and `r{row}c{col}` for
+    each patch). `name` goes to the spec's `model` field (default: the config's name or the
+    model's class). `position_ids`: positions to run with (rotary decoders; default 0 .. L-1).
+    Supports DiffLlama, Llama, Mistral, Qwen2, BERT, RoBERTa, DistilBERT, GPT-2 and ViT models.
     """
     import torch
 
     config = model.config
     model_type = getattr(config, "model_type", None)
-    if model_type not in STANDARD_MODEL_TYPES + DIFF_MODEL_TYPES:
-        raise TypeError(f"model_type {model_type!r}: capture supports {', '.join(STANDARD_MODEL_TYPES + DIFF_MODEL_TYPES)}")
+    if model_type not in MODEL_TYPES:
+        raise TypeError(f"model_type {model_type!r}: capture supports {', '.join(MODEL_TYPES)}")
+    if model_type in ABSOLUTE_MODEL_TYPES:
+        return _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, name, position_ids, pixel_values)
+    if pixel_values is not None:
+        raise TypeError(f"pixel_values: {model_type} takes input_ids")
     layers, rotary_emb = _decoder_parts(model)
     if not isinstance(layer, int) or not 0 <= layer < len(layers):
         raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
     attn = layers[layer].self_attn
-    ids = torch.as_tensor(input_ids, dtype=torch.long)
-    ids = ids.reshape(1, -1) if ids.dim() == 1 else ids
-    if ids.shape[0] != 1:
-        raise ValueError(f"input_ids: capture takes one sequence, found a batch of {ids.shape[0]}")
+    ids = _one_sequence(input_ids)
     n = ids.shape[1]
     if position_ids is not None:
         position_ids = torch.as_tensor(position_ids, dtype=torch.long).reshape(1, n)
@@ -183,6 +219,138 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     spec.update(_projections(attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj))
     spec["rope"] = _rope_fields(rotary_emb, config, cos, sin, positions)
     return validate(_ordered(spec))
+
+
+def _attention_layers(model, model_type):
+    """Layer index → attention module, found by the family's module path (any wrapper around
+    the base model: BertForMaskedLM's `bert.encoder.layer.N.attention` matches too)."""
+    import re
+
+    pattern = re.compile(r"(?:^|\.)" + ABSOLUTE_MODEL_TYPES[model_type] + "$")
+    found = {}
+    for path, module in model.named_modules():
+        m = pattern.search(path)
+        if m and not getattr(module, "is_cross_attention", False):
+            found.setdefault(int(m.group(1)), module)
+    if not found or sorted(found) != list(range(len(found))):
+        raise TypeError(f"{type(model).__name__}: no attention layers at {ABSOLUTE_MODEL_TYPES[model_type]!r}")
+    return [found[i] for i in range(len(found))]
+
+
+class _Conv1D:
+    """GPT-2's `Conv1D` (y = x·W + b, W stored [in, out]) seen as an nn.Linear (W stored [out, in])."""
+
+    def __init__(self, weight, bias):
+        self.weight = weight.t()
+        self.bias = bias
+
+
+def _absolute_projections(model_type, attn, d):
+    """(q, k, v, o) as nn.Linear-like modules, the scores' scale, heads, and whether causal."""
+    config_heads = None
+    if model_type in ("bert", "roberta"):
+        core = attn.self
+        q, k, v, o = core.query, core.key, core.value, attn.output.dense
+        scale, heads = core.scaling, core.num_attention_heads
+        causal = bool(getattr(core, "is_causal", False) or getattr(core, "is_decoder", False))
+    elif model_type == "distilbert":
+        q, k, v, o = attn.q_lin, attn.k_lin, attn.v_lin, attn.out_lin
+        scale, config_heads = attn.scaling, "n_heads"
+        causal = bool(getattr(attn, "is_causal", False))
+    elif model_type == "vit":
+        q, k, v, o = attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj
+        scale, config_heads = attn.scaling, "num_attention_heads"
+        causal = bool(getattr(attn, "is_causal", False))
+    else:  # gpt2: c_attn holds [W_q | W_k | W_v] side by side, [in, 3·d].
+        w, b = attn.c_attn.weight, attn.c_attn.bias
+        q, k, v = (_Conv1D(w[:, i * d : (i + 1) * d], None if b is None else b[i * d : (i + 1) * d]) for i in range(3))
+        o = _Conv1D(attn.c_proj.weight, attn.c_proj.bias)
+        scale, heads, causal = attn.scaling, attn.num_heads, bool(attn.is_causal)
+    if config_heads is not None:
+        heads = getattr(attn, "num_heads", None) or getattr(attn, "n_heads", None) or getattr(attn.config, config_heads)
+    return (q, k, v, o), float(scale), int(heads), causal
+
+
+def _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, name, position_ids, pixel_values):
+    """capture() for the families whose positions are already in the vectors entering a layer."""
+    import torch
+
+    layers = _attention_layers(model, model_type)
+    if not isinstance(layer, int) or not 0 <= layer < len(layers):
+        raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
+    if position_ids is not None:
+        raise TypeError(f"position_ids: {model_type} adds its positions before the first layer; capture runs it with its own")
+    attn = layers[layer]
+    if model_type == "vit":
+        if input_ids is not None or pixel_values is None:
+            raise TypeError("vit: give pixel_values (one image), not input_ids")
+        pixels = torch.as_tensor(pixel_values, dtype=torch.float32)
+        pixels = pixels.unsqueeze(0) if pixels.dim() == 3 else pixels
+        if pixels.dim() != 4 or pixels.shape[0] != 1:
+            raise ValueError(f"pixel_values: capture takes one image (1, C, H, W), found shape {tuple(pixels.shape)}")
+        inputs = {"pixel_values": pixels}
+    else:
+        if pixel_values is not None:
+            raise TypeError(f"pixel_values: {model_type} takes input_ids")
+        ids = _one_sequence(input_ids)
+        inputs = {"input_ids": ids}
+
+    seen = {}
+
+    def pre_hook(module, args, kwargs):
+        seen["x"] = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
+        seen["mask"] = kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
+
+    handle = attn.register_forward_pre_hook(pre_hook, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            model(**inputs)
+    finally:
+        handle.remove()
+    if "x" not in seen:
+        raise RuntimeError(f"layer {layer}'s attention did not run")
+
+    x = _np(seen["x"])
+    if x.ndim != 3 or x.shape[0] != 1:
+        raise ValueError(f"the attention's input has shape {x.shape}: capture takes one sequence")
+    x = x[0]
+    n, d = x.shape
+    (q, k, v, o), scale, heads, causal = _absolute_projections(model_type, attn, d)
+    if d % heads:
+        raise TypeError(f"hidden size {d} is not a multiple of the {heads} heads")
+    head_dim = d // heads
+    if not math.isclose(scale, head_dim**-0.5, rel_tol=1e-9):
+        raise TypeError(f"scaling {scale}: the format scales scores by 1/sqrt(head_dim) (GPT-2's scale_attn_by_inverse_layer_idx and unscaled scores are not described)")
+    _check_mask(seen["mask"], n, None, causal)
+
+    if model_type == "vit":
+        if tokens is None:
+            tokens = _patch_labels(model, pixels, n)
+        labels = _token_labels(list(range(n)), tokens, None)
+    else:
+        labels = _token_labels(ids[0].tolist(), tokens, tokenizer)
+    spec = {
+        "mechanism": "standard",
+        "model": name or getattr(model.config, "name_or_path", "") or type(model).__name__,
+        "layer": layer,
+        "heads": heads,
+        "causal": causal,
+        "head_dim": head_dim,
+    }
+    if labels is not None:
+        spec["tokens"] = labels
+    spec["x"] = x
+    spec.update(_projections(q, k, v, o))
+    return validate(_ordered(spec))
+
+
+def _patch_labels(model, pixels, n):
+    """ViT's tokens: `[CLS]`, then `r{row}c{col}` for each patch in row-major order (from 1)."""
+    patch = model.config.patch_size
+    rows, cols = pixels.shape[2] // patch, pixels.shape[3] // patch
+    if 1 + rows * cols != n:
+        raise ValueError(f"vit: {n} tokens for {rows} x {cols} patches and [CLS]")
+    return ["[CLS]"] + [f"r{r + 1}c{c + 1}" for r in range(rows) for c in range(cols)]
 
 
 def _diffllama_fields(attn, heads, kv_heads):

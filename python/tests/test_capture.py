@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from helpers import relative_error, stack
+from helpers import ROOT, relative_error, stack
 
 import diffattn
 
@@ -107,15 +107,110 @@ def test_tokens_come_from_the_tokenizer():
     [
         ("llama", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
         ("llama", [1, 2, 3], 2, ValueError, "layer: expected 0 to 1"),
-        ("gpt2", [1, 2, 3], 0, TypeError, "model_type 'gpt2'"),
+        ("gpt2", [1, 2, 3], 1, ValueError, "layer: expected 0 to 0"),
+        ("gpt2", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
         # Qwen3 normalises each query and key head: not an attention the format describes.
-        ("qwen3", [1, 2, 3], 0, TypeError, "model_type 'qwen3': capture supports llama, mistral, qwen2, diffllama"),
+        ("qwen3", [1, 2, 3], 0, TypeError, "model_type 'qwen3': capture supports llama, mistral, qwen2, diffllama, bert, roberta, distilbert, gpt2, vit"),
     ],
 )
 def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
     model = _model(family, **({"head_dim": 8} if family == "qwen3" else {}))
     with pytest.raises(error, match=words):
         diffattn.capture(model, ids, layer=layer)
+
+
+# The families whose positions are in the vectors entering the layer: model, the module whose
+# output is the attention's output projection, and the model's inputs.
+ABSOLUTE = {
+    "bert": lambda: transformers.BertModel(transformers.BertConfig(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32, attn_implementation="eager")),
+    "roberta": lambda: transformers.RobertaModel(transformers.RobertaConfig(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32, attn_implementation="eager")),
+    "distilbert": lambda: transformers.DistilBertModel(transformers.DistilBertConfig(vocab_size=VOCAB, dim=16, n_layers=2, n_heads=2, hidden_dim=32, attn_implementation="eager")),
+    "gpt2": lambda: transformers.GPT2Model(transformers.GPT2Config(vocab_size=VOCAB, n_embd=16, n_layer=2, n_head=2, attn_implementation="eager")),
+    "vit": lambda: transformers.ViTModel(transformers.ViTConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32, image_size=12, patch_size=4, attn_implementation="eager")),
+}
+OUTPUT_PROJECTION = {
+    "bert": lambda m: m.encoder.layer[1].attention.output.dense,
+    "roberta": lambda m: m.encoder.layer[1].attention.output.dense,
+    "distilbert": lambda m: m.transformer.layer[1].attention.out_lin,
+    "gpt2": lambda m: m.h[1].attn.c_proj,
+    "vit": lambda m: m.layers[1].attention.o_proj,
+}
+
+
+@pytest.mark.parametrize("family", sorted(ABSOLUTE))
+def test_encoder_gpt2_and_vit_captures_reproduce_the_model(family):
+    torch.manual_seed(3)
+    model = ABSOLUTE[family]().eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.4)
+    seen = {}
+    handle = OUTPUT_PROJECTION[family](model).register_forward_hook(lambda m, a, o: seen.update(output=o[0].double().numpy()))
+    try:
+        if family == "vit":
+            inputs = {"pixel_values": torch.randn(1, 3, 12, 12)}
+            spec = diffattn.capture(model, None, layer=1, **inputs)
+        else:
+            inputs = {"input_ids": torch.tensor([[3, 9, 4, 17, 25, 8, 1]])}
+            spec = diffattn.capture(model, inputs["input_ids"], layer=1)
+        with torch.no_grad():
+            maps = model(**inputs, output_attentions=True).attentions[1][0].double().numpy()
+    finally:
+        handle.remove()
+    assert spec["causal"] == (family == "gpt2") and "rope" not in spec
+    got = diffattn.stages(spec)
+    assert relative_error(stack(got, "a"), maps) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+    # Biases are part of every one of these families' projections.
+    assert all(f"b_{p}" in spec for p in "qkvo")
+    if family == "gpt2":
+        # Causal: no query sees a later key.
+        assert np.allclose(np.triu(stack(got, "a")[0], 1), 0)
+    if family == "vit":
+        assert spec["tokens"] == ["[CLS]"] + [f"r{r}c{c}" for r in (1, 2, 3) for c in (1, 2, 3)]
+
+
+def test_a_scale_the_format_does_not_describe_is_refused():
+    model = transformers.GPT2Model(transformers.GPT2Config(vocab_size=VOCAB, n_embd=16, n_layer=2, n_head=2, scale_attn_by_inverse_layer_idx=True, attn_implementation="eager")).eval()
+    assert diffattn.capture(model, [1, 2, 3], layer=0)["heads"] == 2  # layer 0: 1 / (0 + 1)
+    with pytest.raises(TypeError, match="scales scores by 1/sqrt"):
+        diffattn.capture(model, [1, 2, 3], layer=1)
+
+
+def test_vit_takes_pixels_and_the_others_ids():
+    vit = ABSOLUTE["vit"]().eval()
+    with pytest.raises(TypeError, match="give pixel_values"):
+        diffattn.capture(vit, [1, 2, 3], layer=0)
+    with pytest.raises(TypeError, match="pixel_values: bert takes input_ids"):
+        diffattn.capture(ABSOLUTE["bert"]().eval(), [1, 2], layer=0, pixel_values=torch.zeros(1, 3, 12, 12))
+    with pytest.raises(TypeError, match="adds its positions before the first layer"):
+        diffattn.capture(ABSOLUTE["bert"]().eval(), [1, 2], layer=0, position_ids=[3, 4])
+
+
+MINILM = ROOT / ".data" / "minilm"
+
+
+@pytest.mark.skipif(not (MINILM / "model.safetensors").exists(), reason="the real model is fetched by scripts/setup (scripts/fetch-model)")
+def test_the_real_minilm_is_captured_exactly():
+    # all-MiniLM-L6-v2 (docs/MINILM.md): layer 4, head 2 puts most of «it» on «animal».
+    model = transformers.AutoModel.from_pretrained(MINILM, attn_implementation="eager").eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(MINILM)
+    ids = tokenizer("The animal didn't cross the street because it was too tired.")["input_ids"]
+    seen = {}
+    handle = model.encoder.layer[3].attention.output.dense.register_forward_hook(lambda m, a, o: seen.update(output=o[0].double().numpy()))
+    try:
+        spec = diffattn.capture(model, ids, layer=3, tokenizer=tokenizer)
+        with torch.no_grad():
+            maps = model(input_ids=torch.tensor([ids]), output_attentions=True).attentions[3][0].double().numpy()
+    finally:
+        handle.remove()
+    assert spec["heads"] == 12 and spec["head_dim"] == 32 and spec["tokens"][0] == "[CLS]"
+    got = diffattn.stages(spec)
+    assert relative_error(stack(got, "a"), maps) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+    it, animal = spec["tokens"].index("it"), spec["tokens"].index("animal")
+    assert stack(got, "a")[1][it, animal] > 0.6
 
 
 class _Linear:

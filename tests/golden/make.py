@@ -53,6 +53,17 @@ TRANSFORMERS_CASES = [
     ("mistral_L10_H4_kv1_d32_layer1_window4", "mistral", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, sliding_window=4), 1, 10, 0),
 ]
 
+# Families whose positions are in the vectors entering a layer (no rotary tables):
+# (name, family, config fields, layer captured, tokens; for ViT the image side in pixels)
+ABSOLUTE_CASES = [
+    ("bert_L12_H4_d32_layer1", "bert", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4), 1, 12),
+    ("roberta_L9_H4_d32", "roberta", dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=4), 0, 9),
+    ("distilbert_L10_H4_d32_layer1", "distilbert", dict(dim=32, n_layers=2, n_heads=4, hidden_dim=64), 1, 10),
+    ("gpt2_L14_H4_d32_layer1", "gpt2", dict(n_embd=32, n_layer=2, n_head=4), 1, 14),
+    ("gpt2_L33_H2_d16", "gpt2", dict(n_embd=16, n_layer=1, n_head=2), 0, 33),
+    ("vit_L17_H4_d32_patch8_layer1", "vit", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, image_size=32, patch_size=8), 1, 32),
+]
+
 # (name, module, constructor arguments, tokens, rotary_dim or None for head_dim)
 OFFICIAL_CASES = [
     ("official_v1_L1_H1_d16", "v1", dict(embed_dim=16, depth=0, num_heads=1, num_kv_heads=None), 1, None),
@@ -140,6 +151,51 @@ def transformers_cases(out):
         else:
             golden["a"] = weights
         info = {"source": f"{model_cls.__name__} ({source})", "config": fields, "layer": layer, "tokens": n, "first_position": offset}
+        manifest[name] = write_case(out, name, spec, golden, info)
+    return manifest
+
+
+def absolute_cases(out):
+    """BERT, RoBERTa, DistilBERT, GPT-2 and ViT: random weights, eager attention; the maps from
+    the model's own `attentions`, the output from its output projection in the same pass."""
+    import torch
+    import transformers
+
+    families = {
+        "bert": (transformers.BertConfig, transformers.BertModel, lambda m, i: m.encoder.layer[i].attention.output.dense),
+        "roberta": (transformers.RobertaConfig, transformers.RobertaModel, lambda m, i: m.encoder.layer[i].attention.output.dense),
+        "distilbert": (transformers.DistilBertConfig, transformers.DistilBertModel, lambda m, i: m.transformer.layer[i].attention.out_lin),
+        "gpt2": (transformers.GPT2Config, transformers.GPT2Model, lambda m, i: m.h[i].attn.c_proj),
+        "vit": (transformers.ViTConfig, transformers.ViTModel, lambda m, i: m.layers[i].attention.o_proj),
+    }
+    source = f"transformers {transformers.__version__}, torch {torch.__version__}, eager attention, float32, random weights"
+    manifest = {}
+    for seed, (name, family, fields, layer, n) in enumerate(ABSOLUTE_CASES):
+        torch.manual_seed(2000 + seed)
+        config_cls, model_cls, out_proj = families[family]
+        extra = {} if family in ("gpt2", "distilbert", "vit") else {"intermediate_size": 2 * fields["hidden_size"]}
+        vocab = {} if family == "vit" else {"vocab_size": VOCAB}
+        config = config_cls(attn_implementation="eager", **vocab, **extra, **fields)
+        model = model_cls(config).eval()
+        sharpen(model, 0.25)
+        seen = {}
+        handle = out_proj(model, layer).register_forward_hook(lambda m, a, o: seen.update(output=o))
+        try:
+            if family == "vit":
+                pixels = torch.randn(1, 3, n, n)
+                spec = diffattn.capture(model, None, layer=layer, name=f"random {model_cls.__name__}", pixel_values=pixels)
+                with torch.no_grad():
+                    result = model(pixel_values=pixels, output_attentions=True)
+            else:
+                ids = torch.randint(0, VOCAB, (1, n))
+                spec = diffattn.capture(model, ids, layer=layer, name=f"random {model_cls.__name__}", tokens=[f"t{i}" for i in ids[0].tolist()])
+                with torch.no_grad():
+                    result = model(input_ids=ids, output_attentions=True)
+        finally:
+            handle.remove()
+        # capture ran the model once; the second pass (for the maps) must give the same output.
+        golden = {"a": result.attentions[layer][0].detach().double().numpy(), "output": seen["output"][0].detach().double().numpy()}
+        info = {"source": f"{model_cls.__name__} ({source})", "config": fields, "layer": layer, "tokens": len(spec["x"])}
         manifest[name] = write_case(out, name, spec, golden, info)
     return manifest
 
@@ -279,6 +335,7 @@ def main():
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     print("golden: transformers")
     manifest.update(transformers_cases(out))
+    manifest.update(absolute_cases(out))
     if args.unilm:
         if os.environ.get("TRITON_INTERPRET") != "1":
             sys.exit("golden: the official code needs TRITON_INTERPRET=1 (scripts/golden-transformers sets it)")
