@@ -4,7 +4,8 @@
 through a forward pre-hook on layer N's attention module, the vectors entering it (after the
 layer's norm where the model normalises first), the mask and, for rotary decoders, the
 positions and rotary tables the model passed it; then it reads the layer's weights. Rotary
-decoders: DiffLlama, Llama, Mistral, Qwen2. Encoders with absolute positions (already in the
+decoders: DiffLlama, Llama, Mistral, Qwen2, and with query and key norms, their own score
+scale or a soft cap (DESIGN.md §7.9) Qwen3, OLMo 2, Gemma 2 and Gemma 3 (its text model). Encoders with absolute positions (already in the
 vectors entering the layer) and biases: BERT, RoBERTa, DistilBERT (and so all-MiniLM-L6-v2, a
 BERT). GPT-2 (its fused `c_attn` and `c_proj` are `Conv1D`s, weights stored `[in, out]`;
 causal). ViT (`pixel_values=` instead of input ids; its tokens are `[CLS]` and the patches,
@@ -22,7 +23,7 @@ import numpy as np
 
 from .reference import validate
 
-STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2")
+STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "olmo2", "gemma2", "gemma3_text")
 DIFF_MODEL_TYPES = ("diffllama",)
 # Families without rotary positions, by the module path of layer N's attention (transformers 5).
 ABSOLUTE_MODEL_TYPES = {
@@ -77,14 +78,19 @@ def _token_labels(ids, tokens, tokenizer):
     return None
 
 
-def _rope_fields(rotary_emb, config, cos, sin, positions):
+def _rope_fields(rotary_emb, config, cos, sin, positions, layer_type=None):
     """The spec's `rope` for transformers' rotate-half layout, checked against the model's own
-    cos/sin tables (so a rope variant this format cannot express is an error, not a wrong map)."""
-    inv_freq = rotary_emb.inv_freq.detach().double().cpu().numpy()
+    cos/sin tables (so a rope variant this format cannot express is an error, not a wrong map).
+    `layer_type`: the layer's kind where the model rotates each kind with its own frequencies
+    (Gemma 3's sliding and full layers)."""
+    prefix = f"{layer_type}_" if layer_type is not None and hasattr(rotary_emb, f"{layer_type}_inv_freq") else ""
+    inv_freq = getattr(rotary_emb, prefix + "inv_freq").detach().double().cpu().numpy()
     rotary_dim = 2 * inv_freq.shape[0]
-    scaling = float(getattr(rotary_emb, "attention_scaling", 1.0))
+    scaling = float(getattr(rotary_emb, prefix + "attention_scaling", 1.0))
     rope = {"layout": "half", "rotary_dim": rotary_dim}
     params = getattr(config, "rope_parameters", None) or {}
+    if prefix and isinstance(params.get(layer_type), dict):
+        params = params[layer_type]
     theta = params.get("rope_theta", getattr(config, "rope_theta", None))
     default = None if theta is None else theta ** (-np.arange(0, rotary_dim, 2) / rotary_dim)
     if default is not None and np.allclose(inv_freq, default, rtol=1e-6, atol=0):
@@ -148,7 +154,8 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     string for each id when `tokenizer` is given (ViT's are `[CLS]` and `r{row}c{col}` for
     each patch). `name` goes to the spec's `model` field (default: the config's name or the
     model's class). `position_ids`: positions to run with (rotary decoders; default 0 .. L-1).
-    Supports DiffLlama, Llama, Mistral, Qwen2, BERT, RoBERTa, DistilBERT, GPT-2 and ViT models.
+    Supports DiffLlama, Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2, Gemma 3 (text), BERT,
+    RoBERTa, DistilBERT, GPT-2 and ViT models.
     """
     import torch
 
@@ -188,8 +195,6 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
 
     positions = seen["positions"] if seen["positions"] is not None else position_ids
     positions = list(range(n)) if positions is None else [int(p) for p in positions.reshape(-1).tolist()]
-    if getattr(attn, "scaling", None) is not None and not math.isclose(attn.scaling, attn.head_dim**-0.5, rel_tol=1e-9):
-        raise TypeError(f"scaling {attn.scaling}: the format scales scores by 1/sqrt(head_dim)")
     heads = config.num_attention_heads
     kv_heads = config.num_key_value_heads or heads
     cos, sin = seen["rope"]
@@ -217,8 +222,58 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
         spec["tokens"] = labels
     spec["x"] = _np(seen["x"]).reshape(n, -1)
     spec.update(_projections(attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj))
-    spec["rope"] = _rope_fields(rotary_emb, config, cos, sin, positions)
+    spec.update(_score_fields(attn, config))
+    layer_types = getattr(config, "layer_types", None)
+    spec["rope"] = _rope_fields(rotary_emb, config, cos, sin, positions, layer_types[layer] if layer_types else None)
     return validate(_ordered(spec))
+
+
+def _score_fields(attn, config):
+    """§7.9: the query and key norms (Qwen3, OLMo 2, Gemma 3), the scores' scale when not
+    1/sqrt(head_dim) (Gemma's query_pre_attn_scalar) and Gemma 2's soft cap."""
+    fields = {}
+    eps = set()
+    for name in ("q_norm", "k_norm"):
+        norm = getattr(attn, name, None)
+        if norm is None:
+            continue
+        weight, e = _rms_norm_weight(norm, name)
+        fields[name] = weight
+        eps.add(e)
+    if len(eps) > 1:
+        raise TypeError(f"q_norm and k_norm: different eps {sorted(eps)}; the format has one qk_norm_eps")
+    if eps:
+        fields["qk_norm_eps"] = eps.pop()
+    scaling = getattr(attn, "scaling", None)
+    if scaling is not None and not math.isclose(scaling, attn.head_dim**-0.5, rel_tol=1e-9):
+        fields["scale"] = float(scaling)
+    softcap = getattr(attn, "attn_logit_softcapping", None)
+    if softcap is None:
+        softcap = getattr(config, "attn_logit_softcapping", None)
+    if softcap is not None:
+        fields["softcap"] = float(softcap)
+    return fields
+
+
+def _rms_norm_weight(norm, name):
+    """The effective weight and ε of an RMSNorm module (Gemma's multiplies by 1 + weight),
+    checked against the module itself on random rows: a norm of another kind is an error."""
+    import torch
+
+    eps = getattr(norm, "variance_epsilon", None)
+    eps = getattr(norm, "eps", None) if eps is None else eps
+    if eps is None:
+        raise TypeError(f"{name}: {type(norm).__name__} has no eps")
+    raw = norm.weight.detach().double()
+    weight = raw + 1.0 if "Gemma" in type(norm).__name__ else raw
+    probe = torch.randn(3, weight.shape[0], generator=torch.Generator().manual_seed(0), dtype=torch.float32)
+    with torch.no_grad():
+        got = norm(probe).double()
+    p = probe.double()
+    want = p / torch.sqrt((p * p).mean(-1, keepdim=True) + eps) * weight
+    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        raise TypeError(f"{name}: {type(norm).__name__} is not an RMSNorm this format describes (u / sqrt(mean(u²) + eps) · weight)")
+    return weight.float().numpy(), float(eps)
 
 
 def _attention_layers(model, model_type):

@@ -122,6 +122,52 @@ class Layer:
         self._read_shapes()
         self._read_weights()
         self.rope = _read_rope(spec, self)
+        self._read_scores()
+
+    def _read_scores(self):
+        """The norms of queries and keys, the scores' scale and soft cap: DESIGN.md §7.9."""
+        s = self.spec
+        self.q_norm, self.k_norm = None, None
+        for name, rows in (("q_norm", self.w_q.shape[0]), ("k_norm", self.w_k.shape[0])):
+            if s.get(name) is None:
+                continue
+            if self.mechanism == "input_diff":
+                raise SpecError(name, "input_diff's keys are steps between tokens, which no model normalises")
+            w = _array(s[name], name, 1)
+            if w.shape[0] not in (self.head_dim, rows):
+                raise SpecError(name, f"expected {self.head_dim} values (head_dim: each head alone) or {rows} (the rows of w_{name[0]}), found {w.shape[0]}")
+            setattr(self, name, w)
+        if s.get("qk_norm_eps") is not None and self.q_norm is None and self.k_norm is None:
+            raise SpecError("qk_norm_eps", "given without q_norm or k_norm")
+        self.qk_norm_eps = _number(s, "qk_norm_eps", default=1e-6)
+        if not self.qk_norm_eps > 0:
+            raise SpecError("qk_norm_eps", "must be positive")
+        self.scale = self.head_dim**-0.5
+        self.softcap = None
+        for name in ("scale", "softcap"):
+            if s.get(name) is None:
+                continue
+            if self.mechanism in ("cosine", "input_diff", "hierarchical"):
+                raise SpecError(name, "only the scaled dot product's mechanisms take it")
+            value = _number(s, name)
+            if not value > 0:
+                raise SpecError(name, f"must be positive, found {value}")
+            setattr(self, name, value)
+
+    def queries(self):
+        """(query heads, L, dh): projected, normalised (§7.9), rotated (§7.2)."""
+        y = _norm_groups(_linear(self.x, self.w_q, self.b_q), self.q_norm, self.qk_norm_eps)
+        return _rotate(_split(y, self.head_dim), self.rope)
+
+    def keys(self, x=None):
+        """(key heads, keys, dh) from the tokens (or `x`, input difference's steps)."""
+        y = _linear(self.x if x is None else x, self.w_k, self.b_k)
+        return _rotate(_split(_norm_groups(y, self.k_norm, self.qk_norm_eps), self.head_dim), self.rope)
+
+    def scores(self, q, k, temperature=1.0):
+        """q·kᵀ times the scale (over T), soft-capped when the layer caps (§7.9)."""
+        s = q @ k.T * (self.scale / temperature)
+        return s if self.softcap is None else self.softcap * np.tanh(s / self.softcap)
 
     def _read_metadata(self):
         tokens = self.spec.get("tokens")
@@ -289,6 +335,14 @@ def _output(layer, per_head_values):
     return _linear(np.concatenate(per_head_values, axis=1), layer.w_o, layer.b_o)
 
 
+def _norm_groups(y, weight, eps):
+    """§7.9: every group of len(weight) channels of each row RMS-normalised, times the weight."""
+    if weight is None:
+        return y
+    groups = y.reshape(y.shape[0], -1, weight.shape[0])
+    return _rms_norm(groups, weight, eps).reshape(y.shape)
+
+
 def _rms_norm(v, weight, eps):
     v = v / np.sqrt(np.mean(v * v, axis=-1, keepdims=True) + eps)
     return v if weight is None else v * weight
@@ -307,8 +361,8 @@ def _one_map_heads(layer):
     kv_input = layer.x
     if layer.mechanism == "input_diff":
         kv_input = layer.x[1:] - layer.x[:-1]
-    q = _rotate(_split(_linear(layer.x, layer.w_q, layer.b_q), dh), layer.rope)
-    k = _rotate(_split(_linear(kv_input, layer.w_k, layer.b_k), dh), layer.rope)
+    q = layer.queries()
+    k = layer.keys(kv_input)
     v = _split(_linear(kv_input, layer.w_v, layer.b_v), dh)
     return q, k, v
 
@@ -332,7 +386,7 @@ def _one_map(layer):
         if layer.mechanism == "cosine":
             scores = tau * _normalize(q[j]) @ _normalize(k[g]).T
         else:
-            scores = _scores(q[j], k[g], layer.head_dim ** -0.5)
+            scores = layer.scores(q[j], k[g])
         a = _softmax(scores, allowed)
         maps.append({"a": a})
         values.append(v[g])
@@ -442,8 +496,8 @@ def _diff_transformer(layer):
         raise SpecError("temperature", "expected a positive number")
     lam = math.exp(lq1 @ lk1) - math.exp(lq2 @ lk2) + lambda_init
 
-    q = _rotate(_split(_linear(layer.x, layer.w_q, layer.b_q), dh), layer.rope)  # (2H, L, dh)
-    k = _rotate(_split(_linear(layer.x, layer.w_k, layer.b_k), dh), layer.rope)  # (2 kv, L, dh)
+    q = layer.queries()  # (2H, L, dh)
+    k = layer.keys()  # (2 kv, L, dh)
     v_all = _linear(layer.x, layer.w_v, layer.b_v)
     kv = layer.kv_heads
     if pairing == "adjacent":
@@ -458,11 +512,11 @@ def _diff_transformer(layer):
         v_heads = _split(v_all, dh)
         values = [np.concatenate([v_heads[i // layer.group], v_heads[i // layer.group + kv]], axis=1) for i in range(h)]
     allowed = _mask(layer)
-    scale = dh**-0.5 / temperature  # §3: both maps' scores over T
     heads, outs = [], []
     for i in range(h):
-        a1 = _softmax(_scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], scale), allowed)
-        a2 = _softmax(_scores(q[second[i]], k[_kv_index(second[i], 2 * h, 2 * kv)], scale), allowed)
+        # §3: both maps' scores over T.
+        a1 = _softmax(layer.scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], temperature), allowed)
+        a2 = _softmax(layer.scores(q[second[i]], k[_kv_index(second[i], 2 * h, 2 * kv)], temperature), allowed)
         diff = a1 - lam * a2
         heads.append({"a1": a1, "a2": a2, "diff": diff})
         outs.append((1.0 - lambda_init) * _rms_norm(diff @ values[i], subln, eps))
@@ -474,16 +528,15 @@ def _diff_transformer_v2(layer):
     s, h, dh = layer.spec, layer.heads, layer.head_dim
     w_lambda = _matrix(s, "w_lambda", h, layer.d_model, " (heads, d_model)")
     lam = _sigmoid(layer.x @ w_lambda.T)  # (tokens, heads)
-    q = _rotate(_split(_linear(layer.x, layer.w_q, layer.b_q), dh), layer.rope)  # (2H, L, dh)
-    k = _rotate(_split(_linear(layer.x, layer.w_k, layer.b_k), dh), layer.rope)  # (kv, L, dh)
+    q = layer.queries()  # (2H, L, dh)
+    k = layer.keys()  # (kv, L, dh)
     v = _split(_linear(layer.x, layer.w_v, layer.b_v), dh)
     allowed = _mask(layer)
-    scale = dh**-0.5
     heads, outs = [], []
     for i in range(h):
         g = _kv_index(i, h, layer.kv_heads)
-        a1 = _softmax(_scores(q[2 * i], k[g], scale), allowed)
-        a2 = _softmax(_scores(q[2 * i + 1], k[g], scale), allowed)
+        a1 = _softmax(layer.scores(q[2 * i], k[g]), allowed)
+        a2 = _softmax(layer.scores(q[2 * i + 1], k[g]), allowed)
         diff = a1 - lam[:, i : i + 1] * a2
         heads.append({"a1": a1, "a2": a2, "diff": diff})
         outs.append(diff @ v[g])

@@ -20,6 +20,10 @@ def _model(family, **fields):
         "diffllama": (transformers.DiffLlamaConfig, transformers.DiffLlamaForCausalLM),
         "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
         "qwen3": (transformers.Qwen3Config, transformers.Qwen3ForCausalLM),
+        "olmo2": (transformers.Olmo2Config, transformers.Olmo2ForCausalLM),
+        "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM),
+        "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
+        "gpt_oss": (transformers.GptOssConfig, transformers.GptOssForCausalLM),
         "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
     }[family]
     torch.manual_seed(7)
@@ -109,14 +113,46 @@ def test_tokens_come_from_the_tokenizer():
         ("llama", [1, 2, 3], 2, ValueError, "layer: expected 0 to 1"),
         ("gpt2", [1, 2, 3], 1, ValueError, "layer: expected 0 to 0"),
         ("gpt2", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
-        # Qwen3 normalises each query and key head: not an attention the format describes.
-        ("qwen3", [1, 2, 3], 0, TypeError, "model_type 'qwen3': capture supports llama, mistral, qwen2, diffllama, bert, roberta, distilbert, gpt2, vit"),
+        # gpt-oss adds a learned sink logit per head to the softmax: not in the format yet.
+        ("gpt_oss", [1, 2, 3], 0, TypeError, "model_type 'gpt_oss': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, diffllama, bert, roberta, distilbert, gpt2, vit"),
     ],
 )
 def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
-    model = _model(family, **({"head_dim": 8} if family == "qwen3" else {}))
+    extra = {"head_dim": 8, "num_local_experts": 2, "num_experts_per_tok": 1} if family == "gpt_oss" else {}
+    model = _model(family, **extra)
     with pytest.raises(error, match=words):
         diffattn.capture(model, ids, layer=layer)
+
+
+@pytest.mark.parametrize(
+    "family, fields, layer, expect",
+    [
+        # Qwen3: RMSNorm of each query and key head (weights of head_dim values).
+        ("qwen3", dict(head_dim=8), 1, {"q_norm": 8, "k_norm": 8}),
+        # OLMo 2: RMSNorm of the whole query (H·d_h) and key (G·d_h) projections.
+        ("olmo2", {}, 1, {"q_norm": 32, "k_norm": 16}),
+        # Gemma 2: query_pre_attn_scalar's scale, a soft cap, a sliding layer.
+        ("gemma2", dict(head_dim=8, attn_logit_softcapping=2.0, sliding_window=3, query_pre_attn_scalar=16), 0, {"scale": 0.25, "softcap": 2.0, "window": 2}),
+        # Gemma 3: norms with 1 + weight, its own scale, a full layer with its own rope theta.
+        ("gemma3", dict(head_dim=8, sliding_window=3, layer_types=["sliding_attention", "full_attention"]), 1, {"q_norm": 8, "scale": 256**-0.5}),
+    ],
+)
+def test_todays_decoders_are_captured_exactly(family, fields, layer, expect):
+    model = _model(family, **fields)
+    attn = model.model.layers[layer].self_attn
+    with torch.no_grad():
+        for p in attn.parameters():
+            p.normal_(0.0, 0.4 if p.dim() == 2 else 0.5)
+    spec, seen = _run(model, [3, 9, 4, 17, 25, 8, 1, 30], layer)
+    for field, value in expect.items():
+        have = spec[field]
+        assert (len(have) if hasattr(have, "__len__") else have) == pytest.approx(value), field
+    got = diffattn.stages(spec)
+    assert relative_error(stack(got, "a"), seen["weights"]) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+    # The measure can fail: the same capture without its norms or cap is another map.
+    bare = {k: v for k, v in spec.items() if k not in ("q_norm", "k_norm", "qk_norm_eps", "softcap", "scale")}
+    assert relative_error(stack(diffattn.stages(bare), "a"), seen["weights"]) > 1e-3
 
 
 # The families whose positions are in the vectors entering the layer: model, the module whose

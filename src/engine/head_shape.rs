@@ -23,6 +23,31 @@ pub struct HeadShape {
     pub key_heads: usize,
     /// Heads entering `w_o`, each `d_h` wide.
     pub out_heads: usize,
+    /// How a query head's scores are made from `q·k` (§7.9).
+    pub scores: ScoreRule,
+}
+
+/// How a head's scores are made from its products `q·k`: times `scale` (`1/sqrt(d_h)` unless a
+/// captured layer gives its own), then, with a soft cap `c`, `c·tanh(s / c)` (DESIGN.md §7.9).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreRule {
+    /// The factor of `q·k`.
+    pub scale: f32,
+    /// The soft cap `c`, if any.
+    pub softcap: Option<f32>,
+}
+
+// Both are finite and positive (the spec reader checks them), so equality is an equivalence.
+impl Eq for ScoreRule {}
+
+impl ScoreRule {
+    /// The plain rule of width `d_h`: `1/sqrt(d_h)`, no cap.
+    pub fn plain(head_dim: usize) -> ScoreRule {
+        ScoreRule {
+            scale: 1.0 / (head_dim as f32).sqrt(),
+            softcap: None,
+        }
+    }
 }
 
 impl HeadShape {
@@ -52,6 +77,12 @@ impl HeadShape {
         let query_heads = if pairs { 2 * heads } else { heads };
         let key_heads = if diff { 2 * kv_heads } else { kv_heads };
         let out_heads = if diff { 2 * heads } else { heads };
+        let scores = ScoreRule {
+            scale: layout
+                .scale
+                .unwrap_or_else(|| ScoreRule::plain(head_dim).scale),
+            softcap: layout.softcap,
+        };
         let shape = HeadShape {
             heads,
             kv_heads,
@@ -59,6 +90,7 @@ impl HeadShape {
             query_heads,
             key_heads,
             out_heads,
+            scores,
         };
         shape.check(weights)?;
         Ok(shape)
@@ -75,6 +107,7 @@ impl HeadShape {
             query_heads: heads,
             key_heads: heads,
             out_heads: heads,
+            scores: ScoreRule::plain(head_dim),
         })
     }
 

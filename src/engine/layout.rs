@@ -119,6 +119,46 @@ impl Rope {
     }
 }
 
+/// RMSNorm of the projected queries and keys (DESIGN.md §7.9; Qwen3, OLMo 2, Gemma 3): each
+/// row, or each head's `d_h` channels of it when the weight is `d_h` long, becomes
+/// `u / sqrt(mean(u²) + ε) · weight`, after the bias and before the rotation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QkNorm {
+    /// The queries' weight: `d_h` values (each head alone) or one per row of `w_q`.
+    pub q: Option<Vec<f32>>,
+    /// The keys' weight: `d_h` values or one per row of `w_k`.
+    pub k: Option<Vec<f32>>,
+    /// `ε`.
+    pub eps: f64,
+}
+
+impl QkNorm {
+    /// `m` (`(rows, width)`) with each group of `weight.len()` channels of every row normalised.
+    pub fn apply(weight: &[f32], eps: f64, m: ArrayView2<f32>) -> Array2<f32> {
+        let mut out = m.to_owned();
+        let n = weight.len().max(1);
+        for mut row in out.outer_iter_mut() {
+            for group in row
+                .as_slice_mut()
+                .expect("owned rows are contiguous")
+                .chunks_mut(n)
+            {
+                // In f64: the mean of squares of a wide row.
+                let mean = group
+                    .iter()
+                    .map(|&u| f64::from(u) * f64::from(u))
+                    .sum::<f64>()
+                    / group.len() as f64;
+                let inv = 1.0 / (mean + eps).sqrt();
+                for (u, &w) in group.iter_mut().zip(weight) {
+                    *u = saturate((f64::from(*u) * inv * f64::from(w)) as f32);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The head layout of a layer: what a captured spec fixes (all `None`: re-split by `heads`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Layout {
@@ -130,6 +170,12 @@ pub struct Layout {
     pub pairing: Pairing,
     /// Rotary position embeddings of queries and keys.
     pub rope: Option<Rope>,
+    /// RMSNorm of the queries and keys (§7.9).
+    pub qk_norm: Option<QkNorm>,
+    /// The factor of the scores `q·k` (§7.9; default `1/sqrt(d_h)`).
+    pub scale: Option<f32>,
+    /// `c`: every score `s` becomes `c·tanh(s / c)` before the mask (§7.9; Gemma 2).
+    pub softcap: Option<f32>,
 }
 
 impl Layout {

@@ -33,8 +33,8 @@ pub mod standard;
 pub mod steps;
 
 pub use error::EngineError;
-pub use head_shape::HeadShape;
-pub use layout::{Frequencies, Layout, Pairing, Rope, RopeLayout};
+pub use head_shape::{HeadShape, ScoreRule};
+pub use layout::{Frequencies, Layout, Pairing, QkNorm, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{Mechanism, MechanismKind, Parameter};
 pub use projection::{Biases, Projected, Weights};

@@ -61,6 +61,7 @@ pub fn maps_from_scores_into(
 }
 
 /// Rows `queries` of standard attention maps `A_h = softmax_row(Q_h·K_hᵀ / (T·sqrt(d_h)) + M)`
+/// (with a captured layer's own scale and soft cap, `shape.scores`, DESIGN.md §7.9)
 /// over any head layout, for the query heads `query_heads`, into `out`, which becomes
 /// `(query_heads.len(), tokens, keys)` (kept when it already is; map `i` is query head
 /// `query_heads[i]`). Each head and row is computed alone, so a block has the bits it has in
@@ -98,7 +99,8 @@ pub fn maps_into(
 ) -> Result<(), EngineError> {
     let d_h = shape.head_dim;
     let (tokens, keys) = (q.nrows(), k.nrows());
-    let scale = 1.0 / (d_h as f32).sqrt() / temperature;
+    let scale = shape.scores.scale / temperature;
+    let softcap = shape.scores.softcap;
     fit(out, (query_heads.len(), tokens, keys));
     check_rows(&queries, tokens)?;
     if out.is_empty() || queries.is_empty() {
@@ -129,6 +131,13 @@ pub fn maps_into(
             let block = &mut cells[rows.start * keys..rows.end * keys];
             if let (Some(lo), Some(hi)) = (lo, hi) {
                 k_t.mul_rows(q_cells, q_width, rows.clone(), lo..hi, scale, block, keys);
+                if let Some(c) = softcap {
+                    for row in block.chunks_exact_mut(keys) {
+                        row[lo..hi]
+                            .iter_mut()
+                            .for_each(|s| *s = c * (*s / c).tanh());
+                    }
+                }
             }
             if ranges.iter().all(|r| *r == (0..keys)) {
                 // Every key allowed (no mask): the block's rows in one call.

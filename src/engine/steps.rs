@@ -21,6 +21,7 @@ use super::error::EngineError;
 use super::head_shape::HeadShape;
 use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
+use super::layout::QkNorm;
 use super::mechanism::{Mechanism, MechanismKind};
 use super::params::{Gate, ShiftDiffParams};
 use super::projection::{Projected, Weights};
@@ -203,6 +204,14 @@ impl Projection {
         };
         let block = x.slice(s![rows.clone(), ..]);
         let (mut q, mut k) = (weights.queries(block), weights.keys(block));
+        if let Some(norm) = &weights.layout.qk_norm {
+            if let Some(w) = &norm.q {
+                q = QkNorm::apply(w, norm.eps, q.view());
+            }
+            if let Some(w) = &norm.k {
+                k = QkNorm::apply(w, norm.eps, k.view());
+            }
+        }
         if let (Some(rope), Some(head_dim)) = (rope, head_dim) {
             q = rope.rotate(q.view(), head_dim, rows.start)?;
             k = rope.rotate(k.view(), head_dim, rows.start)?;

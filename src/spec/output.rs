@@ -367,6 +367,21 @@ pub struct SpecJson {
     /// Rotary positions (§7.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rope: Option<RopeJson>,
+    /// RMSNorm of the queries (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q_norm: Option<Vec<f32>>,
+    /// RMSNorm of the keys (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k_norm: Option<Vec<f32>>,
+    /// The norms' ε (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qk_norm_eps: Option<f64>,
+    /// The scores' factor, when the layer gives its own (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f32>,
+    /// The scores' soft cap (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softcap: Option<f32>,
     /// The Differential Transformer's pairing, when not the official code's (§7.4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairing: Option<&'static str>,
@@ -499,6 +514,11 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         head_dim: w.layout.head_dim,
         kv_heads: w.layout.kv_heads,
         rope: w.layout.rope.as_ref().map(RopeJson::new),
+        q_norm: w.layout.qk_norm.as_ref().and_then(|n| n.q.clone()),
+        k_norm: w.layout.qk_norm.as_ref().and_then(|n| n.k.clone()),
+        qk_norm_eps: w.layout.qk_norm.as_ref().map(|n| n.eps),
+        scale: w.layout.scale,
+        softcap: w.layout.softcap,
         pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
         w_lambda: w.w_lambda.as_ref().map(matrix),
         lambda: None,

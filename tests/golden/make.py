@@ -51,6 +51,14 @@ TRANSFORMERS_CASES = [
     ("llama_L40_H4_kv2_d32_yarn", "llama", dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 64}), 0, 40, 0),
     ("qwen2_L12_H4_kv2_d32_layer1", "qwen2", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2), 1, 12, 0),
     ("mistral_L10_H4_kv1_d32_layer1_window4", "mistral", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, sliding_window=4), 1, 10, 0),
+    # DESIGN.md §7.9: query/key norms per head (Qwen3, Gemma 3) or over the whole row (OLMo 2),
+    # Gemma's own scale (query_pre_attn_scalar) and Gemma 2's soft cap, sliding and full layers.
+    ("qwen3_L11_H4_kv2_d32_hd8_layer1", "qwen3", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8), 1, 11, 0),
+    ("olmo2_L13_H4_kv2_d32_layer1", "olmo2", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2), 1, 13, 0),
+    ("gemma2_L12_H4_kv2_d32_hd8_softcap2_window4", "gemma2", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, attn_logit_softcapping=2.0, sliding_window=4), 0, 12, 0),
+    ("gemma2_L9_H4_kv2_d32_hd8_layer1", "gemma2", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8), 1, 9, 0),
+    ("gemma3_L14_H4_kv2_d32_hd8_layer1", "gemma3", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=5, layer_types=["sliding_attention", "full_attention"]), 1, 14, 0),
+    ("gemma3_L10_H4_kv2_d32_hd8_window5", "gemma3", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=5, layer_types=["sliding_attention", "full_attention"]), 0, 10, 0),
 ]
 
 # Families whose positions are in the vectors entering a layer (no rotary tables):
@@ -123,6 +131,10 @@ def transformers_cases(out):
         "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
         "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
         "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM),
+        "qwen3": (transformers.Qwen3Config, transformers.Qwen3ForCausalLM),
+        "olmo2": (transformers.Olmo2Config, transformers.Olmo2ForCausalLM),
+        "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM),
+        "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
     }
     source = f"transformers {transformers.__version__}, torch {torch.__version__}, eager attention, float32, random weights"
     manifest = {}
@@ -134,6 +146,11 @@ def transformers_cases(out):
         model = model_cls(config).eval()
         sharpen(model.model.layers[layer].self_attn, 0.25)
         attn = model.model.layers[layer].self_attn
+        with torch.no_grad():
+            # Norm weights away from their initial ones (ones; Gemma's zeros, for 1 + w).
+            for norm in (getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)):
+                if norm is not None:
+                    norm.weight.normal_(0.0, 0.5)
         seen = {}
         handle = attn.register_forward_hook(lambda m, a, o: seen.update(output=o[0], weights=o[1]))
         ids = torch.randint(0, VOCAB, (1, n))

@@ -9,7 +9,8 @@ use super::{Meta, Spec, SpecError, Tensors};
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
 use crate::engine::{
-    Biases, Frequencies, HeadShape, Layout, Mechanism, MechanismKind, Pairing, Rope, Weights,
+    Biases, Frequencies, HeadShape, Layout, Mechanism, MechanismKind, Pairing, QkNorm, Rope,
+    Weights,
 };
 use crate::names::{parse, Named};
 
@@ -60,6 +61,11 @@ pub(super) struct RawSpec<L = TokenRows> {
     tau: Option<f64>,
     window: Option<i64>,
     segment: Option<i64>,
+    q_norm: Option<Vector>,
+    k_norm: Option<Vector>,
+    qk_norm_eps: Option<f64>,
+    scale: Option<f64>,
+    softcap: Option<f64>,
     /// The stages computed from this spec (an exported file carries them, for reading); they
     /// are recomputed, never read.
     #[allow(dead_code)]
@@ -143,6 +149,8 @@ pub(super) fn validate<L: RowLimit>(
         ("lambda_k2", vector_field("lambda_k2", raw.lambda_k2, t)?),
     ];
     let subln = vector_field("subln", raw.subln, t)?;
+    let q_norm = vector_field("q_norm", raw.q_norm, t)?;
+    let k_norm = vector_field("k_norm", raw.k_norm, t)?;
     if let Some(name) = tensors.keys().next() {
         return Err(SpecError::new(
             name.clone(),
@@ -158,6 +166,28 @@ pub(super) fn validate<L: RowLimit>(
             Some(p) => name("pairing", &p)?,
         },
         rope: raw.rope.map(|r| rope(r.0, x.nrows())).transpose()?,
+        qk_norm: match (q_norm, k_norm) {
+            (None, None) if raw.qk_norm_eps.is_some() => {
+                return Err(SpecError::new(
+                    "qk_norm_eps",
+                    "given without q_norm or k_norm",
+                ))
+            }
+            (None, None) => None,
+            (q, k) => Some(QkNorm {
+                q,
+                k,
+                eps: match raw.qk_norm_eps {
+                    None => QK_NORM_EPS,
+                    Some(eps) => f64::from(positive_finite("qk_norm_eps", eps)?),
+                },
+            }),
+        },
+        scale: raw.scale.map(|v| positive_finite("scale", v)).transpose()?,
+        softcap: raw
+            .softcap
+            .map(|v| positive_finite("softcap", v))
+            .transpose()?,
     };
     if kind == MechanismKind::InputDiff && layout.rope.is_some() {
         return Err(SpecError::new(
@@ -165,8 +195,32 @@ pub(super) fn validate<L: RowLimit>(
             "input_diff has no positions for its keys (steps between tokens)",
         ));
     }
+    if let (MechanismKind::InputDiff, Some(norm)) = (kind, &layout.qk_norm) {
+        return Err(SpecError::new(
+            if norm.q.is_some() { "q_norm" } else { "k_norm" },
+            "input_diff's keys are steps between tokens, which no model normalises",
+        ));
+    }
+    // Cosine scores with τ, and input difference and hierarchical attention with their own
+    // scores: the rule of §7.9 is the scaled dot product's.
+    let own_scores = matches!(
+        kind,
+        MechanismKind::Cosine | MechanismKind::InputDiff | MechanismKind::Hierarchical
+    );
+    for (field, given) in [
+        ("scale", layout.scale.is_some()),
+        ("softcap", layout.softcap.is_some()),
+    ] {
+        if given && own_scores {
+            return Err(SpecError::new(
+                field,
+                "only the scaled dot product's mechanisms (standard, local, shift_diff, diff_transformer, diff_transformer_v2) take it",
+            ));
+        }
+    }
     let real = layout.head_dim.is_some()
         || layout.kv_heads.is_some()
+        || layout.qk_norm.is_some()
         || w_lambda.is_some()
         || kind == MechanismKind::DiffTransformerV2;
     let weights = if real {
@@ -182,6 +236,9 @@ pub(super) fn validate<L: RowLimit>(
     let shape = HeadShape::resolve(kind, &weights, heads)?;
     if let Some(rope) = &weights.layout.rope {
         check_rotary_dim(rope, shape.head_dim)?;
+    }
+    if let Some(norm) = &weights.layout.qk_norm {
+        check_qk_norm(norm, &weights, shape.head_dim)?;
     }
 
     let mechanism = match kind {
@@ -338,6 +395,31 @@ pub(super) fn validate<L: RowLimit>(
     };
     spec.check_limits()?;
     Ok(spec)
+}
+
+/// ε of the query and key norms when a spec gives none (transformers' Qwen3 and Gemma default).
+pub const QK_NORM_EPS: f64 = 1e-6;
+
+/// Each norm's weight is `d_h` long (every head alone) or as long as its projection's rows.
+fn check_qk_norm(norm: &QkNorm, weights: &Weights, head_dim: usize) -> Result<(), SpecError> {
+    for (field, w, rows) in [
+        ("q_norm", &norm.q, weights.w_q.nrows()),
+        ("k_norm", &norm.k, weights.w_k.nrows()),
+    ] {
+        if let Some(w) = w {
+            if w.len() != head_dim && w.len() != rows {
+                return Err(SpecError::new(
+                    field,
+                    format!(
+                        "expected {head_dim} values (head_dim: each head alone) or {rows} (the rows of w_{}), found {}",
+                        &field[..1],
+                        w.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The rope object (DESIGN.md §7.2) for a sequence of `tokens` tokens.

@@ -1,0 +1,132 @@
+//! DESIGN.md §7.9 on hand-derived cases: the query and key norms (Qwen3, OLMo 2, Gemma 3), the
+//! scores' own scale (Gemma) and the soft cap (Gemma 2), and the spec errors that name them.
+//! Captured layers of those models against transformers: tests/golden.rs.
+#![cfg(not(target_arch = "wasm32"))]
+
+use diffattn::spec::{parse_spec, spec_json};
+use serde_json::{json, Value};
+
+/// Two tokens x = [1, 0] and [0, 2], one head of width 2, identity projections, no mask: the
+/// products q·k are [[1, 0], [0, 4]].
+fn spec(extra: Value) -> Value {
+    let eye = json!([[1.0, 0.0], [0.0, 1.0]]);
+    let mut s = json!({
+        "mechanism": "standard", "heads": 1, "causal": false,
+        "x": [[1.0, 0.0], [0.0, 2.0]],
+        "w_q": eye, "w_k": eye, "w_v": eye, "w_o": eye,
+    });
+    for (k, v) in extra.as_object().expect("an object") {
+        s[k] = v.clone();
+    }
+    s
+}
+
+/// Row 0 of the map.
+fn row0(spec: &Value) -> [f64; 2] {
+    let stages = parse_spec(&spec.to_string())
+        .and_then(|s| s.run())
+        .expect("runs");
+    let a = stages.final_maps();
+    [f64::from(a[[0, 0, 0]]), f64::from(a[[0, 0, 1]])]
+}
+
+/// softmax of a row of two scores, its first entry: 1 / (1 + e^(s1 − s0)).
+fn first_of(s0: f64, s1: f64) -> f64 {
+    1.0 / (1.0 + (s1 - s0).exp())
+}
+
+fn close(got: [f64; 2], first: f64) {
+    assert!((got[0] - first).abs() < 1e-6, "{got:?} vs {first}");
+    assert!((got[1] - (1.0 - first)).abs() < 1e-6, "{got:?}");
+}
+
+#[test]
+fn the_default_scale_is_one_over_the_root_of_the_head_width() {
+    // Row 0's scores: [1, 0] / sqrt(2).
+    close(row0(&spec(json!({}))), first_of(1.0 / 2f64.sqrt(), 0.0));
+    // Given as itself, the same bits.
+    let explicit = spec(json!({ "scale": 1.0 / 2f32.sqrt() }));
+    assert_eq!(row0(&explicit), row0(&spec(json!({}))));
+}
+
+#[test]
+fn a_scale_multiplies_the_products() {
+    close(row0(&spec(json!({ "scale": 1.0 }))), first_of(1.0, 0.0));
+    close(row0(&spec(json!({ "scale": 3.0 }))), first_of(3.0, 0.0));
+}
+
+#[test]
+fn the_soft_cap_bends_every_score_through_tanh() {
+    // c·tanh(s / c) with s = 3·1 and c = 2: 2·tanh(1.5).
+    let capped = spec(json!({ "scale": 3.0, "softcap": 2.0 }));
+    close(row0(&capped), first_of(2.0 * 1.5f64.tanh(), 0.0));
+    // A cap far above every score changes nothing that shows.
+    let loose = row0(&spec(json!({ "scale": 3.0, "softcap": 1e6 })));
+    close(loose, first_of(3.0, 0.0));
+}
+
+#[test]
+fn a_query_norm_per_head_rescales_each_query_to_unit_mean_square() {
+    // q_0 = [1, 0]: mean square 1/2, so q_0 → [√2, 0]·w; with w = [1, 3] still [√2, 0]. The
+    // keys stay [1, 0] and [0, 2]: scores √2 and 0 (scale 1).
+    let normed = spec(json!({ "scale": 1.0, "q_norm": [1.0, 3.0], "qk_norm_eps": 1e-12 }));
+    close(row0(&normed), first_of(2f64.sqrt(), 0.0));
+    // And the keys: k_1 = [0, 2] → [0, √2]·[1, 3] = [0, 3√2]; q_0 = [1, 0] unnormalised: scores
+    // 1·√2 (k_0 = [√2, 0]) and 0.
+    let keys = spec(json!({ "scale": 1.0, "k_norm": [1.0, 3.0], "qk_norm_eps": 1e-12 }));
+    close(row0(&keys), first_of(2f64.sqrt(), 0.0));
+}
+
+#[test]
+fn a_norm_over_the_whole_row_is_one_group() {
+    // Two heads of width 1 (d_h = 1): a weight of 2 values is the whole row (OLMo 2), not a head.
+    // Query row 0 = [1, 0] → [√2, 0]; head 0 scores √2·k: keys [1, 0] → 1, [0, 2] → 0.
+    let s = spec(json!({ "heads": 2, "scale": 1.0, "q_norm": [1.0, 1.0], "qk_norm_eps": 1e-12 }));
+    close(row0(&s), first_of(2f64.sqrt(), 0.0));
+}
+
+#[test]
+fn the_fields_are_written_back_when_a_spec_is_exported() {
+    let s = spec(
+        json!({ "scale": 0.7, "softcap": 5.0, "q_norm": [1.0, 2.0], "k_norm": [0.5, 1.5], "qk_norm_eps": 1e-5 }),
+    );
+    let parsed = parse_spec(&s.to_string()).expect("valid");
+    let out = serde_json::to_value(spec_json(&parsed, None)).expect("JSON");
+    for field in ["scale", "softcap", "q_norm", "k_norm", "qk_norm_eps"] {
+        assert!(out.get(field).is_some(), "{field} is exported");
+    }
+    let again = parse_spec(&out.to_string()).expect("the export reads back");
+    assert_eq!(again.run().unwrap(), parsed.run().unwrap());
+}
+
+#[test]
+fn bad_fields_are_named() {
+    let cases = [
+        (
+            json!({ "q_norm": [1.0, 1.0, 1.0] }),
+            "q_norm: expected 2 values",
+        ),
+        (
+            json!({ "qk_norm_eps": 1e-6 }),
+            "qk_norm_eps: given without q_norm or k_norm",
+        ),
+        (json!({ "scale": 0.0 }), "scale: must be positive"),
+        (json!({ "softcap": -1.0 }), "softcap: must be positive"),
+        (
+            json!({ "mechanism": "cosine", "tau": 1.0, "scale": 2.0 }),
+            "scale: only the scaled dot product",
+        ),
+        (
+            json!({ "mechanism": "hierarchical", "segment": 1, "softcap": 2.0 }),
+            "softcap: only the scaled dot product",
+        ),
+        (
+            json!({ "mechanism": "input_diff", "k_norm": [1.0, 1.0] }),
+            "k_norm: input_diff",
+        ),
+    ];
+    for (extra, want) in cases {
+        let err = parse_spec(&spec(extra.clone()).to_string()).expect_err("refused");
+        assert!(err.to_string().contains(want), "{extra}: {err}");
+    }
+}
