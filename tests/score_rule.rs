@@ -1,5 +1,6 @@
 //! DESIGN.md §7.9 on hand-derived cases: the query and key norms (Qwen3, OLMo 2, Gemma 3), the
-//! scores' own scale (Gemma) and the soft cap (Gemma 2), and the spec errors that name them.
+//! scores' own scale (Gemma), the soft cap (Gemma 2) and learned sinks (gpt-oss), and the spec
+//! errors that name them.
 //! Captured layers of those models against transformers: tests/golden.rs.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -86,13 +87,35 @@ fn a_norm_over_the_whole_row_is_one_group() {
 }
 
 #[test]
+fn a_sink_joins_each_rows_softmax_and_takes_its_share() {
+    // Row 0's scores [1, 0] (scale 1) and a sink logit 0: e / (e + 1 + 1) and 1 / (e + 2); the
+    // row sums to (e + 1) / (e + 2), the rest went to the sink.
+    let e = 1f64.exp();
+    let got = row0(&spec(json!({ "scale": 1.0, "sinks": [0.0] })));
+    assert!((got[0] - e / (e + 2.0)).abs() < 1e-6, "{got:?}");
+    assert!((got[1] - 1.0 / (e + 2.0)).abs() < 1e-6, "{got:?}");
+    // A sink far below every score takes nothing that shows.
+    close(
+        row0(&spec(json!({ "scale": 1.0, "sinks": [-100.0] }))),
+        first_of(1.0, 0.0),
+    );
+}
+
+#[test]
 fn the_fields_are_written_back_when_a_spec_is_exported() {
     let s = spec(
-        json!({ "scale": 0.7, "softcap": 5.0, "q_norm": [1.0, 2.0], "k_norm": [0.5, 1.5], "qk_norm_eps": 1e-5 }),
+        json!({ "scale": 0.7, "softcap": 5.0, "q_norm": [1.0, 2.0], "k_norm": [0.5, 1.5], "qk_norm_eps": 1e-5, "sinks": [0.3] }),
     );
     let parsed = parse_spec(&s.to_string()).expect("valid");
     let out = serde_json::to_value(spec_json(&parsed, None)).expect("JSON");
-    for field in ["scale", "softcap", "q_norm", "k_norm", "qk_norm_eps"] {
+    for field in [
+        "scale",
+        "softcap",
+        "q_norm",
+        "k_norm",
+        "qk_norm_eps",
+        "sinks",
+    ] {
         assert!(out.get(field).is_some(), "{field} is exported");
     }
     let again = parse_spec(&out.to_string()).expect("the export reads back");
@@ -123,6 +146,14 @@ fn bad_fields_are_named() {
         (
             json!({ "mechanism": "input_diff", "k_norm": [1.0, 1.0] }),
             "k_norm: input_diff",
+        ),
+        (
+            json!({ "sinks": [0.0, 0.0] }),
+            "sinks: expected 1 values (one per softmax query head)",
+        ),
+        (
+            json!({ "mechanism": "cosine", "tau": 1.0, "sinks": [0.0] }),
+            "sinks: only the scaled dot product",
         ),
     ];
     for (extra, want) in cases {

@@ -5,7 +5,8 @@ through a forward pre-hook on layer N's attention module, the vectors entering i
 layer's norm where the model normalises first), the mask and, for rotary decoders, the
 positions and rotary tables the model passed it; then it reads the layer's weights. Rotary
 decoders: DiffLlama, Llama, Mistral, Qwen2, and with query and key norms, their own score
-scale or a soft cap (DESIGN.md §7.9) Qwen3, OLMo 2, Gemma 2 and Gemma 3 (its text model). Encoders with absolute positions (already in the
+scale, a soft cap or learned sinks (DESIGN.md §7.9) Qwen3, OLMo 2, Gemma 2, Gemma 3 (its text
+model) and gpt-oss. Encoders with absolute positions (already in the
 vectors entering the layer) and biases: BERT, RoBERTa, DistilBERT (and so all-MiniLM-L6-v2, a
 BERT). GPT-2 (its fused `c_attn` and `c_proj` are `Conv1D`s, weights stored `[in, out]`;
 causal). ViT (`pixel_values=` instead of input ids; its tokens are `[CLS]` and the patches,
@@ -23,7 +24,7 @@ import numpy as np
 
 from .reference import validate
 
-STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "olmo2", "gemma2", "gemma3_text")
+STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "olmo2", "gemma2", "gemma3_text", "gpt_oss")
 DIFF_MODEL_TYPES = ("diffllama",)
 # Families without rotary positions, by the module path of layer N's attention (transformers 5).
 ABSOLUTE_MODEL_TYPES = {
@@ -105,7 +106,11 @@ def _rope_fields(rotary_emb, config, cos, sin, positions, layer_type=None):
     want_cos = np.concatenate([np.cos(angles)] * 2, axis=1) * scaling
     want_sin = np.concatenate([np.sin(angles)] * 2, axis=1) * scaling
     tolerance = 1e-6 * (1 + max(positions)) + 1e-5
-    got_cos, got_sin = _np(cos).reshape(-1, rotary_dim), _np(sin).reshape(-1, rotary_dim)
+    got_cos, got_sin = _np(cos), _np(sin)
+    if got_cos.shape[-1] == rotary_dim // 2:
+        # gpt-oss passes one angle per pair (its rotation pairs the halves the same way).
+        got_cos, got_sin = np.concatenate([got_cos] * 2, axis=-1), np.concatenate([got_sin] * 2, axis=-1)
+    got_cos, got_sin = got_cos.reshape(-1, rotary_dim), got_sin.reshape(-1, rotary_dim)
     if not (np.allclose(got_cos, want_cos, atol=tolerance) and np.allclose(got_sin, want_sin, atol=tolerance)):
         raise ValueError("rope: the model's cos/sin tables are not cos/sin(position · inv_freq); this rope type is not supported")
     return rope
@@ -154,8 +159,8 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     string for each id when `tokenizer` is given (ViT's are `[CLS]` and `r{row}c{col}` for
     each patch). `name` goes to the spec's `model` field (default: the config's name or the
     model's class). `position_ids`: positions to run with (rotary decoders; default 0 .. L-1).
-    Supports DiffLlama, Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2, Gemma 3 (text), BERT,
-    RoBERTa, DistilBERT, GPT-2 and ViT models.
+    Supports DiffLlama, Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2, Gemma 3 (text), gpt-oss,
+    BERT, RoBERTa, DistilBERT, GPT-2 and ViT models.
     """
     import torch
 
@@ -230,7 +235,7 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
 
 def _score_fields(attn, config):
     """§7.9: the query and key norms (Qwen3, OLMo 2, Gemma 3), the scores' scale when not
-    1/sqrt(head_dim) (Gemma's query_pre_attn_scalar) and Gemma 2's soft cap."""
+    1/sqrt(head_dim) (Gemma's query_pre_attn_scalar), Gemma 2's soft cap and gpt-oss's sinks."""
     fields = {}
     eps = set()
     for name in ("q_norm", "k_norm"):
@@ -252,6 +257,10 @@ def _score_fields(attn, config):
         softcap = getattr(config, "attn_logit_softcapping", None)
     if softcap is not None:
         fields["softcap"] = float(softcap)
+    sinks = getattr(attn, "sinks", None)
+    if sinks is not None:
+        # gpt-oss: one learned logit per query head joins each row's softmax and is dropped.
+        fields["sinks"] = _np(sinks).reshape(-1)
     return fields
 
 

@@ -142,6 +142,11 @@ class Layer:
         self.qk_norm_eps = _number(s, "qk_norm_eps", default=1e-6)
         if not self.qk_norm_eps > 0:
             raise SpecError("qk_norm_eps", "must be positive")
+        self.sinks = None
+        if s.get("sinks") is not None:
+            if self.mechanism in ("cosine", "input_diff", "hierarchical"):
+                raise SpecError("sinks", "only the scaled dot product's mechanisms take it")
+            self.sinks = _vector(s, "sinks", self.query_heads, " (one per softmax query head)")
         self.scale = self.head_dim**-0.5
         self.softcap = None
         for name in ("scale", "softcap"):
@@ -163,6 +168,16 @@ class Layer:
         """(key heads, keys, dh) from the tokens (or `x`, input difference's steps)."""
         y = _linear(self.x if x is None else x, self.w_k, self.b_k)
         return _rotate(_split(_norm_groups(y, self.k_norm, self.qk_norm_eps), self.head_dim), self.rope)
+
+    def softmax(self, scores, allowed, query_head):
+        """_softmax, with the query head's learned sink joining each row's sum (§7.9)."""
+        if self.sinks is None:
+            return _softmax(scores, allowed)
+        sink = self.sinks[query_head]
+        s = np.where(allowed, scores, -np.inf)
+        top = np.maximum(np.max(s, axis=-1, keepdims=True, initial=-np.inf), sink)
+        e = np.where(allowed, np.exp(s - top), 0.0)
+        return e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - top))
 
     def scores(self, q, k, temperature=1.0):
         """q·kᵀ times the scale (over T), soft-capped when the layer caps (§7.9)."""
@@ -387,7 +402,7 @@ def _one_map(layer):
             scores = tau * _normalize(q[j]) @ _normalize(k[g]).T
         else:
             scores = layer.scores(q[j], k[g])
-        a = _softmax(scores, allowed)
+        a = layer.softmax(scores, allowed, j)
         maps.append({"a": a})
         values.append(v[g])
     if layer.mechanism == "shift_diff":
@@ -515,8 +530,8 @@ def _diff_transformer(layer):
     heads, outs = [], []
     for i in range(h):
         # §3: both maps' scores over T.
-        a1 = _softmax(layer.scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], temperature), allowed)
-        a2 = _softmax(layer.scores(q[second[i]], k[_kv_index(second[i], 2 * h, 2 * kv)], temperature), allowed)
+        a1 = layer.softmax(layer.scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], temperature), allowed, first[i])
+        a2 = layer.softmax(layer.scores(q[second[i]], k[_kv_index(second[i], 2 * h, 2 * kv)], temperature), allowed, second[i])
         diff = a1 - lam * a2
         heads.append({"a1": a1, "a2": a2, "diff": diff})
         outs.append((1.0 - lambda_init) * _rms_norm(diff @ values[i], subln, eps))
@@ -535,8 +550,8 @@ def _diff_transformer_v2(layer):
     heads, outs = [], []
     for i in range(h):
         g = _kv_index(i, h, layer.kv_heads)
-        a1 = _softmax(layer.scores(q[2 * i], k[g]), allowed)
-        a2 = _softmax(layer.scores(q[2 * i + 1], k[g]), allowed)
+        a1 = layer.softmax(layer.scores(q[2 * i], k[g]), allowed, 2 * i)
+        a2 = layer.softmax(layer.scores(q[2 * i + 1], k[g]), allowed, 2 * i + 1)
         diff = a1 - lam[:, i : i + 1] * a2
         heads.append({"a1": a1, "a2": a2, "diff": diff})
         outs.append(diff @ v[g])

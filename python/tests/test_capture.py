@@ -24,6 +24,7 @@ def _model(family, **fields):
         "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM),
         "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
         "gpt_oss": (transformers.GptOssConfig, transformers.GptOssForCausalLM),
+        "t5": (transformers.T5Config, transformers.T5ForConditionalGeneration),
         "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
     }[family]
     torch.manual_seed(7)
@@ -113,13 +114,12 @@ def test_tokens_come_from_the_tokenizer():
         ("llama", [1, 2, 3], 2, ValueError, "layer: expected 0 to 1"),
         ("gpt2", [1, 2, 3], 1, ValueError, "layer: expected 0 to 0"),
         ("gpt2", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
-        # gpt-oss adds a learned sink logit per head to the softmax: not in the format yet.
-        ("gpt_oss", [1, 2, 3], 0, TypeError, "model_type 'gpt_oss': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, diffllama, bert, roberta, distilbert, gpt2, vit"),
+        # T5 is an encoder-decoder with a relative position bias: not in the format yet.
+        ("t5", [1, 2, 3], 0, TypeError, "model_type 't5': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, gpt_oss, diffllama, bert, roberta, distilbert, gpt2, vit"),
     ],
 )
 def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
-    extra = {"head_dim": 8, "num_local_experts": 2, "num_experts_per_tok": 1} if family == "gpt_oss" else {}
-    model = _model(family, **extra)
+    model = _model(family)
     with pytest.raises(error, match=words):
         diffattn.capture(model, ids, layer=layer)
 
@@ -135,6 +135,8 @@ def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
         ("gemma2", dict(head_dim=8, attn_logit_softcapping=2.0, sliding_window=3, query_pre_attn_scalar=16), 0, {"scale": 0.25, "softcap": 2.0, "window": 2}),
         # Gemma 3: norms with 1 + weight, its own scale, a full layer with its own rope theta.
         ("gemma3", dict(head_dim=8, sliding_window=3, layer_types=["sliding_attention", "full_attention"]), 1, {"q_norm": 8, "scale": 256**-0.5}),
+        # gpt-oss: a learned sink per head, YaRN rope, biases; its sliding layer.
+        ("gpt_oss", dict(head_dim=8, sliding_window=3, num_local_experts=2, num_experts_per_tok=1), 0, {"sinks": 4, "window": 2}),
     ],
 )
 def test_todays_decoders_are_captured_exactly(family, fields, layer, expect):
@@ -151,7 +153,7 @@ def test_todays_decoders_are_captured_exactly(family, fields, layer, expect):
     assert relative_error(stack(got, "a"), seen["weights"]) < 1e-5
     assert relative_error(got["output"], seen["output"]) < 1e-5
     # The measure can fail: the same capture without its norms or cap is another map.
-    bare = {k: v for k, v in spec.items() if k not in ("q_norm", "k_norm", "qk_norm_eps", "softcap", "scale")}
+    bare = {k: v for k, v in spec.items() if k not in ("q_norm", "k_norm", "qk_norm_eps", "softcap", "scale", "sinks")}
     assert relative_error(stack(diffattn.stages(bare), "a"), seen["weights"]) > 1e-3
 
 

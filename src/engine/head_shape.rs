@@ -9,7 +9,7 @@ use super::mechanism::MechanismKind;
 use super::projection::{head_width, Weights};
 
 /// The heads of one layer, resolved from its layout, the mechanism and the head count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeadShape {
     /// The mechanism's heads (diff heads for both Differential Transformers).
     pub heads: usize,
@@ -28,16 +28,20 @@ pub struct HeadShape {
 }
 
 /// How a head's scores are made from its products `q·k`: times `scale` (`1/sqrt(d_h)` unless a
-/// captured layer gives its own), then, with a soft cap `c`, `c·tanh(s / c)` (DESIGN.md §7.9).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// captured layer gives its own), then, with a soft cap `c`, `c·tanh(s / c)`; and whether a
+/// learned sink joins each row's softmax (DESIGN.md §7.9).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoreRule {
     /// The factor of `q·k`.
     pub scale: f32,
     /// The soft cap `c`, if any.
     pub softcap: Option<f32>,
+    /// A learned sink logit per softmax query head (gpt-oss): it joins each row's softmax as
+    /// one more key and is dropped, so a row sums to less than 1.
+    pub sinks: Option<Vec<f32>>,
 }
 
-// Both are finite and positive (the spec reader checks them), so equality is an equivalence.
+// Every value is finite (the spec reader checks them), so equality is an equivalence.
 impl Eq for ScoreRule {}
 
 impl ScoreRule {
@@ -46,6 +50,7 @@ impl ScoreRule {
         ScoreRule {
             scale: 1.0 / (head_dim as f32).sqrt(),
             softcap: None,
+            sinks: None,
         }
     }
 }
@@ -82,6 +87,7 @@ impl HeadShape {
                 .scale
                 .unwrap_or_else(|| ScoreRule::plain(head_dim).scale),
             softcap: layout.softcap,
+            sinks: layout.sinks.clone(),
         };
         let shape = HeadShape {
             heads,

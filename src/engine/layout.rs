@@ -176,6 +176,8 @@ pub struct Layout {
     pub scale: Option<f32>,
     /// `c`: every score `s` becomes `c·tanh(s / c)` before the mask (§7.9; Gemma 2).
     pub softcap: Option<f32>,
+    /// A sink logit per softmax query head (§7.9; gpt-oss).
+    pub sinks: Option<Vec<f32>>,
 }
 
 impl Layout {

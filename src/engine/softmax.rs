@@ -101,3 +101,32 @@ pub(crate) fn softmax_range(cells: &mut [f32], range: std::ops::Range<usize>) {
     // Scores are finite, so an allowed range that is not empty has a finite maximum.
     kernels::softmax(&mut cells[lo..hi]);
 }
+
+/// Softmax of `cells[range]` with one more logit, `sink`, in the sum (DESIGN.md §7.9, gpt-oss's
+/// learned sink): `p_j = e^(s_j) / (Σ_k e^(s_k) + e^sink)` over the range, 0 elsewhere. The sink's
+/// own share is dropped, so the row sums to `1 − e^sink / (Σ_k e^(s_k) + e^sink)`; a row with no
+/// allowed key is all zeros (the sink takes everything).
+///
+/// ```
+/// use diffattn::engine::softmax::softmax_range_with_sink;
+/// // Scores 0 and 0 and a sink of ln 2: e^0 + e^0 + 2 = 4, so each key gets 1/4.
+/// let mut row = [0.0f32, 0.0, 9.0];
+/// softmax_range_with_sink(&mut row, 0..2, 2.0f32.ln());
+/// assert!((row[0] - 0.25).abs() < 1e-7 && (row[1] - 0.25).abs() < 1e-7 && row[2] == 0.0);
+/// ```
+pub fn softmax_range_with_sink(cells: &mut [f32], range: std::ops::Range<usize>, sink: f32) {
+    let (lo, hi) = (range.start, range.end);
+    cells[..lo].fill(0.0);
+    cells[hi..].fill(0.0);
+    let top = cells[lo..hi].iter().fold(sink, |m, &s| m.max(s));
+    // In f64: the sum of many small exponentials next to a large sink.
+    let mut total = f64::from(sink - top).exp();
+    for s in &mut cells[lo..hi] {
+        let e = f64::from(*s - top).exp();
+        *s = e as f32;
+        total += e;
+    }
+    for s in &mut cells[lo..hi] {
+        *s = (f64::from(*s) / total) as f32;
+    }
+}

@@ -11,7 +11,7 @@ use super::kernels::{self, PackedB};
 use super::mask::Mask;
 use super::numeric::fit;
 use super::projection::head;
-use super::softmax::{softmax_range, softmax_rows};
+use super::softmax::{softmax_range, softmax_range_with_sink, softmax_rows};
 
 /// The scores `Q_h·K_hᵀ / sqrt(d_h)` of one head, `(queries, keys)`.
 ///
@@ -101,6 +101,7 @@ pub fn maps_into(
     let (tokens, keys) = (q.nrows(), k.nrows());
     let scale = shape.scores.scale / temperature;
     let softcap = shape.scores.softcap;
+    let sinks = shape.scores.sinks.as_deref();
     fit(out, (query_heads.len(), tokens, keys));
     check_rows(&queries, tokens)?;
     if out.is_empty() || queries.is_empty() {
@@ -139,7 +140,11 @@ pub fn maps_into(
                     }
                 }
             }
-            if ranges.iter().all(|r| *r == (0..keys)) {
+            if let Some(sink) = sinks.map(|s| s[j]) {
+                for (row, range) in block.chunks_exact_mut(keys).zip(ranges) {
+                    softmax_range_with_sink(row, range, sink);
+                }
+            } else if ranges.iter().all(|r| *r == (0..keys)) {
                 // Every key allowed (no mask): the block's rows in one call.
                 kernels::softmax_rows(block, keys);
             } else {

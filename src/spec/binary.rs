@@ -16,7 +16,7 @@ const FORMAT: &str = "diffattn.stages";
 const VERSION: &str = "1";
 
 /// The fields that may be tensors.
-pub const ARRAY_FIELDS: [&str; 17] = [
+pub const ARRAY_FIELDS: [&str; 18] = [
     "x",
     "w_q",
     "w_k",
@@ -34,6 +34,7 @@ pub const ARRAY_FIELDS: [&str; 17] = [
     "w_lambda",
     "q_norm",
     "k_norm",
+    "sinks",
 ];
 
 /// Whether `bytes` look like a safetensors file rather than JSON: an 8-byte header length that

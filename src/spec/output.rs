@@ -382,6 +382,9 @@ pub struct SpecJson {
     /// The scores' soft cap (§7.9).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub softcap: Option<f32>,
+    /// A sink logit per softmax query head (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sinks: Option<Vec<f32>>,
     /// The Differential Transformer's pairing, when not the official code's (§7.4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairing: Option<&'static str>,
@@ -519,6 +522,7 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         qk_norm_eps: w.layout.qk_norm.as_ref().map(|n| n.eps),
         scale: w.layout.scale,
         softcap: w.layout.softcap,
+        sinks: w.layout.sinks.clone(),
         pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
         w_lambda: w.w_lambda.as_ref().map(matrix),
         lambda: None,

@@ -58,6 +58,10 @@ TRANSFORMERS_CASES = [
     ("gemma2_L12_H4_kv2_d32_hd8_softcap2_window4", "gemma2", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, attn_logit_softcapping=2.0, sliding_window=4), 0, 12, 0),
     ("gemma2_L9_H4_kv2_d32_hd8_layer1", "gemma2", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8), 1, 9, 0),
     ("gemma3_L14_H4_kv2_d32_hd8_layer1", "gemma3", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=5, layer_types=["sliding_attention", "full_attention"]), 1, 14, 0),
+    # gpt-oss: a learned sink per head (rows sum to less than 1), YaRN rope, biases, a sliding
+    # and a full layer.
+    ("gpt_oss_L11_H4_kv2_d32_hd8_window4_sinks", "gpt_oss", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=4, num_local_experts=2, num_experts_per_tok=1), 0, 11, 0),
+    ("gpt_oss_L16_H4_kv2_d32_hd8_layer1_sinks", "gpt_oss", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, num_local_experts=2, num_experts_per_tok=1), 1, 16, 0),
     ("gemma3_L10_H4_kv2_d32_hd8_window5", "gemma3", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=5, layer_types=["sliding_attention", "full_attention"]), 0, 10, 0),
 ]
 
@@ -135,6 +139,7 @@ def transformers_cases(out):
         "olmo2": (transformers.Olmo2Config, transformers.Olmo2ForCausalLM),
         "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM),
         "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
+        "gpt_oss": (transformers.GptOssConfig, transformers.GptOssForCausalLM),
     }
     source = f"transformers {transformers.__version__}, torch {torch.__version__}, eager attention, float32, random weights"
     manifest = {}
@@ -151,6 +156,8 @@ def transformers_cases(out):
             for norm in (getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)):
                 if norm is not None:
                     norm.weight.normal_(0.0, 0.5)
+            if getattr(attn, "sinks", None) is not None:
+                attn.sinks.normal_(0.0, 1.0)
         seen = {}
         handle = attn.register_forward_hook(lambda m, a, o: seen.update(output=o[0], weights=o[1]))
         ids = torch.randint(0, VOCAB, (1, n))

@@ -66,6 +66,7 @@ pub(super) struct RawSpec<L = TokenRows> {
     qk_norm_eps: Option<f64>,
     scale: Option<f64>,
     softcap: Option<f64>,
+    sinks: Option<Vector>,
     /// The stages computed from this spec (an exported file carries them, for reading); they
     /// are recomputed, never read.
     #[allow(dead_code)]
@@ -151,6 +152,7 @@ pub(super) fn validate<L: RowLimit>(
     let subln = vector_field("subln", raw.subln, t)?;
     let q_norm = vector_field("q_norm", raw.q_norm, t)?;
     let k_norm = vector_field("k_norm", raw.k_norm, t)?;
+    let sinks = vector_field("sinks", raw.sinks, t)?;
     if let Some(name) = tensors.keys().next() {
         return Err(SpecError::new(
             name.clone(),
@@ -188,6 +190,7 @@ pub(super) fn validate<L: RowLimit>(
             .softcap
             .map(|v| positive_finite("softcap", v))
             .transpose()?,
+        sinks,
     };
     if kind == MechanismKind::InputDiff && layout.rope.is_some() {
         return Err(SpecError::new(
@@ -210,6 +213,7 @@ pub(super) fn validate<L: RowLimit>(
     for (field, given) in [
         ("scale", layout.scale.is_some()),
         ("softcap", layout.softcap.is_some()),
+        ("sinks", layout.sinks.is_some()),
     ] {
         if given && own_scores {
             return Err(SpecError::new(
@@ -221,6 +225,7 @@ pub(super) fn validate<L: RowLimit>(
     let real = layout.head_dim.is_some()
         || layout.kv_heads.is_some()
         || layout.qk_norm.is_some()
+        || layout.sinks.is_some()
         || w_lambda.is_some()
         || kind == MechanismKind::DiffTransformerV2;
     let weights = if real {
@@ -239,6 +244,18 @@ pub(super) fn validate<L: RowLimit>(
     }
     if let Some(norm) = &weights.layout.qk_norm {
         check_qk_norm(norm, &weights, shape.head_dim)?;
+    }
+    if let Some(sinks) = &weights.layout.sinks {
+        if sinks.len() != shape.query_heads {
+            return Err(SpecError::new(
+                "sinks",
+                format!(
+                    "expected {} values (one per softmax query head), found {}",
+                    shape.query_heads,
+                    sinks.len()
+                ),
+            ));
+        }
     }
 
     let mechanism = match kind {
