@@ -4,6 +4,8 @@
 //! Captured layers of those models against transformers: tests/golden.rs.
 #![cfg(not(target_arch = "wasm32"))]
 
+use diffattn::explorer::Explorer;
+use diffattn::model::Model;
 use diffattn::spec::{parse_spec, spec_json};
 use serde_json::{json, Value};
 
@@ -160,4 +162,22 @@ fn bad_fields_are_named() {
         let err = parse_spec(&spec(extra.clone()).to_string()).expect_err("refused");
         assert!(err.to_string().contains(want), "{extra}: {err}");
     }
+}
+
+#[test]
+fn the_page_says_what_the_sink_took_from_the_row_it_points_at() {
+    let mut e = Explorer::new(Model::untrained());
+    e.load_spec(&spec(json!({ "scale": 1.0, "sinks": [0.0] })).to_string())
+        .unwrap();
+    e.compute().unwrap();
+    let cell = e.cell(0, 1).expect("a cell");
+    let sum = cell.row_sums[0].1;
+    // (e + 1) / (e + 2) of row 0 stays, 1 / (e + 2) went to the sink.
+    let e1 = 1f64.exp();
+    assert!((f64::from(sum) - (e1 + 1.0) / (e1 + 2.0)).abs() < 1e-6);
+    assert!((f64::from(cell.sink.expect("the layer has sinks")) - 1.0 / (e1 + 2.0)).abs() < 1e-6);
+    // Without sinks the readout has no sink line.
+    e.load_spec(&spec(json!({})).to_string()).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.cell(0, 1).unwrap().sink, None);
 }

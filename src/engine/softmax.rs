@@ -118,15 +118,14 @@ pub fn softmax_range_with_sink(cells: &mut [f32], range: std::ops::Range<usize>,
     let (lo, hi) = (range.start, range.end);
     cells[..lo].fill(0.0);
     cells[hi..].fill(0.0);
-    let top = cells[lo..hi].iter().fold(sink, |m, &s| m.max(s));
-    // In f64: the sum of many small exponentials next to a large sink.
-    let mut total = f64::from(sink - top).exp();
-    for s in &mut cells[lo..hi] {
-        let e = f64::from(*s - top).exp();
-        *s = e as f32;
-        total += e;
-    }
-    for s in &mut cells[lo..hi] {
-        *s = (f64::from(*s) / total) as f32;
-    }
+    let row = &mut cells[lo..hi];
+    let top = row.iter().fold(sink, |m, &s| m.max(s));
+    row.iter_mut().for_each(|s| *s -= top);
+    // The kernels' exp (the one every softmax here uses); the sum in f64, where many small
+    // exponentials meet a large sink.
+    kernels::exp_in_place(row);
+    let total = row.iter().map(|&e| f64::from(e)).sum::<f64>()
+        + f64::from(kernels::reference::exp(sink - top));
+    row.iter_mut()
+        .for_each(|s| *s = (f64::from(*s) / total) as f32);
 }

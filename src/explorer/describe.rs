@@ -33,6 +33,9 @@ pub struct CellInfo {
     pub gate: Option<(f32, f32, f32)>,
     /// Row sums of the first and the final map for this query row.
     pub row_sums: Vec<(StageId, f32)>,
+    /// The learned sink's share of this row of the first map, `1 − Σ_j A_ij`, when the layer
+    /// has sinks (DESIGN.md §7.9).
+    pub sink: Option<f32>,
     /// The Differential Transformer's lambda.
     pub lambda: Option<f32>,
     /// Whether the mask forbids this cell.
@@ -196,11 +199,15 @@ impl Explorer {
         if self.final_stage() != stages[0] {
             summed.push(self.final_stage());
         }
-        let row_sums = summed
+        let row_sums: Vec<(StageId, f32)> = summed
             .into_iter()
             .filter(|s| s.columns() == Columns::Keys)
             .filter_map(|s| Some((s, self.map(s)?.row(row).sum())))
             .collect();
+        let sink = self.weights().layout.sinks.as_ref().and_then(|_| {
+            let (first, sum) = row_sums.first()?;
+            (*first == stages[0]).then_some(1.0 - sum)
+        });
         let gate = self.kind().takes(Parameter::Gate).then(|| {
             let g: Gate = self.gate();
             let h = self.head().min(g.alpha.len().saturating_sub(1));
@@ -213,6 +220,7 @@ impl Explorer {
             values,
             gate,
             row_sums,
+            sink,
             lambda: self.lambda().or_else(|| self.lambda_at(row)),
             masked: !mask.allows(row, col + offset),
         })

@@ -313,6 +313,30 @@ test('a captured official V2 layer (tests/golden) draws its λ table; the walk r
   await context.close();
 });
 
+test('a captured gpt-oss layer (tests/golden) with learned sinks: its rows sum to less than 1, and the readout says what the sink took', async () => {
+  const { page, errors, context } = await openExplorer(h);
+  await pick(page, 'tests/golden/gpt_oss_L16_H4_kv2_d32_hd8_layer1_sinks.spec.safetensors');
+  const v = await engineView(page);
+  assert.equal(v.mechanism, 'standard');
+  const a = await mapData(page, 'a');
+  assert.deepEqual([a.rows, a.cols], [16, 16]);
+  const sums = Array.from({ length: a.rows }, (_, i) => a.data.slice(i * a.cols, (i + 1) * a.cols).reduce((x, y) => x + y, 0));
+  // Each row keeps what the sink leaves it: never more than 1, and well below 1 where the sink's
+  // logit beats the row's scores.
+  assert.ok(sums.every((s) => s <= 1 + 1e-6), `${sums.map((s) => s.toFixed(3))}`);
+  assert.ok(Math.min(...sums) < 0.5, `some row gives most of its attention to the sink: ${sums.map((s) => s.toFixed(3))}`);
+  // A cell chosen with the keyboard, as a person without a mouse does.
+  await page.focus('canvas.map-canvas');
+  await page.keyboard.press('ArrowDown');
+  await settled(page);
+  const readout = await text(page, 'readout');
+  const sink = 1 - sums[0];
+  assert.match(readout, /The learned sink takes ([0-9.]+) of this row/);
+  assert.ok(Math.abs(Number(readout.match(/sink takes ([0-9.]+)/)[1]) - sink) < 0.01, `${readout} vs ${sink}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('reading a binary spec shows a progress bar, and it is gone once the maps are drawn', async () => {
   const { page, errors, context } = await openExplorer(h);
   const seen = await page.evaluate(async () => {

@@ -101,7 +101,7 @@ pub(super) struct RectJs {
 }
 
 /// `{ query, key, values: { [stage]: number }, gate: { alpha, beta, gamma } | null,
-///    row_sum: { [stage]: number }, lambda: number | null, masked: boolean }`
+///    row_sum: { [stage]: number }, sink: number | null, lambda: number | null, masked: boolean }`
 #[derive(Serialize)]
 pub(super) struct CellJs {
     query: String,
@@ -109,6 +109,7 @@ pub(super) struct CellJs {
     values: StageValues,
     gate: Option<GateJs>,
     row_sum: StageValues,
+    sink: Option<f32>,
     lambda: Option<f32>,
     masked: bool,
 }
@@ -162,6 +163,7 @@ impl From<CellInfo> for CellJs {
                 .gate
                 .map(|(alpha, beta, gamma)| GateJs { alpha, beta, gamma }),
             row_sum: stage_values(&info.row_sums),
+            sink: info.sink,
             lambda: info.lambda,
             masked: info.masked,
         }

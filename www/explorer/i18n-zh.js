@@ -185,6 +185,7 @@ export const ZH = Object.freeze({
   tip_key: '键',
   readout_cell: '第 {i} 行，查询 {q} → 第 {j} 列，键 {k}',
   readout_rowsums: '第 {i} 行的行和：{sums}',
+  readout_sink: '学习到的汇聚项（sink）拿走了这一行的 {v}：它作为多出的一个键参与 softmax，之后被丢弃，所以行和小于 1。',
   readout_masked: '此格被掩码：该查询不能看这个键，所以这里的注意力为 0。',
   model_opt_spec: '来自你的文件',
   views_label: '视图',

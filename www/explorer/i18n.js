@@ -195,6 +195,7 @@ export const STRINGS = Object.freeze({
     tip_key: 'key',
     readout_cell: 'Row {i}, query {q} → column {j}, key {k}',
     readout_rowsums: 'Row {i} sums: {sums}',
+    readout_sink: 'The learned sink takes {v} of this row: it joins the softmax as one more key and is dropped, so the row sums to less than 1.',
     readout_masked: 'This cell is masked: the query may not look at this key, so its attention is 0 here.',
     model_opt_spec: 'from your file',
     views_label: 'View',

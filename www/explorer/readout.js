@@ -52,6 +52,7 @@ export function cellContent(info, cell, context, t) {
     const text = sums.map(([id, v]) => `Σ ${names[id] ?? id} = ${fmt(v)}`).join(', ');
     fragment.append(make('p', 'rowsum', t('readout_rowsums', { i: cell.row + 1, sums: text })));
   }
+  if (info.sink != null) fragment.append(make('p', 'rowsum', t('readout_sink', { v: fmt(info.sink) })));
   return fragment;
 }
 
