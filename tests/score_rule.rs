@@ -1,6 +1,6 @@
 //! DESIGN.md §7.9 on hand-derived cases: the query and key norms (Qwen3, OLMo 2, Gemma 3), the
-//! scores' own scale (Gemma), the soft cap (Gemma 2) and learned sinks (gpt-oss), and the spec
-//! errors that name them.
+//! scores' own scale (Gemma), the soft cap (Gemma 2), learned sinks (gpt-oss) and the relative
+//! position bias (T5), and the spec errors that name them.
 //! Captured layers of those models against transformers: tests/golden.rs.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -104,9 +104,24 @@ fn a_sink_joins_each_rows_softmax_and_takes_its_share() {
 }
 
 #[test]
+fn a_relative_bias_adds_each_offsets_value_to_the_scores() {
+    // Offsets j − i from −1 to 1: row 0 (i = 0) reads columns 1 (j = 0) and 2 (j = 1).
+    // Scores [1, 0] (scale 1) + [0.5, 2] = [1.5, 2].
+    let biased = spec(json!({ "scale": 1.0, "relative_bias": [[9.0, 0.5, 2.0]] }));
+    close(row0(&biased), first_of(1.5, 2.0));
+    // Row 1 (i = 1) reads columns 0 (j = 0, offset −1) and 1: scores [0, 4] + [9, 0.5].
+    let stages = parse_spec(&biased.to_string())
+        .and_then(|s| s.run())
+        .unwrap();
+    let a = stages.final_maps();
+    let want = first_of(9.0, 4.5);
+    assert!((f64::from(a[[0, 1, 0]]) - want).abs() < 1e-6);
+}
+
+#[test]
 fn the_fields_are_written_back_when_a_spec_is_exported() {
     let s = spec(
-        json!({ "scale": 0.7, "softcap": 5.0, "q_norm": [1.0, 2.0], "k_norm": [0.5, 1.5], "qk_norm_eps": 1e-5, "sinks": [0.3] }),
+        json!({ "scale": 0.7, "softcap": 5.0, "q_norm": [1.0, 2.0], "k_norm": [0.5, 1.5], "qk_norm_eps": 1e-5, "sinks": [0.3], "relative_bias": [[0.1, 0.2, 0.3]] }),
     );
     let parsed = parse_spec(&s.to_string()).expect("valid");
     let out = serde_json::to_value(spec_json(&parsed, None)).expect("JSON");
@@ -156,6 +171,10 @@ fn bad_fields_are_named() {
         (
             json!({ "mechanism": "cosine", "tau": 1.0, "sinks": [0.0] }),
             "sinks: only the scaled dot product",
+        ),
+        (
+            json!({ "relative_bias": [[0.0, 0.0]] }),
+            "relative_bias: expected 1 x 3 (one row per softmax query head",
         ),
     ];
     for (extra, want) in cases {

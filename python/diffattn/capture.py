@@ -10,7 +10,8 @@ model) and gpt-oss. Encoders with absolute positions (already in the
 vectors entering the layer) and biases: BERT, RoBERTa, DistilBERT (and so all-MiniLM-L6-v2, a
 BERT). GPT-2 (its fused `c_attn` and `c_proj` are `Conv1D`s, weights stored `[in, out]`;
 causal). ViT (`pixel_values=` instead of input ids; its tokens are `[CLS]` and the patches,
-labelled by their row and column). `capture_module(module, x)` does the same
+labelled by their row and column). T5 and BART: the encoder's or the decoder's self-attention
+(T5's unscaled scores and relative position bias, DESIGN.md §7.9). `capture_module(module, x)` does the same
 for the official Differential Transformer modules of microsoft/unilm (V1 `MultiheadDiffAttn`,
 V2 `MultiheadFlashDiffV2`), which take their input and rotary tables from the caller.
 
@@ -34,7 +35,9 @@ ABSOLUTE_MODEL_TYPES = {
     "gpt2": r"h\.(\d+)\.attn",
     "vit": r"layers\.(\d+)\.attention",
 }
-MODEL_TYPES = STANDARD_MODEL_TYPES + DIFF_MODEL_TYPES + tuple(ABSOLUTE_MODEL_TYPES)
+# Encoder-decoders: the encoder's or the decoder's self-attention of layer N.
+ENCODER_DECODER_MODEL_TYPES = ("t5", "bart")
+MODEL_TYPES = STANDARD_MODEL_TYPES + DIFF_MODEL_TYPES + tuple(ABSOLUTE_MODEL_TYPES) + ENCODER_DECODER_MODEL_TYPES
 
 
 def _lambda_init(depth):
@@ -151,7 +154,7 @@ def _one_sequence(input_ids):
     return ids
 
 
-def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None):
+def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None, decoder_input_ids=None, attention="self"):
     """Runs `model` once on `input_ids` and returns layer `layer`'s attention as a stages spec.
 
     `input_ids`: a list of ints or a (1, L) / (L,) tensor (None for ViT, which takes
@@ -159,8 +162,12 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     string for each id when `tokenizer` is given (ViT's are `[CLS]` and `r{row}c{col}` for
     each patch). `name` goes to the spec's `model` field (default: the config's name or the
     model's class). `position_ids`: positions to run with (rotary decoders; default 0 .. L-1).
+    Encoder-decoders (T5, BART): without `decoder_input_ids`, the encoder's layer N; with them
+    and `attention="self"`, the decoder's layer N self-attention (causal; `tokens` and the
+    tokenizer then label the decoder's tokens). `attention="cross"` is refused: keys and values
+    from a second sequence are not in the format yet.
     Supports DiffLlama, Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2, Gemma 3 (text), gpt-oss,
-    BERT, RoBERTa, DistilBERT, GPT-2 and ViT models.
+    BERT, RoBERTa, DistilBERT, GPT-2, ViT, T5 and BART models.
     """
     import torch
 
@@ -168,6 +175,10 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     model_type = getattr(config, "model_type", None)
     if model_type not in MODEL_TYPES:
         raise TypeError(f"model_type {model_type!r}: capture supports {', '.join(MODEL_TYPES)}")
+    if model_type in ENCODER_DECODER_MODEL_TYPES:
+        return _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention)
+    if decoder_input_ids is not None or attention != "self":
+        raise TypeError(f"decoder_input_ids, attention: {model_type} is not an encoder-decoder")
     if model_type in ABSOLUTE_MODEL_TYPES:
         return _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, name, position_ids, pixel_values)
     if pixel_values is not None:
@@ -406,6 +417,100 @@ def _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, na
     spec["x"] = x
     spec.update(_projections(q, k, v, o))
     return validate(_ordered(spec))
+
+
+def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention):
+    """T5 and BART: layer N's self-attention in the encoder, or with `decoder_input_ids` in the
+    decoder. T5's scores are unscaled (`scale: 1`) and biased by the relative position bias the
+    model computed, written as `relative_bias` (one value per offset j − i, checked to be what
+    the model added to every cell)."""
+    import torch
+
+    if attention not in ("self", "cross"):
+        raise ValueError(f"attention: expected 'self' or 'cross', found {attention!r}")
+    if attention == "cross":
+        raise TypeError("attention='cross': keys and values from a second sequence (the encoder's) are not in the format yet; capture the encoder's or the decoder's self-attention")
+    ids = _one_sequence(input_ids)
+    decoder = decoder_input_ids is not None
+    stack = model.get_decoder() if decoder else model.get_encoder()
+    if model_type == "t5":
+        layers = [block.layer[0].SelfAttention for block in stack.block]
+    else:
+        layers = [l.self_attn for l in stack.layers]
+    if not isinstance(layer, int) or not 0 <= layer < len(layers):
+        raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
+    attn = layers[layer]
+    seen = {}
+
+    def pre_hook(module, args, kwargs):
+        seen["x"] = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
+        seen["mask"] = kwargs.get("mask", kwargs.get("attention_mask"))
+        seen["kv"] = kwargs.get("key_value_states")
+
+    def hook(module, args, output):
+        seen["bias"] = output[1] if model_type == "t5" else None
+
+    handles = [attn.register_forward_pre_hook(pre_hook, with_kwargs=True), attn.register_forward_hook(hook)]
+    try:
+        with torch.no_grad():
+            if decoder:
+                own = _one_sequence(decoder_input_ids)
+                model(input_ids=ids, decoder_input_ids=own)
+            else:
+                own = ids
+                stack(input_ids=ids)
+    finally:
+        for h in handles:
+            h.remove()
+    if "x" not in seen:
+        raise RuntimeError(f"layer {layer}'s attention did not run")
+    x = _np(seen["x"])[0]
+    n, d = x.shape
+    if model_type == "t5":
+        heads, head_dim = attn.n_heads, attn.key_value_proj_dim
+        q, k, v, o = attn.q, attn.k, attn.v, attn.o
+        scale = float(attn.scaling)
+    else:
+        heads, head_dim = attn.num_heads, attn.head_dim
+        q, k, v, o = attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj
+        scale = float(attn.scaling)
+    _check_mask(seen["mask"], n, None, decoder)
+    spec = {
+        "mechanism": "standard",
+        "model": name or getattr(model.config, "name_or_path", "") or type(model).__name__,
+        "layer": layer,
+        "heads": int(heads),
+        "causal": decoder,
+        "head_dim": int(head_dim),
+    }
+    labels = _token_labels(own[0].tolist(), tokens, tokenizer)
+    if labels is not None:
+        spec["tokens"] = labels
+    spec["x"] = x
+    spec.update(_projections(q, k, v, o))
+    if not math.isclose(scale, head_dim**-0.5, rel_tol=1e-9):
+        spec["scale"] = scale
+    if seen.get("bias") is not None:
+        spec["relative_bias"] = _relative_bias(_np(seen["bias"]).reshape(heads, n, n), decoder)
+    return validate(_ordered(spec))
+
+
+def _relative_bias(bias, causal):
+    """(heads, 2L − 1): each head's bias by offset j − i, read off the model's (heads, L, L)
+    bias and checked against every cell the mask allows (a bias that is not a function of the
+    offset is an error, not a wrong map)."""
+    heads, n, _ = bias.shape
+    out = np.zeros((heads, 2 * n - 1), dtype=np.float32)
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    allowed = j <= i if causal else np.ones((n, n), dtype=bool)
+    for off in range(-(n - 1), n):
+        cells = (j - i == off) & allowed
+        if cells.any():
+            out[:, off + n - 1] = bias[:, cells][:, 0]
+    rebuilt = out[:, (j - i + n - 1)]
+    if not np.allclose(np.where(allowed, rebuilt, 0), np.where(allowed, bias, 0), rtol=0, atol=1e-6):
+        raise TypeError("relative_bias: the model's score bias is not a function of the offset j − i")
+    return out
 
 
 def _patch_labels(model, pixels, n):

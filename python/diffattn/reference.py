@@ -147,6 +147,11 @@ class Layer:
             if self.mechanism in ("cosine", "input_diff", "hierarchical"):
                 raise SpecError("sinks", "only the scaled dot product's mechanisms take it")
             self.sinks = _vector(s, "sinks", self.query_heads, " (one per softmax query head)")
+        self.relative_bias = None
+        if s.get("relative_bias") is not None:
+            if self.mechanism in ("cosine", "input_diff", "hierarchical"):
+                raise SpecError("relative_bias", "only the scaled dot product's mechanisms take it")
+            self.relative_bias = _matrix(s, "relative_bias", self.query_heads, 2 * self.tokens - 1, " (one row per softmax query head, one column per offset j - i)")
         self.scale = self.head_dim**-0.5
         self.softcap = None
         for name in ("scale", "softcap"):
@@ -179,9 +184,14 @@ class Layer:
         e = np.where(allowed, np.exp(s - top), 0.0)
         return e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - top))
 
-    def scores(self, q, k, temperature=1.0):
-        """q·kᵀ times the scale (over T), soft-capped when the layer caps (§7.9)."""
+    def scores(self, q, k, temperature=1.0, query_head=None):
+        """q·kᵀ times the scale (over T), plus the query head's relative bias, soft-capped when
+        the layer caps (§7.9)."""
         s = q @ k.T * (self.scale / temperature)
+        if self.relative_bias is not None:
+            n = self.tokens
+            offsets = np.arange(n)[None, :] - np.arange(n)[:, None] + n - 1
+            s = s + self.relative_bias[query_head][offsets]
         return s if self.softcap is None else self.softcap * np.tanh(s / self.softcap)
 
     def _read_metadata(self):
@@ -401,7 +411,7 @@ def _one_map(layer):
         if layer.mechanism == "cosine":
             scores = tau * _normalize(q[j]) @ _normalize(k[g]).T
         else:
-            scores = layer.scores(q[j], k[g])
+            scores = layer.scores(q[j], k[g], query_head=j)
         a = layer.softmax(scores, allowed, j)
         maps.append({"a": a})
         values.append(v[g])
@@ -530,8 +540,8 @@ def _diff_transformer(layer):
     heads, outs = [], []
     for i in range(h):
         # §3: both maps' scores over T.
-        a1 = layer.softmax(layer.scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], temperature), allowed, first[i])
-        a2 = layer.softmax(layer.scores(q[second[i]], k[_kv_index(second[i], 2 * h, 2 * kv)], temperature), allowed, second[i])
+        a1 = layer.softmax(layer.scores(q[first[i]], k[_kv_index(first[i], 2 * h, 2 * kv)], temperature, first[i]), allowed, first[i])
+        a2 = layer.softmax(layer.scores(q[second[i]], k[_kv_index(second[i], 2 * h, 2 * kv)], temperature, second[i]), allowed, second[i])
         diff = a1 - lam * a2
         heads.append({"a1": a1, "a2": a2, "diff": diff})
         outs.append((1.0 - lambda_init) * _rms_norm(diff @ values[i], subln, eps))
@@ -550,8 +560,8 @@ def _diff_transformer_v2(layer):
     heads, outs = [], []
     for i in range(h):
         g = _kv_index(i, h, layer.kv_heads)
-        a1 = layer.softmax(layer.scores(q[2 * i], k[g]), allowed, 2 * i)
-        a2 = layer.softmax(layer.scores(q[2 * i + 1], k[g]), allowed, 2 * i + 1)
+        a1 = layer.softmax(layer.scores(q[2 * i], k[g], query_head=2 * i), allowed, 2 * i)
+        a2 = layer.softmax(layer.scores(q[2 * i + 1], k[g], query_head=2 * i + 1), allowed, 2 * i + 1)
         diff = a1 - lam[:, i : i + 1] * a2
         heads.append({"a1": a1, "a2": a2, "diff": diff})
         outs.append(diff @ v[g])

@@ -24,13 +24,15 @@ def _model(family, **fields):
         "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM),
         "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
         "gpt_oss": (transformers.GptOssConfig, transformers.GptOssForCausalLM),
-        "t5": (transformers.T5Config, transformers.T5ForConditionalGeneration),
+        "xlnet": (transformers.XLNetConfig, transformers.XLNetModel),
         "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
     }[family]
     torch.manual_seed(7)
     base = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, attn_implementation="eager")
     if family == "gpt2":
         base = dict(vocab_size=VOCAB, n_embd=16, n_layer=1, n_head=2)
+    if family == "xlnet":
+        base = dict(vocab_size=VOCAB, d_model=16, n_layer=1, n_head=2, d_inner=32)
     model = model_cls(config_cls(**{**base, **fields})).eval()
     if family in ("diffllama", "llama"):
         with torch.no_grad():
@@ -114,8 +116,8 @@ def test_tokens_come_from_the_tokenizer():
         ("llama", [1, 2, 3], 2, ValueError, "layer: expected 0 to 1"),
         ("gpt2", [1, 2, 3], 1, ValueError, "layer: expected 0 to 0"),
         ("gpt2", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
-        # T5 is an encoder-decoder with a relative position bias: not in the format yet.
-        ("t5", [1, 2, 3], 0, TypeError, "model_type 't5': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, gpt_oss, diffllama, bert, roberta, distilbert, gpt2, vit"),
+        # XLNet's two-stream attention is not an attention the format describes.
+        ("xlnet", [1, 2, 3], 0, TypeError, "model_type 'xlnet': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, gpt_oss, diffllama, bert, roberta, distilbert, gpt2, vit, t5, bart"),
     ],
 )
 def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
@@ -224,6 +226,54 @@ def test_vit_takes_pixels_and_the_others_ids():
         diffattn.capture(ABSOLUTE["bert"]().eval(), [1, 2], layer=0, pixel_values=torch.zeros(1, 3, 12, 12))
     with pytest.raises(TypeError, match="adds its positions before the first layer"):
         diffattn.capture(ABSOLUTE["bert"]().eval(), [1, 2], layer=0, position_ids=[3, 4])
+
+
+ENCODER_DECODERS = {
+    "t5": lambda: transformers.T5Model(transformers.T5Config(vocab_size=VOCAB, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2, attn_implementation="eager")),
+    "bart": lambda: transformers.BartModel(transformers.BartConfig(vocab_size=VOCAB, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, attn_implementation="eager")),
+}
+
+
+@pytest.mark.parametrize("family", sorted(ENCODER_DECODERS))
+@pytest.mark.parametrize("part", ["encoder", "decoder"])
+def test_encoder_decoders_self_attention_is_captured_exactly(family, part):
+    torch.manual_seed(5)
+    model = ENCODER_DECODERS[family]().eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.4)
+    stack = model.get_decoder() if part == "decoder" else model.get_encoder()
+    attn = stack.block[1].layer[0].SelfAttention if family == "t5" else stack.layers[1].self_attn
+    seen = {}
+    handle = attn.register_forward_hook(lambda m, a, o: seen.update(output=o[0][0].double().numpy(), weights=o[-1][0].double().numpy()))
+    ids, decoder = [3, 9, 4, 17, 25, 8, 1], ([5, 6, 7, 30, 2] if part == "decoder" else None)
+    try:
+        spec = diffattn.capture(model, ids, layer=1, decoder_input_ids=decoder)
+    finally:
+        handle.remove()
+    assert spec["causal"] == (part == "decoder")
+    assert len(spec["x"]) == (5 if part == "decoder" else 7)
+    # T5: unscaled scores and its relative position bias, one value per offset.
+    assert ("relative_bias" in spec) == (family == "t5") and (spec.get("scale") == 1.0) == (family == "t5")
+    got = diffattn.stages(spec)
+    assert relative_error(stack_maps(got), seen["weights"]) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+    if family == "t5":
+        bare = {k: v for k, v in spec.items() if k != "relative_bias"}
+        assert relative_error(stack_maps(diffattn.stages(bare)), seen["weights"]) > 1e-3
+
+
+def stack_maps(stages):
+    return stack(stages, "a")
+
+
+def test_cross_attention_is_refused_with_what_is_missing():
+    model = ENCODER_DECODERS["bart"]().eval()
+    with pytest.raises(TypeError, match="keys and values from a second sequence"):
+        diffattn.capture(model, [1, 2, 3], layer=0, decoder_input_ids=[4, 5], attention="cross")
+    with pytest.raises(TypeError, match="not an encoder-decoder"):
+        diffattn.capture(ABSOLUTE["bert"]().eval(), [1, 2, 3], layer=0, decoder_input_ids=[4, 5])
 
 
 MINILM = ROOT / ".data" / "minilm"

@@ -21,7 +21,7 @@ def test_the_manifest_lists_every_golden_file():
     names = {p.name.split(".")[0] for p in GOLDEN.glob("*.safetensors")}
     assert names == set(MANIFEST)
     families = {name.split("_")[0] + ("_" + name.split("_")[1] if name.startswith(("official", "gpt_oss")) else "") for name in names}
-    assert families == {"diffllama", "llama", "qwen2", "mistral", "official_v1", "official_v2", "bert", "roberta", "distilbert", "gpt2", "vit", "qwen3", "olmo2", "gemma2", "gemma3", "gpt_oss"}
+    assert families == {"diffllama", "llama", "qwen2", "mistral", "official_v1", "official_v2", "bert", "roberta", "distilbert", "gpt2", "vit", "qwen3", "olmo2", "gemma2", "gemma3", "gpt_oss", "t5", "bart"}
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))

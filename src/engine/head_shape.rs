@@ -4,6 +4,8 @@
 //!
 //! [`Layout`]: super::layout::Layout
 
+use ndarray::Array2;
+
 use super::error::EngineError;
 use super::mechanism::MechanismKind;
 use super::projection::{head_width, Weights};
@@ -39,6 +41,9 @@ pub struct ScoreRule {
     /// A learned sink logit per softmax query head (gpt-oss): it joins each row's softmax as
     /// one more key and is dropped, so a row sums to less than 1.
     pub sinks: Option<Vec<f32>>,
+    /// T5's relative position bias: row `j` is query head `j`'s bias by offset `k − i`, at
+    /// column `k − i + L − 1` (§7.9).
+    pub relative_bias: Option<Array2<f32>>,
 }
 
 // Every value is finite (the spec reader checks them), so equality is an equivalence.
@@ -51,6 +56,7 @@ impl ScoreRule {
             scale: 1.0 / (head_dim as f32).sqrt(),
             softcap: None,
             sinks: None,
+            relative_bias: None,
         }
     }
 }
@@ -88,6 +94,7 @@ impl HeadShape {
                 .unwrap_or_else(|| ScoreRule::plain(head_dim).scale),
             softcap: layout.softcap,
             sinks: layout.sinks.clone(),
+            relative_bias: layout.relative_bias.clone(),
         };
         let shape = HeadShape {
             heads,

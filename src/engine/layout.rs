@@ -178,6 +178,9 @@ pub struct Layout {
     pub softcap: Option<f32>,
     /// A sink logit per softmax query head (§7.9; gpt-oss).
     pub sinks: Option<Vec<f32>>,
+    /// An additive bias on the scores by the keys' offset from the query, one row of `2L − 1`
+    /// offsets (`j − i` from `−(L − 1)` to `L − 1`) per softmax query head (§7.9; T5).
+    pub relative_bias: Option<Array2<f32>>,
 }
 
 impl Layout {

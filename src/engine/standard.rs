@@ -102,6 +102,7 @@ pub fn maps_into(
     let scale = shape.scores.scale / temperature;
     let softcap = shape.scores.softcap;
     let sinks = shape.scores.sinks.as_deref();
+    let relative_bias = shape.scores.relative_bias.as_ref();
     fit(out, (query_heads.len(), tokens, keys));
     check_rows(&queries, tokens)?;
     if out.is_empty() || queries.is_empty() {
@@ -132,6 +133,18 @@ pub fn maps_into(
             let block = &mut cells[rows.start * keys..rows.end * keys];
             if let (Some(lo), Some(hi)) = (lo, hi) {
                 k_t.mul_rows(q_cells, q_width, rows.clone(), lo..hi, scale, block, keys);
+                if let Some(bias) = relative_bias {
+                    // Column k − i + L − 1 of head j's row: the bias of key k for query i.
+                    let bias = bias.row(j);
+                    for (i, row) in rows.clone().zip(block.chunks_exact_mut(keys)) {
+                        let first = lo + tokens - 1 - i;
+                        let offsets = bias.slice(s![first..first + (hi - lo)]);
+                        row[lo..hi]
+                            .iter_mut()
+                            .zip(offsets)
+                            .for_each(|(s, b)| *s += b);
+                    }
+                }
                 if let Some(c) = softcap {
                     for row in block.chunks_exact_mut(keys) {
                         row[lo..hi]

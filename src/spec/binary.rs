@@ -16,7 +16,7 @@ const FORMAT: &str = "diffattn.stages";
 const VERSION: &str = "1";
 
 /// The fields that may be tensors.
-pub const ARRAY_FIELDS: [&str; 18] = [
+pub const ARRAY_FIELDS: [&str; 19] = [
     "x",
     "w_q",
     "w_k",
@@ -35,6 +35,7 @@ pub const ARRAY_FIELDS: [&str; 18] = [
     "q_norm",
     "k_norm",
     "sinks",
+    "relative_bias",
 ];
 
 /// Whether `bytes` look like a safetensors file rather than JSON: an 8-byte header length that

@@ -385,6 +385,9 @@ pub struct SpecJson {
     /// A sink logit per softmax query head (§7.9).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sinks: Option<Vec<f32>>,
+    /// The scores' bias by offset, per softmax query head (§7.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative_bias: Option<Vec<Vec<f32>>>,
     /// The Differential Transformer's pairing, when not the official code's (§7.4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairing: Option<&'static str>,
@@ -523,6 +526,7 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         scale: w.layout.scale,
         softcap: w.layout.softcap,
         sinks: w.layout.sinks.clone(),
+        relative_bias: w.layout.relative_bias.as_ref().map(matrix),
         pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
         w_lambda: w.w_lambda.as_ref().map(matrix),
         lambda: None,

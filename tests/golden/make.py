@@ -76,6 +76,16 @@ ABSOLUTE_CASES = [
     ("vit_L17_H4_d32_patch8_layer1", "vit", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, image_size=32, patch_size=8), 1, 32),
 ]
 
+# Encoder-decoders: (name, family, config fields, layer, encoder tokens, decoder tokens or None
+# for the encoder's self-attention)
+ENCODER_DECODER_CASES = [
+    ("t5_L9_H4_d32_kv8_layer1_encoder", "t5", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4), 1, 9, None),
+    ("t5_L7_H4_d32_kv8_decoder_self", "t5", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4), 0, 9, 7),
+    ("t5_L20_H2_d32_kv16_layer1_decoder_self", "t5", dict(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, relative_attention_num_buckets=8, relative_attention_max_distance=12), 1, 5, 20),
+    ("bart_L10_H4_d32_layer1_encoder", "bart", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64), 1, 10, None),
+    ("bart_L8_H4_d32_decoder_self", "bart", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64), 0, 6, 8),
+]
+
 # (name, module, constructor arguments, tokens, rotary_dim or None for head_dim)
 OFFICIAL_CASES = [
     ("official_v1_L1_H1_d16", "v1", dict(embed_dim=16, depth=0, num_heads=1, num_kv_heads=None), 1, None),
@@ -224,6 +234,39 @@ def absolute_cases(out):
     return manifest
 
 
+def encoder_decoder_cases(out):
+    """T5 and BART: the encoder's or the decoder's self-attention of layer N, random weights,
+    eager attention; the maps are what the attention module returned, in the same pass."""
+    import torch
+    import transformers
+
+    families = {
+        "t5": (transformers.T5Config, transformers.T5Model, lambda stack, i: stack.block[i].layer[0].SelfAttention),
+        "bart": (transformers.BartConfig, transformers.BartModel, lambda stack, i: stack.layers[i].self_attn),
+    }
+    source = f"transformers {transformers.__version__}, torch {torch.__version__}, eager attention, float32, random weights"
+    manifest = {}
+    for seed, (name, family, fields, layer, n, m) in enumerate(ENCODER_DECODER_CASES):
+        torch.manual_seed(3000 + seed)
+        config_cls, model_cls, attention = families[family]
+        model = model_cls(config_cls(vocab_size=VOCAB, attn_implementation="eager", **fields)).eval()
+        sharpen(model, 0.25)
+        attn = attention(model.get_decoder() if m else model.get_encoder(), layer)
+        seen = {}
+        handle = attn.register_forward_hook(lambda mod, a, o: seen.update(output=o[0], weights=o[-1]))
+        ids = torch.randint(0, VOCAB, (1, n))
+        decoder = torch.randint(0, VOCAB, (1, m)) if m else None
+        own = decoder if m else ids
+        try:
+            spec = diffattn.capture(model, ids, layer=layer, decoder_input_ids=decoder, name=f"random {model_cls.__name__}", tokens=[f"t{i}" for i in own[0].tolist()])
+        finally:
+            handle.remove()
+        golden = {"a": seen["weights"][0].detach().double().numpy(), "output": seen["output"][0].detach().double().numpy()}
+        info = {"source": f"{model_cls.__name__} ({source})", "config": fields, "layer": layer, "tokens": int(own.shape[1]), "part": "decoder self-attention" if m else "encoder self-attention"}
+        manifest[name] = write_case(out, name, spec, golden, info)
+    return manifest
+
+
 def load_official(unilm):
     """Imports the official modules from a checkout, unpatched, set up to run on the CPU."""
     import torch
@@ -360,6 +403,7 @@ def main():
     print("golden: transformers")
     manifest.update(transformers_cases(out))
     manifest.update(absolute_cases(out))
+    manifest.update(encoder_decoder_cases(out))
     if args.unilm:
         if os.environ.get("TRITON_INTERPRET") != "1":
             sys.exit("golden: the official code needs TRITON_INTERPRET=1 (scripts/golden-transformers sets it)")

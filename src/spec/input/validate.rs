@@ -67,6 +67,7 @@ pub(super) struct RawSpec<L = TokenRows> {
     scale: Option<f64>,
     softcap: Option<f64>,
     sinks: Option<Vector>,
+    relative_bias: Option<Matrix<WidthRows>>,
     /// The stages computed from this spec (an exported file carries them, for reading); they
     /// are recomputed, never read.
     #[allow(dead_code)]
@@ -153,6 +154,7 @@ pub(super) fn validate<L: RowLimit>(
     let q_norm = vector_field("q_norm", raw.q_norm, t)?;
     let k_norm = vector_field("k_norm", raw.k_norm, t)?;
     let sinks = vector_field("sinks", raw.sinks, t)?;
+    let relative_bias = matrix_field("relative_bias", raw.relative_bias, t)?;
     if let Some(name) = tensors.keys().next() {
         return Err(SpecError::new(
             name.clone(),
@@ -191,6 +193,7 @@ pub(super) fn validate<L: RowLimit>(
             .map(|v| positive_finite("softcap", v))
             .transpose()?,
         sinks,
+        relative_bias,
     };
     if kind == MechanismKind::InputDiff && layout.rope.is_some() {
         return Err(SpecError::new(
@@ -214,6 +217,7 @@ pub(super) fn validate<L: RowLimit>(
         ("scale", layout.scale.is_some()),
         ("softcap", layout.softcap.is_some()),
         ("sinks", layout.sinks.is_some()),
+        ("relative_bias", layout.relative_bias.is_some()),
     ] {
         if given && own_scores {
             return Err(SpecError::new(
@@ -226,6 +230,7 @@ pub(super) fn validate<L: RowLimit>(
         || layout.kv_heads.is_some()
         || layout.qk_norm.is_some()
         || layout.sinks.is_some()
+        || layout.relative_bias.is_some()
         || w_lambda.is_some()
         || kind == MechanismKind::DiffTransformerV2;
     let weights = if real {
@@ -244,6 +249,23 @@ pub(super) fn validate<L: RowLimit>(
     }
     if let Some(norm) = &weights.layout.qk_norm {
         check_qk_norm(norm, &weights, shape.head_dim)?;
+    }
+    if let Some(bias) = &weights.layout.relative_bias {
+        let want = (shape.query_heads, 2 * x.nrows() - 1);
+        if bias.dim() != want {
+            return Err(SpecError::new(
+                "relative_bias",
+                format!(
+                    "expected {} x {} (one row per softmax query head, one column per offset j − i from −{} to {}), found {} x {}",
+                    want.0,
+                    want.1,
+                    x.nrows() - 1,
+                    x.nrows() - 1,
+                    bias.nrows(),
+                    bias.ncols()
+                ),
+            ));
+        }
     }
     if let Some(sinks) = &weights.layout.sinks {
         if sinks.len() != shape.query_heads {
