@@ -61,6 +61,33 @@ export function lazyExporter(v) {
   };
 }
 
+/**
+ * The model view of view `v` (model-view.js, a chunk the first view does not load):
+ * `{ render(), clear(), pending, destroy() }`; the first render imports it and renders again
+ * when it is in (a failed import is tried again at the next render).
+ */
+export function lazyModelView(v) {
+  let chunk = null;
+  let view = null;
+  return {
+    render() {
+      if (view) return view.render();
+      chunk ??= import('./model-view.js')
+        .then(({ ModelView }) => {
+          view = new ModelView(v);
+          v.changed({ notify: false });
+        })
+        .catch((err) => v.report(err))
+        .finally(() => (chunk = null));
+    },
+    clear: () => view?.clear(),
+    destroy: () => view?.destroy(),
+    get pending() {
+      return chunk ?? view?.pending ?? null;
+    },
+  };
+}
+
 /** Keys for the whole explorer `v`: P presents, the arrow keys step through the walk. */
 export function explorerKey(v, event) {
   const target = event.composedPath()[0];
