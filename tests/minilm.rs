@@ -609,8 +609,15 @@ fn the_head_statistics_find_the_previous_token_head_and_the_sinks_of_the_real_mo
     at(&mut ex, &mut feed, 1);
     let l1h3 = ex.head_statistics(StageId::A, 2).unwrap();
     let want = facts["layer1_head3_subdiagonal"].as_f64().unwrap() as f32;
-    assert!((l1h3.previous - want).abs() < 1e-3, "{} vs {want}", l1h3.previous);
-    assert_eq!(l1h3.previous, l1h3.signed_previous, "a softmax map: both agree");
+    assert!(
+        (l1h3.previous - want).abs() < 1e-3,
+        "{} vs {want}",
+        l1h3.previous
+    );
+    assert_eq!(
+        l1h3.previous, l1h3.signed_previous,
+        "a softmax map: both agree"
+    );
     assert!(l1h3.entropy < 0.05, "one key per row: {}", l1h3.entropy);
     at(&mut ex, &mut feed, 4);
     let l4h2 = ex.head_statistics(StageId::A, 1).unwrap();
@@ -626,8 +633,14 @@ fn the_head_statistics_find_the_previous_token_head_and_the_sinks_of_the_real_mo
     }
     let min = masses.iter().copied().fold(f32::INFINITY, f32::min);
     let max = masses.iter().copied().fold(0.0, f32::max);
-    assert!((min - facts["cls_sep_min"].as_f64().unwrap() as f32).abs() < 1e-3, "{min}");
-    assert!((max - facts["cls_sep_max"].as_f64().unwrap() as f32).abs() < 1e-3, "{max}");
+    assert!(
+        (min - facts["cls_sep_min"].as_f64().unwrap() as f32).abs() < 1e-3,
+        "{min}"
+    );
+    assert!(
+        (max - facts["cls_sep_max"].as_f64().unwrap() as f32).abs() < 1e-3,
+        "{max}"
+    );
     // Layer 4 under the Differential Transformer, head 2 paired with head 8 at λ = 0.8: the
     // signed sink mass is the raw difference's, issue 19's measure.
     ex.update(&SettingsPatch {
@@ -640,7 +653,13 @@ fn the_head_statistics_find_the_previous_token_head_and_the_sinks_of_the_real_mo
     .unwrap();
     feed.compute_all(&mut ex).unwrap();
     let d = ex.head_statistics(ex.final_stage(), 1).unwrap();
-    let want = facts["layer4_head2_minus_0.8_head8_cls_sep"].as_f64().unwrap() as f32;
-    assert!((d.signed_sink - want).abs() < 1e-3, "{} vs {want}", d.signed_sink);
+    let want = facts["layer4_head2_minus_0.8_head8_cls_sep"]
+        .as_f64()
+        .unwrap() as f32;
+    assert!(
+        (d.signed_sink - want).abs() < 1e-3,
+        "{} vs {want}",
+        d.signed_sink
+    );
     assert!(d.negative && d.sink > d.signed_sink);
 }

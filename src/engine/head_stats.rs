@@ -17,11 +17,14 @@
 //!   difference leaves there (it can be negative: the difference took more than the first map
 //!   had). The entropy has no signed form.
 //!
-//! On a map with no negative value whose rows sum to 1 (every softmax map), the two agree.
+//! On a map with no negative value whose rows sum to 1 (every softmax map), the two agree. The
+//! sums run in `f64`, the logarithm the crate's portable one, so the figures are the same bits
+//! natively and in wasm.
 
 use ndarray::ArrayView2;
 
 use super::Mask;
+use crate::text::portable_math::ln;
 
 /// The statistics of one head's map (see the module's documentation for the definitions).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -108,7 +111,7 @@ pub fn head_stats(
             .clone()
             .map(|j| f64::from(row[j].abs()) / total)
             .filter(|&p| p > 0.0)
-            .map(|p| -p * p.ln())
+            .map(|p| -p * ln(p))
             .sum();
         entropy.add(h);
         let on_sinks: f64 = sinks.iter().filter(|&&k| k < keys).map(|&k| value(k)).sum();
@@ -183,11 +186,7 @@ mod tests {
 
     #[test]
     fn a_map_shifted_the_other_way_is_a_next_token_head() {
-        let map = array![
-            [0.0f32, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-            [0.0, 0.0, 1.0],
-        ];
+        let map = array![[0.0f32, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0],];
         let s = head_stats(map.view(), Mask::FULL, 0, &[0]).unwrap();
         // Rows 0 and 1 have a next token and put all on it; row 2 has none.
         assert!(close(s.next, 1.0));

@@ -66,14 +66,24 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
     assert.ok(c.colours > 2, `${c.label}: its map is drawn (${c.colours} colours)`);
     assert.ok(c.entropy !== null && c.sink !== null && c.previous !== null && c.next !== null, `${c.label}: its statistics (${c.shown})`);
   }
-  // docs/MINILM.md: layer 1, head 3 attends to the token before (subdiagonal ≈ 1.00).
-  const l1h3 = all.find((c) => c.layer === 1 && c.head === 3);
+  // docs/MINILM.md: layer 1, head 3 attends to the token before (subdiagonal ≈ 1.00), on the
+  // mechanism's final map (the page's default mechanism) as on A.
+  const byHead = (list, layer, head) => list.find((c) => c.layer === layer && c.head === head);
+  assert.ok(byHead(all, 1, 3).previous > 0.98, `L1 H3 previous ${byHead(all, 1, 3).previous}`);
+  assert.equal(Math.max(...all.map((c) => c.previous)), byHead(all, 1, 3).previous, 'no other head is as much a previous-token head');
+  // On A, the model's own maps: transformers' figures (tests/golden/minilm/forward.json).
+  const first = await page.evaluate(() => window.diffattn.root.querySelector('#model-stage option').value);
+  assert.ok(first === 'a' || first === 'a1', first);
+  await page.selectOption('#model-stage', first);
+  await settled(page);
+  assert.equal(params(page).get('all_heads_stage'), first);
+  all = await cards(page);
+  assert.equal(all.length, 72);
+  const l1h3 = byHead(all, 1, 3);
   assert.ok(Math.abs(l1h3.previous - FACTS.layer1_head3_subdiagonal) < 0.002, `L1 H3 previous ${l1h3.previous}`);
   assert.match(l1h3.shown, /← 1\.00|← \.99/);
-  const others = all.filter((c) => c !== l1h3);
-  assert.ok(Math.max(...others.map((c) => c.previous)) < l1h3.previous, 'no other head is as much a previous-token head');
   // The sink mass of layer 4, head 2 is the figure docs/MINILM.md measures on [CLS] and [SEP].
-  const l4h2 = all.find((c) => c.layer === 4 && c.head === 2);
+  const l4h2 = byHead(all, 4, 2);
   assert.ok(Math.abs(l4h2.sink - FACTS.layer4_head2_cls_sep) < 0.002, `L4 H2 sink ${l4h2.sink}`);
   assert.equal(params(page).get('view'), 'model');
 
@@ -93,8 +103,9 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
   // A click opens the head in the explore view, every stage of it.
   await page.click('.mv-card[data-layer="1"][data-head="3"]');
   await settled(page);
+  // The address leaves a default out: view=explore and layer=1 are the defaults.
   let q = params(page);
-  assert.deepEqual([q.get('view'), q.get('layer'), q.get('head')], ['explore', '1', '3']);
+  assert.deepEqual([q.get('view') ?? 'explore', q.get('layer') ?? '1', q.get('head')], ['explore', '1', '3']);
   const s = await page.evaluate(() => ({ ...window.diffattn.state }));
   assert.deepEqual([s.view, s.layer, s.head, s.all_heads], ['explore', 1, 3, false]);
   assert.equal(await page.evaluate(() => window.diffattn.root.querySelector('.model-view').hidden), true);
@@ -107,7 +118,7 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
   await page.keyboard.press('Enter');
   await settled(page);
   q = params(page);
-  assert.deepEqual([q.get('view'), q.get('layer'), q.get('head')], ['explore', '4', '2']);
+  assert.deepEqual([q.get('view') ?? 'explore', q.get('layer'), q.get('head')], ['explore', '4', '2']);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -132,9 +143,11 @@ test('view=model with a small trained model: one layer of heads, its first or fi
   const first = all.find((c) => c.head === 1);
   await page.click('.mv-card[data-layer="1"][data-head="1"]');
   await settled(page);
-  const engine = await page.evaluate(() => window.diffattn.call((ex) => ex.head_statistics('a')));
-  assert.equal(engine.length, heads);
-  assert.ok(Math.abs(engine[0].sink - first.sink) < 0.0006 && Math.abs(engine[0].entropy - first.entropy) < 0.0006, `${JSON.stringify(engine[0])} vs ${JSON.stringify(first)}`);
+  // Nine numbers per head (web/src/model_view.rs): entropy, sink, previous, next, …
+  const engine = [...(await page.evaluate(() => window.diffattn.call((ex) => [...ex.head_statistics('a')])))];
+  assert.equal(engine.length, 9 * heads);
+  const [entropy, sink, previous] = engine;
+  assert.ok(Math.abs(sink - first.sink) < 0.0006 && Math.abs(entropy - first.entropy) < 0.0006 && Math.abs(previous - first.previous) < 0.0006, `${engine.slice(0, 9)} vs ${JSON.stringify(first)}`);
   assert.deepEqual(errors, []);
   await page.close();
 });

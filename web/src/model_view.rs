@@ -3,45 +3,35 @@
 //! next-token scores) and one head's map as plain cells on a small canvas. The view walks the
 //! layers on a handle of its own, one `layer` setting at a time, its heads computed by `work`.
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
 use super::handle::Explorer;
-use super::js::to_js;
 use diffattn::engine::{HeadStats, StageId};
 use diffattn::render::Scale;
 
-/// `{ entropy, sink, previous, next, signed_sink, signed_previous, signed_next, negative,
-/// rows }`: one head's statistics (`HeadStats`; the first four on the absolute values, the
-/// `signed_` ones on the values as they are).
-#[derive(Serialize)]
-struct HeadStatsJs {
-    entropy: f32,
-    sink: f32,
-    previous: f32,
-    next: f32,
-    signed_sink: f32,
-    signed_previous: f32,
-    signed_next: f32,
-    negative: bool,
-    rows: usize,
-}
+/// How many numbers `head_statistics` gives per head.
+const FIGURES: usize = 9;
 
-impl From<HeadStats> for HeadStatsJs {
-    fn from(s: HeadStats) -> Self {
-        HeadStatsJs {
-            entropy: s.entropy,
-            sink: s.sink,
-            previous: s.previous,
-            next: s.next,
-            signed_sink: s.signed_sink,
-            signed_previous: s.signed_previous,
-            signed_next: s.signed_next,
-            negative: s.negative,
-            rows: s.rows,
-        }
-    }
+/// One head's statistics as `head_statistics` lays them out: `entropy, sink, previous, next,
+/// signed_sink, signed_previous, signed_next, negative (1 or 0), rows` (`HeadStats`; the first
+/// four on the absolute values, the `signed_` ones on the values as they are); a head without
+/// any is nine zeros (`rows` 0). Flat numbers, not an object per head: no serializer in the
+/// page's module for them.
+fn figures(s: Option<HeadStats>) -> [f32; FIGURES] {
+    s.map_or([0.0; FIGURES], |s| {
+        [
+            s.entropy,
+            s.sink,
+            s.previous,
+            s.next,
+            s.signed_sink,
+            s.signed_previous,
+            s.signed_next,
+            f32::from(u8::from(s.negative)),
+            s.rows as f32,
+        ]
+    })
 }
 
 impl Explorer {
@@ -58,16 +48,16 @@ impl Explorer {
 #[wasm_bindgen]
 impl Explorer {
     /// Every head's statistics on its map of `stage` (its name; the final stage when empty), in
-    /// head order: `HeadStatsJs` each, or `null` for a head not computed yet, a map whose columns
-    /// are not keys, or a map with nothing in it. Computes nothing (`work` does). The sinks are
-    /// a pretrained model's `[CLS]` and `[SEP]`, else the first token (`sink_keys`).
-    pub fn head_statistics(&self, stage: &str) -> Result<JsValue, JsError> {
+    /// head order, nine numbers per head (see `figures`): zeros with `rows` 0 for a head not
+    /// computed yet, a map whose columns are not keys, or a map with nothing in it. Computes
+    /// nothing (`work` does). The sinks are a pretrained model's `[CLS]` and `[SEP]`, else the
+    /// first token (`sink_keys`).
+    pub fn head_statistics(&self, stage: &str) -> Result<Vec<f32>, JsError> {
         let stage = self.stage_or_final(stage)?;
         let heads = self.state.settings().maps.heads;
-        let all: Vec<Option<HeadStatsJs>> = (0..heads)
-            .map(|h| self.state.head_statistics(stage, h).map(HeadStatsJs::from))
-            .collect();
-        to_js(&all)
+        Ok((0..heads)
+            .flat_map(|h| figures(self.state.head_statistics(stage, h)))
+            .collect())
     }
 
     /// The sink keys of the statistics, from 0.

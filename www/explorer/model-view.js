@@ -13,15 +13,9 @@
 // model's pieces through its feed first), then that layer's maps drawn and its statistics read,
 // then the next layer in a task of its own. So no task is long, whatever the model's size.
 // This module is a chunk behind `import()` (commands.js `lazyModelView`): the first view does
-// not load it, nor its stylesheet, which it adopts into the explorer's shadow root itself.
-
-import { Engine } from './engine.js';
-import { STEP_MS, Work } from './work.js';
-import { KEYS } from './settings.generated.js';
-import { make, setOptions, setText } from './dom.js';
-import { fmt } from './format.js';
-import { messageOf } from './messages.js';
-import { translate } from './i18n.js';
+// not load it, nor its stylesheet, which it adopts into the explorer's shadow root itself, and
+// it imports nothing: what it needs of the first view's modules comes with the call
+// (commands.js `MODEL_VIEW_PARTS`), so no module is split off the first view's files for it.
 
 /**
  * The view's own strings, in both languages the page speaks (kept here, not in i18n.js, so the
@@ -43,6 +37,7 @@ const WORDS = Object.freeze({
     model_head_stats: 'Layer {layer}, head {head}: entropy {entropy} nats, sink mass {sink}, previous token {previous}, next token {next}',
     model_signed: 'on the signed values: sink {sink}, previous {previous}, next {next}',
     model_progress: 'Computing layer {layer} of {layers}…',
+    model_spec: 'A loaded layer is one layer: "Every head side by side" in the explore view shows its heads. The model view draws the typed sentence’s model; go back to the sentence to see it.',
   }),
   zh: Object.freeze({
     model_stage_label: '图',
@@ -59,6 +54,7 @@ const WORDS = Object.freeze({
     model_head_stats: '第 {layer} 层第 {head} 个头：熵 {entropy} 奈特，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
     model_signed: '按带符号的值：汇聚 {sink}，前一词元 {previous}，后一词元 {next}',
     model_progress: '正在计算第 {layer} 层，共 {layers} 层…',
+    model_spec: '载入的是单独一层：在“探索”视图中勾选“并排显示所有头”即可查看它的各个头。全模型视图显示所输入句子的模型；回到句子即可查看。',
   }),
 });
 
@@ -93,18 +89,27 @@ const CSS = `
 .mv-layer-start { grid-column-start: 1; }
 `;
 
-/** The signed figures of a head whose map has negative values, for its title. */
-function signedText(t, s) {
-  return t('model_signed', { sink: fmt(s.signed_sink, 3), previous: fmt(s.signed_previous, 3), next: fmt(s.signed_next, 3) });
+/** How many numbers the engine's `head_statistics` gives per head (web/src/model_view.rs). */
+const PER_HEAD = 9;
+
+/**
+ * The engine's statistics of every head, nine numbers each (`entropy, sink, previous, next,
+ * signed_sink, signed_previous, signed_next, negative, rows`), as `{ entropy, … }` per head, or
+ * null for a head without any (`rows` 0).
+ */
+export function headStats(flat) {
+  const out = [];
+  for (let i = 0; i + PER_HEAD <= flat.length; i += PER_HEAD) {
+    const [entropy, sink, previous, next, signedSink, signedPrevious, signedNext, negative, rows] = flat.slice(i, i + PER_HEAD);
+    out.push(rows > 0 ? { entropy, sink, previous, next, signed_sink: signedSink, signed_previous: signedPrevious, signed_next: signedNext, negative: negative > 0, rows } : null);
+  }
+  return out;
 }
 
-/** `x` with two digits, no leading zero below 1 (`.45`), to fit under a small map. */
-function short(x) {
-  return fmt(x, 2).replace(/^(−?)0\./, '$1.');
-}
 
 export class ModelView {
   #v;
+  #parts;
   #root;
   #sheet;
   #bar;
@@ -133,9 +138,11 @@ export class ModelView {
   #done = null;
   #resolve = null;
 
-  /** `v` is the ExplorerView; the view's elements go after its maps. */
-  constructor(v) {
+  /** `v` is the ExplorerView; the view's elements go after its maps. `parts`: commands.js `MODEL_VIEW_PARTS`. */
+  constructor(v, parts) {
     this.#v = v;
+    this.#parts = parts;
+    const { Engine, make } = parts;
     this.#sheet = new CSSStyleSheet();
     this.#sheet.replaceSync(CSS);
     v.root.adoptedStyleSheets = [...v.root.adoptedStyleSheets, this.#sheet];
@@ -171,12 +178,25 @@ export class ModelView {
     this.#work = this.#newWork();
   }
 
+  /** The signed figures of a head whose map has negative values, for its title. */
+  #signedText(s) {
+    const { fmt } = this.#parts;
+    return this.#t('model_signed', { sink: fmt(s.signed_sink, 3), previous: fmt(s.signed_previous, 3), next: fmt(s.signed_next, 3) });
+  }
+
+  /** `x` with two digits, no leading zero below 1 (`.45`), to fit under a small map. */
+  #short(x) {
+    return this.#parts.fmt(x, 2).replace(/^(−?)0\./, '$1.');
+  }
+
   /** The view's string `key` in the explorer's language. */
   #t(key, params) {
+    const { translate } = this.#parts;
     return translate(WORDS[this.#v.state.lang] ?? WORDS.en, key, params);
   }
 
   #labelled(key, control) {
+    const { make } = this.#parts;
     const label = make('label');
     label.dataset.words = key;
     label.append(make('span', '', this.#t(key)), control);
@@ -185,6 +205,7 @@ export class ModelView {
 
   /** The work for this view's handle: the page's Work, on this handle and its feed. */
   #newWork() {
+    const { Work } = this.#parts;
     const v = this.#v;
     const view = this;
     const host = {
@@ -227,6 +248,14 @@ export class ModelView {
     const v = this.#v;
     this.show(true);
     this.#paintControls();
+    if (v.specs.active) {
+      // A loaded layer is one layer: its heads are the explore view's "every head".
+      this.clear();
+      this.show(true);
+      this.#grid.replaceChildren();
+      this.#parts.setText(this.#note, this.#t('model_spec'));
+      return;
+    }
     if (!this.#load(v.state.weights)) return;
     const stage = this.#stage();
     const patch = this.#patch();
@@ -250,6 +279,7 @@ export class ModelView {
   }
 
   #paintControls() {
+    const { KEYS, setOptions, setText } = this.#parts;
     const v = this.#v;
     for (const label of this.#bar.querySelectorAll('[data-words] > span')) setText(label, this.#t(label.parentElement.dataset.words));
     setOptions(
@@ -270,6 +300,7 @@ export class ModelView {
    * the handle's own (a layer's λ_init differs by depth).
    */
   #patch() {
+    const { KEYS } = this.#parts;
     const { state, frame } = this.#v;
     const patch = {};
     for (const [key, s] of Object.entries(KEYS)) {
@@ -282,6 +313,7 @@ export class ModelView {
 
   /** Brings the handle's model to `weights`; false while it is loading. */
   #load(weights) {
+    const { messageOf } = this.#parts;
     const v = this.#v;
     const want = weights === 'trained' ? `trained:${v.state.mechanism}` : weights;
     if (this.#loaded === want) return true;
@@ -321,6 +353,7 @@ export class ModelView {
 
   /** Sends the sentence and settings, lays out a card per head and walks the layers from 1. */
   #restart(key, patch, stage) {
+    const { messageOf, setText } = this.#parts;
     const v = this.#v;
     this.#stop();
     this.#key = key;
@@ -351,6 +384,7 @@ export class ModelView {
   }
 
   #paintNote(frame) {
+    const { setText } = this.#parts;
     const v = this.#v;
     const labels = this.engine.call((ex) => ex.labels());
     const sinks = [...this.engine.call((ex) => ex.sink_keys())].map((k) => labels.keys[k]).filter((l) => l !== undefined);
@@ -363,7 +397,7 @@ export class ModelView {
 
   /** One card per layer and head, sized so a layer's heads fill a row of the room there is. */
   #build() {
-    const v = this.#v;
+    const { make } = this.#parts;
     const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
     const cols = this.#heads;
     const side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, Math.floor((width - (cols - 1) * GAP_PX) / cols)));
@@ -401,6 +435,7 @@ export class ModelView {
 
   /** The walk: the layer under way computed (in the Work's tasks), drawn, then the next. */
   #advance(generation) {
+    const { STEP_MS, setText } = this.#parts;
     if (generation !== this.#generation || this.#layer > this.#layers) return;
     setText(this.#progress, this.#t('model_progress', { layer: this.#layer, layers: this.#layers }));
     let done;
@@ -420,18 +455,18 @@ export class ModelView {
 
   /** Draws layer `layer`'s heads and reads their statistics. */
   #drawLayer(layer) {
-    const v = this.#v;
+    const { fmt, setText } = this.#parts;
     const stage = this.#drawnStage;
-    const all = this.engine.call((ex) => ex.head_statistics(stage));
+    const all = headStats(this.engine.call((ex) => ex.head_statistics(stage)));
     for (const c of this.#cards.filter((card) => card.layer === layer)) {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
       c.stats = s;
-      for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol} ${s ? short(s[name]) : '–'}`);
+      for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol} ${s ? this.#short(s[name]) : '–'}`);
       const words = s
         ? this.#t('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
         : this.#t('model_head', { layer, head: c.head });
-      const title = s?.negative ? `${words} · ${signedText((k, p) => this.#t(k, p), s)}` : words;
+      const title = s?.negative ? `${words} · ${this.#signedText(s)}` : words;
       c.card.title = title;
       c.card.setAttribute('aria-label', title);
       c.canvas.setAttribute('role', 'img');
@@ -465,6 +500,7 @@ export class ModelView {
   }
 
   #finish() {
+    const { setText } = this.#parts;
     setText(this.#progress, '');
     const resolve = this.#resolve;
     this.#resolve = null;
