@@ -81,7 +81,7 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
   assert.equal(all.length, 72);
   const l1h3 = byHead(all, 1, 3);
   assert.ok(Math.abs(l1h3.previous - FACTS.layer1_head3_subdiagonal) < 0.002, `L1 H3 previous ${l1h3.previous}`);
-  assert.match(l1h3.shown, /← 1\.00|← \.99/);
+  assert.match(l1h3.shown, /←\s1\.00|←\s\.99/);
   // The sink mass of layer 4, head 2 is the figure docs/MINILM.md measures on [CLS] and [SEP].
   const l4h2 = byHead(all, 4, 2);
   assert.ok(Math.abs(l4h2.sink - FACTS.layer4_head2_cls_sep) < 0.002, `L4 H2 sink ${l4h2.sink}`);

@@ -72,13 +72,19 @@ const SIDE_PX = Object.freeze({ min: 44, max: 112 });
 /** The gap between two heads (CSS px). */
 const GAP_PX = 6;
 
+/** The room a head's label, figures and meter take with its map, and the view's bar over the
+ * maps (CSS px): every layer fits the window's height when it can (the note comes after). */
+const TEXT_PX = Object.freeze({ head: 44, view: 56 });
+
 const CSS = `
 .model-view { display: flex; flex-direction: column; gap: 8px; }
 .mv-bar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; font-size: 0.9em; }
-.mv-bar label { display: inline-flex; align-items: center; gap: 6px; }
+.mv-bar label { display: inline-flex; align-items: center; gap: 6px; white-space: nowrap; }
+.mv-bar select { width: auto; max-width: 20em; }
+.model-view:not([hidden]) ~ .readout { display: none; }
 .mv-note { margin: 0; font-size: 0.85em; }
 .mv-grid { display: grid; gap: ${GAP_PX}px; grid-template-columns: repeat(var(--mv-cols), var(--mv-side)); }
-.mv-card { display: flex; flex-direction: column; gap: 1px; padding: 0; border: 1px solid transparent; border-radius: 3px; cursor: pointer; font-size: 10px; line-height: 1.2; font-variant-numeric: tabular-nums; }
+.mv-card { display: flex; flex-direction: column; gap: 1px; padding: 0; border: 1px solid transparent; border-radius: 3px; cursor: pointer; font-size: clamp(8px, calc(var(--mv-side) / 7), 11px); line-height: 1.2; font-variant-numeric: tabular-nums; }
 .mv-card:hover, .mv-card:focus-visible { border-color: var(--accent, #36c); outline: none; }
 .mv-card:focus-visible { box-shadow: 0 0 0 2px var(--accent, #36c); }
 .mv-label { font-weight: 600; white-space: nowrap; overflow: hidden; }
@@ -166,7 +172,7 @@ export class ModelView {
       event.preventDefault();
       this.#open(event.target.closest?.('.mv-card'));
     });
-    this.#root.append(this.#bar, this.#note, this.#grid);
+    this.#root.append(this.#bar, this.#grid, this.#note);
     v.el.maps.after(this.#root);
     this.engine = new Engine(v.runtime, {
       onRestart: () => {
@@ -380,7 +386,9 @@ export class ModelView {
     this.#layer = 1;
     this.#done = new Promise((resolve) => (this.#resolve = resolve));
     if (this.#tokens === 0) return this.#finish();
-    this.#advance(this.#generation);
+    // The cards are laid out in this task; the work starts in the next.
+    const generation = this.#generation;
+    setTimeout(() => this.#advance(generation), 0);
   }
 
   #paintNote(frame) {
@@ -400,7 +408,9 @@ export class ModelView {
     const { make } = this.#parts;
     const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
     const cols = this.#heads;
-    const side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, Math.floor((width - (cols - 1) * GAP_PX) / cols)));
+    const byWidth = Math.floor((width - (cols - 1) * GAP_PX) / cols);
+    const byHeight = Math.floor(((globalThis.innerHeight || 800) - TEXT_PX.view) / this.#layers - TEXT_PX.head - GAP_PX);
+    const side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, byWidth, byHeight));
     this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, Math.floor((width + GAP_PX) / (side + GAP_PX))))));
     this.#grid.style.setProperty('--mv-side', `${side}px`);
     const dpr = globalThis.devicePixelRatio || 1;
@@ -420,7 +430,7 @@ export class ModelView {
         const stats = make('div', 'mv-stats');
         const figures = {};
         for (const [name, symbol] of FIGURES) {
-          figures[name] = make('span', '', `${symbol} …`);
+          figures[name] = make('span', '', `${symbol}\u2009…`);
           figures[name].dataset.stat = name;
           stats.append(figures[name]);
         }
@@ -462,7 +472,7 @@ export class ModelView {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
       c.stats = s;
-      for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol} ${s ? this.#short(s[name]) : '–'}`);
+      for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
       const words = s
         ? this.#t('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
         : this.#t('model_head', { layer, head: c.head });
