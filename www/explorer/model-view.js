@@ -21,7 +21,7 @@
  * The view's own strings, in both languages the page speaks (kept here, not in i18n.js, so the
  * first view carries none of them); English is the fallback of every key.
  */
-const WORDS = Object.freeze({
+export const WORDS = Object.freeze({
   en: Object.freeze({
     model_stage_label: 'Map',
     model_sort_label: 'Sort by',
@@ -187,7 +187,7 @@ export class ModelView {
   /** The signed figures of a head whose map has negative values, for its title. */
   #signedText(s) {
     const { fmt } = this.#parts;
-    return this.#t('model_signed', { sink: fmt(s.signed_sink, 3), previous: fmt(s.signed_previous, 3), next: fmt(s.signed_next, 3) });
+    return this.#say('model_signed', { sink: fmt(s.signed_sink, 3), previous: fmt(s.signed_previous, 3), next: fmt(s.signed_next, 3) });
   }
 
   /** `x` with two digits, no leading zero below 1 (`.45`), to fit under a small map. */
@@ -196,7 +196,7 @@ export class ModelView {
   }
 
   /** The view's string `key` in the explorer's language. */
-  #t(key, params) {
+  #say(key, params) {
     const { translate } = this.#parts;
     return translate(WORDS[this.#v.state.lang] ?? WORDS.en, key, params);
   }
@@ -205,7 +205,7 @@ export class ModelView {
     const { make } = this.#parts;
     const label = make('label');
     label.dataset.words = key;
-    label.append(make('span', '', this.#t(key)), control);
+    label.append(make('span', '', this.#say(key)), control);
     return label;
   }
 
@@ -259,7 +259,7 @@ export class ModelView {
       this.clear();
       this.show(true);
       this.#grid.replaceChildren();
-      this.#parts.setText(this.#note, this.#t('model_spec'));
+      this.#parts.setText(this.#note, this.#say('model_spec'));
       return;
     }
     if (!this.#load(v.state.weights)) return;
@@ -287,7 +287,7 @@ export class ModelView {
   #paintControls() {
     const { KEYS, setOptions, setText } = this.#parts;
     const v = this.#v;
-    for (const label of this.#bar.querySelectorAll('[data-words] > span')) setText(label, this.#t(label.parentElement.dataset.words));
+    for (const label of this.#bar.querySelectorAll('[data-words] > span')) setText(label, this.#say(label.parentElement.dataset.words));
     setOptions(
       this.#stageSelect,
       this.#stages().map((s) => ({ value: s.id, label: s.label })),
@@ -295,7 +295,7 @@ export class ModelView {
     this.#stageSelect.value = this.#stage();
     setOptions(
       this.#sortSelect,
-      KEYS.model_sort.choices.map((c) => ({ value: c, label: this.#t(`model_sort_${c}`) })),
+      KEYS.model_sort.choices.map((c) => ({ value: c, label: this.#say(`model_sort_${c}`) })),
     );
     this.#sortSelect.value = v.state.model_sort;
   }
@@ -399,7 +399,7 @@ export class ModelView {
     const stage = frame.view.stages.find((s) => s.id === this.#drawnStage);
     setText(
       this.#note,
-      this.#t('model_note', { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') }),
+      this.#say('model_note', { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') }),
     );
   }
 
@@ -423,7 +423,7 @@ export class ModelView {
         card.setAttribute('role', 'button');
         card.dataset.layer = String(layer);
         card.dataset.head = String(head);
-        const label = make('span', 'mv-label', this.#t('model_head', { layer, head }));
+        const label = make('span', 'mv-label', this.#say('model_head', { layer, head }));
         const canvas = make('canvas', 'mv-map');
         canvas.width = px;
         canvas.height = px;
@@ -436,7 +436,7 @@ export class ModelView {
         }
         const meter = make('div', 'mv-meter');
         card.append(label, canvas, stats, meter);
-        card.setAttribute('aria-label', this.#t('model_head_pending', { layer, head }));
+        card.setAttribute('aria-label', this.#say('model_head_pending', { layer, head }));
         this.#cards.push({ layer, head, card, canvas, figures, meter, stats: null, drawn: false });
       }
     }
@@ -447,7 +447,7 @@ export class ModelView {
   #advance(generation) {
     const { STEP_MS, setText } = this.#parts;
     if (generation !== this.#generation || this.#layer > this.#layers) return;
-    setText(this.#progress, this.#t('model_progress', { layer: this.#layer, layers: this.#layers }));
+    setText(this.#progress, this.#say('model_progress', { layer: this.#layer, layers: this.#layers }));
     let done;
     try {
       done = this.#work.now(STEP_MS, true);
@@ -474,8 +474,8 @@ export class ModelView {
       c.stats = s;
       for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
       const words = s
-        ? this.#t('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
-        : this.#t('model_head', { layer, head: c.head });
+        ? this.#say('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
+        : this.#say('model_head', { layer, head: c.head });
       const title = s?.negative ? `${words} · ${this.#signedText(s)}` : words;
       c.card.title = title;
       c.card.setAttribute('aria-label', title);
