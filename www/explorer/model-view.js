@@ -31,7 +31,7 @@ export const WORDS = Object.freeze({
     model_sort_previous: 'previous token (←), highest first',
     model_sort_next: 'next token (→), highest first',
     model_note:
-      '{layers} layers × {heads} heads, each its map {stage}. Under each: H the mean row entropy (nats), S the mass on the sink tokens ({sinks}), ← the previous-token and → the next-token score (on |map| made a distribution per row). Click a head, or focus it and press Enter, to open it with every stage.',
+      'Layers × heads: {layers} × {heads}, each its map {stage}. Under each: H the mean row entropy (nats), S the mass on the sink tokens ({sinks}), ← the previous-token and → the next-token score (on |map| made a distribution per row). Click a head, or focus it and press Enter, to open it with every stage.',
     model_head: 'L{layer} H{head}',
     model_head_pending: 'Layer {layer}, head {head}: being computed',
     model_head_stats: 'Layer {layer}, head {head}: entropy {entropy} nats, sink mass {sink}, previous token {previous}, next token {next}',
