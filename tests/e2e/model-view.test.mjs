@@ -86,6 +86,15 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
   const l4h2 = byHead(all, 4, 2);
   assert.ok(Math.abs(l4h2.sink - FACTS.layer4_head2_cls_sep) < 0.002, `L4 H2 sink ${l4h2.sink}`);
   assert.equal(params(page).get('view'), 'model');
+  // The exports draw the explore view's maps: off here.
+  assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('export-png').disabled), true);
+  // A smaller window: the maps follow.
+  const side = () => page.evaluate(() => window.diffattn.root.querySelector('.mv-map').getBoundingClientRect().width);
+  const wide = await side();
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.waitForFunction((w) => window.diffattn.root.querySelector('.mv-map').getBoundingClientRect().width < w, wide);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.waitForFunction((w) => window.diffattn.root.querySelector('.mv-map').getBoundingClientRect().width === w, wide);
 
   // Sorting by the sink mass: highest first, another order than layer and head.
   await page.selectOption('#model-sort', 'sink');

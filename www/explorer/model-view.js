@@ -143,6 +143,7 @@ export class ModelView {
   #cards = [];
   #done = null;
   #resolve = null;
+  #resize;
 
   /** `v` is the ExplorerView; the view's elements go after its maps. `parts`: commands.js `MODEL_VIEW_PARTS`. */
   constructor(v, parts) {
@@ -174,6 +175,11 @@ export class ModelView {
     });
     this.#root.append(this.#bar, this.#grid, this.#note);
     v.el.maps.after(this.#root);
+    // The window or the page's columns changed: the maps follow (their CSS size only).
+    this.#resize = new ResizeObserver(() => {
+      if (!this.#root.hidden && this.#cards.length) this.#size();
+    });
+    this.#resize.observe(this.#root);
     this.engine = new Engine(v.runtime, {
       onRestart: () => {
         this.#loaded = null;
@@ -406,13 +412,7 @@ export class ModelView {
   /** One card per layer and head, sized so a layer's heads fill a row of the room there is. */
   #build() {
     const { make } = this.#parts;
-    const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
-    const cols = this.#heads;
-    const byWidth = Math.floor((width - (cols - 1) * GAP_PX) / cols);
-    const byHeight = Math.floor(((globalThis.innerHeight || 800) - TEXT_PX.view) / this.#layers - TEXT_PX.head - GAP_PX);
-    const side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, byWidth, byHeight));
-    this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, Math.floor((width + GAP_PX) / (side + GAP_PX))))));
-    this.#grid.style.setProperty('--mv-side', `${side}px`);
+    const side = this.#size();
     const dpr = globalThis.devicePixelRatio || 1;
     const px = Math.round(side * dpr);
     this.#cards = [];
@@ -441,6 +441,19 @@ export class ModelView {
       }
     }
     this.#grid.replaceChildren(...this.#cards.map((c) => c.card));
+  }
+
+  /** Sizes the maps to the room there is (a layer's heads in a row, every layer in the window's
+   * height when they fit); returns the side of one map (CSS px). The canvases keep their pixels. */
+  #size() {
+    const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
+    const cols = this.#heads;
+    const byWidth = Math.floor((width - (cols - 1) * GAP_PX) / cols);
+    const byHeight = Math.floor(((globalThis.innerHeight || 800) - TEXT_PX.view) / this.#layers - TEXT_PX.head - GAP_PX);
+    const side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, byWidth, byHeight));
+    this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, Math.floor((width + GAP_PX) / (side + GAP_PX))))));
+    this.#grid.style.setProperty('--mv-side', `${side}px`);
+    return side;
   }
 
   /** The walk: the layer under way computed (in the Work's tasks), drawn, then the next. */
@@ -528,6 +541,7 @@ export class ModelView {
 
   /** Frees the handle and the feed (the explorer is destroyed). */
   destroy() {
+    this.#resize.disconnect();
     this.#stop();
     this.#feed?.stop();
     this.engine.stop();

@@ -413,7 +413,7 @@ export class ExplorerView {
     setHidden(this.el.maps, empty || mode === 'compare' || mode === 'model');
     setHidden(this.el.compare, empty || mode !== 'compare');
     setHidden(this.el.walk, mode !== 'walk' || empty);
-    this.#controls.setExportEnabled(!empty);
+    this.#controls.setExportEnabled(!empty && mode !== 'model');
     this.#controls.fillStages(this.view.stages, this.state.all_heads_stage || this.view.final_stage);
     paintVisibility(this, this.#controls, this.#allowedControls());
     if (empty) {
