@@ -141,12 +141,17 @@ test('view=model with a small trained model: one layer of heads, its first or fi
   const stages = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('#model-stage option')].map((o) => o.value));
   assert.deepEqual(stages, ['a', 'fused'], 'the first and the final map');
   const finalSinks = all.map((c) => c.sink);
+  // Each title also gives the first map's figures (what the mechanism changed).
+  const onA = await page.evaluate(() =>
+    [...window.diffattn.root.querySelectorAll('.mv-card')].map((card) => Number(card.title.match(/on A: entropy [0-9.]+, sink mass ([0-9.]+)/)?.[1])),
+  );
   await page.selectOption('#model-stage', 'a');
   await settled(page);
   assert.equal(params(page).get('all_heads_stage'), 'a');
   all = await cards(page);
   assert.equal(all.length, heads);
   assert.notDeepEqual(all.map((c) => c.sink), finalSinks, "A's figures are not A′'s");
+  assert.deepEqual(all.map((c) => c.sink), onA, "A's figures are those the final map's titles gave");
   // The figures are the engine's for that head's map: opened in the explore view, the
   // explorer's own handle (which computed it there) says the same.
   const first = all.find((c) => c.head === 1);

@@ -36,6 +36,7 @@ export const WORDS = Object.freeze({
     model_head_pending: 'Layer {layer}, head {head}: being computed',
     model_head_stats: 'Layer {layer}, head {head}: entropy {entropy} nats, sink mass {sink}, previous token {previous}, next token {next}',
     model_signed: 'on the signed values: sink {sink}, previous {previous}, next {next}',
+    model_before: 'on {stage}: entropy {entropy}, sink mass {sink}, previous {previous}, next {next}',
     model_progress: 'Computing layer {layer} of {layers}…',
     model_spec: 'A loaded layer is one layer: "Every head side by side" in the explore view shows its heads. The model view draws the typed sentence’s model; go back to the sentence to see it.',
   }),
@@ -53,6 +54,7 @@ export const WORDS = Object.freeze({
     model_head_pending: '第 {layer} 层第 {head} 个头：计算中',
     model_head_stats: '第 {layer} 层第 {head} 个头：熵 {entropy} 奈特，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
     model_signed: '按带符号的值：汇聚 {sink}，前一词元 {previous}，后一词元 {next}',
+    model_before: '在 {stage} 上：熵 {entropy}，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
     model_progress: '正在计算第 {layer} 层，共 {layers} 层…',
     model_spec: '载入的是单独一层：在“探索”视图中勾选“并排显示所有头”即可查看它的各个头。全模型视图显示所输入句子的模型；回到句子即可查看。',
   }),
@@ -481,6 +483,10 @@ export class ModelView {
     const { fmt, setText } = this.#parts;
     const stage = this.#drawnStage;
     const all = headStats(this.engine.call((ex) => ex.head_statistics(stage)));
+    // A later map than the first (A′, A1 − λ·A2): the first map's figures too, so a head's
+    // title says what the mechanism changed (which heads the difference cleans).
+    const first = this.#v.view?.stages?.[0];
+    const before = first && first.id !== stage ? headStats(this.engine.call((ex) => ex.head_statistics(first.id))) : [];
     for (const c of this.#cards.filter((card) => card.layer === layer)) {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
@@ -489,7 +495,9 @@ export class ModelView {
       const words = s
         ? this.#say('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
         : this.#say('model_head', { layer, head: c.head });
-      const title = s?.negative ? `${words} · ${this.#signedText(s)}` : words;
+      const b = before[c.head - 1];
+      const was = b ? this.#say('model_before', { stage: first.label, entropy: fmt(b.entropy, 3), sink: fmt(b.sink, 3), previous: fmt(b.previous, 3), next: fmt(b.next, 3) }) : '';
+      const title = [words, s?.negative ? this.#signedText(s) : '', was].filter(Boolean).join(' · ');
       c.card.title = title;
       c.card.setAttribute('aria-label', title);
       c.canvas.setAttribute('role', 'img');
