@@ -53,8 +53,10 @@ export interface ExplorerState {
   shared_scale: boolean;
   /** The query row of the row view, from 1; 0 closes it. */
   row: number;
-  /** What is drawn: the maps, the guided walk, or several mechanisms side by side. */
-  view: 'explore' | 'walk' | 'compare';
+  /** What is drawn: the maps, the guided walk, several mechanisms side by side, or every layer and head of the model (`model`, one map each of the `all_heads_stage` stage, with the heads' statistics). */
+  view: 'explore' | 'walk' | 'compare' | 'model';
+  /** The model view's order: by layer and head, or by a head statistic (highest first): the mean row entropy, the mass on the sink tokens, the previous- or next-token score. */
+  model_sort: 'layer' | 'entropy' | 'sink' | 'previous' | 'next';
   /** The guided walk's step: a stage's name, or `output`. */
   step: string;
   /** Presenting: full screen, large type. */
@@ -107,6 +109,7 @@ export declare class DiffattnExplorerElement extends HTMLElement {
   shared_scale: ExplorerState['shared_scale'];
   row: ExplorerState['row'];
   view: ExplorerState['view'];
+  model_sort: ExplorerState['model_sort'];
   step: ExplorerState['step'];
   present: ExplorerState['present'];
   viewport: ExplorerState['viewport'];

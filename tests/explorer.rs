@@ -881,3 +881,50 @@ fn the_closest_head_to_a_map_is_the_head_that_drew_it() {
         .all(|&c| (0.0..=1.0 + 1e-6).contains(&c)));
     assert_eq!(e.closest_head(StageId::A, &reference[..10]).unwrap(), None);
 }
+
+#[test]
+fn a_heads_statistics_are_read_on_its_map_with_the_mask_and_where_the_keys_sit() {
+    use diffattn::explorer::SettingsPatch;
+    // Input difference under a causal mask: key j is the step into token j + 1, so query i's
+    // previous token is key i − 2, and query 0 sees no key at all.
+    let mut e = explorer("the film was not good but the actors were wonderful");
+    e.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::InputDiff),
+        causal: Some(true),
+        ..Default::default()
+    })
+    .unwrap();
+    e.compute_all().unwrap();
+    assert_eq!(e.sink_keys(), vec![0], "the first key, not a BERT's [CLS]");
+    for head in 0..e.settings().maps.heads {
+        let s = e.head_statistics(StageId::A, head).expect("computed");
+        let map = e.head_map(StageId::A, head).unwrap();
+        let n = map.nrows();
+        // Read off the map: query 0 has no allowed key (a row of zeros), every other row is a
+        // softmax over keys 0..i (positions 1..=i).
+        let rows: Vec<usize> = (1..n).collect();
+        let sink = rows.iter().map(|&i| map[[i, 0]]).sum::<f32>() / rows.len() as f32;
+        let before: Vec<usize> = (2..n).collect();
+        let previous = before.iter().map(|&i| map[[i, i - 2]]).sum::<f32>() / before.len() as f32;
+        assert_eq!(s.rows, n - 1, "head {head}");
+        assert!(
+            (s.sink - sink).abs() < 1e-5,
+            "head {head}: {} vs {sink}",
+            s.sink
+        );
+        assert!(
+            (s.previous - previous).abs() < 1e-5,
+            "head {head}: {} vs {previous}",
+            s.previous
+        );
+        assert_eq!(s.next, 0.0, "causal: nothing after the query");
+        assert!(!s.negative && s.entropy > 0.0);
+    }
+    // A head not computed yet has none.
+    e.update(&SettingsPatch {
+        causal: Some(false),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(e.head_statistics(StageId::A, 1).is_none());
+}

@@ -577,3 +577,89 @@ fn the_explorer_says_how_close_a_second_sentence_is_and_how_far_the_mechanism_mo
     ex.set_other_text("  ");
     assert!(!ex.compares() && ex.similarity().is_none());
 }
+
+#[test]
+fn the_head_statistics_find_the_previous_token_head_and_the_sinks_of_the_real_model() {
+    use diffattn::engine::{MechanismKind, StageId};
+    use diffattn::explorer::{Explorer, SettingsPatch};
+    use diffattn::model::Model;
+    use diffattn::pretrained::Feed;
+    use std::sync::Arc;
+
+    let bert = model();
+    let g = golden("forward.json");
+    let facts = &g["facts"];
+    let text = facts["sentence"].as_str().unwrap();
+    let mut ex = Explorer::new(Model::untrained());
+    ex.set_text(text);
+    let mut feed = Feed::new(Arc::new(bert.clone()));
+    feed.attach(&mut ex);
+    let at = |ex: &mut Explorer, feed: &mut Feed, layer: usize| {
+        ex.update(&SettingsPatch {
+            mechanism: Some(MechanismKind::Standard),
+            layer: Some(layer),
+            ..Default::default()
+        })
+        .unwrap();
+        feed.compute_all(ex).unwrap();
+    };
+    // [CLS] and [SEP] are the sinks: the first and the last piece.
+    let n = ex.labels().len();
+    assert_eq!(ex.sink_keys(), vec![0, n - 1]);
+    at(&mut ex, &mut feed, 1);
+    let l1h3 = ex.head_statistics(StageId::A, 2).unwrap();
+    let want = facts["layer1_head3_subdiagonal"].as_f64().unwrap() as f32;
+    assert!(
+        (l1h3.previous - want).abs() < 1e-3,
+        "{} vs {want}",
+        l1h3.previous
+    );
+    assert_eq!(
+        l1h3.previous, l1h3.signed_previous,
+        "a softmax map: both agree"
+    );
+    assert!(l1h3.entropy < 0.05, "one key per row: {}", l1h3.entropy);
+    at(&mut ex, &mut feed, 4);
+    let l4h2 = ex.head_statistics(StageId::A, 1).unwrap();
+    let want = facts["layer4_head2_cls_sep"].as_f64().unwrap() as f32;
+    assert!((l4h2.sink - want).abs() < 1e-3, "{} vs {want}", l4h2.sink);
+    // The lowest and highest sink mass of the 72 heads are the golden's.
+    let mut masses = Vec::new();
+    for layer in 1..=6 {
+        at(&mut ex, &mut feed, layer);
+        for head in 0..12 {
+            masses.push(ex.head_statistics(StageId::A, head).unwrap().sink);
+        }
+    }
+    let min = masses.iter().copied().fold(f32::INFINITY, f32::min);
+    let max = masses.iter().copied().fold(0.0, f32::max);
+    assert!(
+        (min - facts["cls_sep_min"].as_f64().unwrap() as f32).abs() < 1e-3,
+        "{min}"
+    );
+    assert!(
+        (max - facts["cls_sep_max"].as_f64().unwrap() as f32).abs() < 1e-3,
+        "{max}"
+    );
+    // Layer 4 under the Differential Transformer, head 2 paired with head 8 at λ = 0.8: the
+    // signed sink mass is the raw difference's, issue 19's measure.
+    ex.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::DiffTransformer),
+        layer: Some(4),
+        partner: Some(8),
+        lambda: Some(Some(0.8)),
+        ..Default::default()
+    })
+    .unwrap();
+    feed.compute_all(&mut ex).unwrap();
+    let d = ex.head_statistics(ex.final_stage(), 1).unwrap();
+    let want = facts["layer4_head2_minus_0.8_head8_cls_sep"]
+        .as_f64()
+        .unwrap() as f32;
+    assert!(
+        (d.signed_sink - want).abs() < 1e-3,
+        "{} vs {want}",
+        d.signed_sink
+    );
+    assert!(d.negative && d.sink > d.signed_sink);
+}

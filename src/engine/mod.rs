@@ -15,6 +15,7 @@ pub mod diff_transformer;
 pub mod diff_transformer_v2;
 pub mod error;
 pub mod head_shape;
+pub mod head_stats;
 pub mod hierarchical;
 pub mod input_diff;
 pub mod kernels;
@@ -34,6 +35,7 @@ pub mod steps;
 
 pub use error::EngineError;
 pub use head_shape::{HeadShape, ScoreRule};
+pub use head_stats::{head_stats, HeadStats};
 pub use layout::{Frequencies, Layout, Pairing, QkNorm, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{Mechanism, MechanismKind, Parameter};

@@ -6,6 +6,7 @@ use ndarray::{s, Array2};
 
 use super::Explorer;
 use crate::engine::shift_diff::Gate;
+use crate::engine::{head_stats, HeadStats};
 use crate::engine::{Columns, Frequencies, Mask, MechanismKind, Parameter, RopeLayout, StageId};
 use crate::schema::{self, value::Value, LearnedBy};
 
@@ -93,6 +94,33 @@ impl Explorer {
     /// columns are keys, none for the others (segments, V2's λ per head).
     pub fn stage_mask(&self, stage: StageId) -> Option<(Mask, usize)> {
         (stage.columns() == Columns::Keys).then(|| self.mask())
+    }
+
+    /// The sink keys of the statistics ([`head_stats`]): a pretrained BERT's `[CLS]` and
+    /// `[SEP]` pieces, else the first key.
+    pub fn sink_keys(&self) -> Vec<usize> {
+        if self.is_pretrained() {
+            let sinks: Vec<usize> = (self.key_labels().iter().enumerate())
+                .filter(|(_, l)| *l == "[CLS]" || *l == "[SEP]")
+                .map(|(j, _)| j)
+                .collect();
+            if !sinks.is_empty() {
+                return sinks;
+            }
+        }
+        vec![0]
+    }
+
+    /// Head `head`'s statistics on its map of `stage` (entropy, sink mass, previous- and
+    /// next-token scores: [`head_stats`]), once that head is computed; `None` before, for a map
+    /// whose columns are not keys, and for a map with nothing in it.
+    pub fn head_statistics(&self, stage: StageId, head: usize) -> Option<HeadStats> {
+        let (mask, key_offset) = self.stage_mask(stage)?;
+        let map = self.head_map(stage, head)?;
+        // A learned sink (§7.9) takes its share of the softmax map, the first stage.
+        let learned =
+            self.weights().layout.sinks.is_some() && self.stages().first() == Some(&stage);
+        head_stats(map, mask, key_offset, &self.sink_keys(), learned)
     }
 
     /// The loaded layer's name, index and head layout; `None` for the sentence.

@@ -270,10 +270,13 @@ schema! {
         Key::int(0, 1_000_000)
             .default(PageDefault::Int(0))
             .page("row", "The query row of the row view, from 1; 0 closes it."),
-        Key::page_choice(&["explore", "walk", "compare"])
+        Key::page_choice(&["explore", "walk", "compare", "model"])
             .control(Control::named("views").present())
             .default(PageDefault::Text("explore"))
-            .page("view", "What is drawn: the maps, the guided walk, or several mechanisms side by side."),
+            .page("view", "What is drawn: the maps, the guided walk, several mechanisms side by side, or every layer and head of the model (`model`, one map each of the `all_heads_stage` stage, with the heads' statistics)."),
+        Key::page_choice(&["layer", "entropy", "sink", "previous", "next"])
+            .default(PageDefault::Text("layer"))
+            .page("model_sort", "The model view's order: by layer and head, or by a head statistic (highest first): the mean row entropy, the mass on the sink tokens, the previous- or next-token score."),
         Key::of(Kind::Step)
             .default(PageDefault::Text(""))
             .page("step", "The guided walk's step: a stage's name, or `output`."),

@@ -14,7 +14,7 @@
 mod clusters;
 mod embed;
 pub mod limits;
-mod portable_math;
+pub(crate) mod portable_math;
 mod seeded;
 mod tokenizer;
 pub mod wordpiece;

@@ -677,3 +677,21 @@ test('the unknown words a note names: once each, in order, quoted, the first eig
   // A control character is shown as its code point, as the axes show it.
   assert.equal(unknownWords(['a\u0007'], [0]), '“a⟨U+0007⟩”');
 });
+
+test('the model view: every string it says is in both languages, with the same placeholders; the engine figures read back per head', async () => {
+  const { WORDS, headStats } = await import('../../www/explorer/model-view.js');
+  const text = await readFile(new URL('../../www/explorer/model-view.js', import.meta.url), 'utf8');
+  const used = new Set([...text.matchAll(/#(?:say|labelled)\('([\w]+)'/g)].map((m) => m[1]));
+  assert.ok(used.size >= 9, `found only ${used.size} keys: the scan is broken`);
+  // The sort menu's, built at run time from the schema's choices.
+  for (const c of KEYS.model_sort.choices) used.add(`model_sort_${c}`);
+  for (const key of used) assert.ok(key in WORDS.en, `missing key ${key}`);
+  assert.deepEqual(Object.keys(WORDS.zh).sort(), Object.keys(WORDS.en).sort());
+  for (const key of Object.keys(WORDS.en)) assert.deepEqual(placeholders(WORDS.zh[key]), placeholders(WORDS.en[key]), key);
+  // Nine numbers per head (web/src/model_view.rs); a head with no rows has no statistics.
+  const flat = new Float32Array([1.5, 0.25, 0.5, 0, 0.25, -0.5, 0, 1, 4, ...new Array(9).fill(0)]);
+  assert.deepEqual(headStats(flat), [
+    { entropy: 1.5, sink: 0.25, previous: 0.5, next: 0, signed_sink: 0.25, signed_previous: -0.5, signed_next: 0, negative: true, rows: 4 },
+    null,
+  ]);
+});

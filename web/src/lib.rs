@@ -34,6 +34,7 @@ mod grid;
 mod handle;
 mod hover;
 mod js;
+mod model_view;
 mod pretrained;
 mod render;
 mod work;

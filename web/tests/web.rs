@@ -682,3 +682,85 @@ fn a_change_returns_one_frame_the_settings_and_the_view_with_the_learned_lambda_
         3.0
     );
 }
+
+#[wasm_bindgen_test]
+fn the_model_views_statistics_and_cells_come_once_a_head_is_computed() {
+    const PER_HEAD: usize = 9;
+    let text = "the cat sat on the mat because it was tired";
+    let mut ex = sentence(text);
+    update(
+        &mut ex,
+        r#"{"mechanism": "standard", "heads": 4, "causal": true}"#,
+    )
+    .unwrap();
+    let n = 10usize;
+    // Nothing computed yet: nine zeros per head (rows 0), and no cells drawn.
+    let before = ex.head_statistics("a").map_err(error_message).unwrap();
+    assert_eq!(before.len(), 4 * PER_HEAD);
+    assert!(before.iter().all(|&x| x == 0.0));
+    let c = canvases(1, 40, 40).remove(0);
+    assert!(!ex
+        .render_head_cells(c.clone(), "a", 2)
+        .map_err(error_message)
+        .unwrap());
+    // Every head computed: each head's figures, read back against its map (the shown head's,
+    // through a window): the entropy of each row, the mass on the first token, the cell
+    // before the diagonal.
+    ex.work(f64::INFINITY, true).map_err(error_message).unwrap();
+    let stats = ex.head_statistics("a").map_err(error_message).unwrap();
+    let map = map_data(&mut ex, "a");
+    assert_eq!(map.len(), n * n);
+    let rows: Vec<&[f32]> = map.chunks(n).collect();
+    let entropy = rows
+        .iter()
+        .map(|r| {
+            -r.iter()
+                .filter(|&&p| p > 0.0)
+                .map(|&p| f64::from(p) * f64::from(p).ln())
+                .sum::<f64>()
+        })
+        .sum::<f64>()
+        / n as f64;
+    let sink = rows.iter().map(|r| f64::from(r[0])).sum::<f64>() / n as f64;
+    let previous = (1..n).map(|i| f64::from(rows[i][i - 1])).sum::<f64>() / (n - 1) as f64;
+    let head = &stats[..PER_HEAD];
+    assert!(
+        (f64::from(head[0]) - entropy).abs() < 1e-4,
+        "{} vs {entropy}",
+        head[0]
+    );
+    assert!(
+        (f64::from(head[1]) - sink).abs() < 1e-5,
+        "{} vs {sink}",
+        head[1]
+    );
+    assert!(
+        (f64::from(head[2]) - previous).abs() < 1e-5,
+        "{} vs {previous}",
+        head[2]
+    );
+    assert_eq!(head[3], 0.0, "causal: no next token");
+    assert_eq!(
+        (head[7], head[8]),
+        (0.0, n as f32),
+        "no negative cell; every row counted"
+    );
+    assert_eq!(ex.sink_keys(), vec![0]);
+    // Head 3's cells fill the canvas, the causal mask hatched grey in the top-right corner.
+    assert!(ex
+        .render_head_cells(c.clone(), "a", 2)
+        .map_err(error_message)
+        .unwrap());
+    let data = context_2d(&c)
+        .get_image_data(0.0, 0.0, 40.0, 40.0)
+        .unwrap()
+        .data()
+        .to_vec();
+    assert!(data.chunks_exact(4).all(|p| p[3] == 255));
+    let corner = &data[39 * 4..40 * 4];
+    assert!(
+        corner[0] == corner[1] && corner[1] == corner[2],
+        "{corner:?}"
+    );
+    assert!(ex.head_statistics("nope").is_err());
+}

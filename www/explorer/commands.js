@@ -2,6 +2,20 @@
 // gives that are not state (state changes go through `setFromPerson`). Functions over the view,
 // so view.js stays the state, the render and the wiring.
 
+import { Engine } from './engine.js';
+import { STEP_MS, Work } from './work.js';
+import { KEYS } from './settings.generated.js';
+import { make, setOptions, setText } from './dom.js';
+import { fmt } from './format.js';
+import { messageOf } from './messages.js';
+import { translate } from './i18n.js';
+
+/**
+ * What the model view's chunk (model-view.js) needs of the first view's modules, given to it
+ * rather than imported there, so that no module is split off the first view's files for it.
+ */
+const MODEL_VIEW_PARTS = Object.freeze({ Engine, STEP_MS, Work, KEYS, make, setOptions, setText, fmt, messageOf, translate });
+
 /** What a control of view `v` asked for (`kind`, `payload`: controls.js's `emit`); `exporter()` resolves to its Exporter. */
 export function fromControl(v, kind, payload, { exporter }) {
   switch (kind) {
@@ -58,6 +72,33 @@ export function lazyExporter(v) {
       exporter = null;
       throw err;
     });
+  };
+}
+
+/**
+ * The model view of view `v` (model-view.js, a chunk the first view does not load):
+ * `{ render(), clear(), pending, destroy() }`; the first render imports it and renders again
+ * when it is in (a failed import is tried again at the next render).
+ */
+export function lazyModelView(v) {
+  let chunk = null;
+  let view = null;
+  return {
+    render() {
+      if (view) return view.render();
+      chunk ??= import('./model-view.js')
+        .then(({ ModelView }) => {
+          view = new ModelView(v, MODEL_VIEW_PARTS);
+          v.changed({ notify: false });
+        })
+        .catch((err) => v.report(err))
+        .finally(() => (chunk = null));
+    },
+    clear: () => view?.clear(),
+    destroy: () => view?.destroy(),
+    get pending() {
+      return chunk ?? view?.pending ?? null;
+    },
   };
 }
 

@@ -192,6 +192,7 @@ export const ZH = Object.freeze({
   view_explore: '探索',
   view_walk: '分步讲解',
   view_compare: '对比',
+  view_model: '全模型',
   present: '演示',
   present_title: '演示：全屏、大字（P）',
   more_shift: '差分、填充、重新归一化',

@@ -202,6 +202,7 @@ export const STRINGS = Object.freeze({
     view_explore: 'Explore',
     view_walk: 'Guided walk',
     view_compare: 'Compare',
+    view_model: 'Model',
     present: 'Present',
     present_title: 'Present: full screen, large type (P)',
     more_shift: 'Difference, fill, renormalisation',

@@ -45,8 +45,9 @@ export class Readouts {
   /** Overlay highlight, tooltip, readout and row view for the current cell. Never renders maps. */
   paint() {
     if (this.#view.engine.state !== 'ready') return;
-    if (this.#view.state.view === 'compare') {
-      this.#parts.compare.paint();
+    if (this.#view.state.view === 'compare' || this.#view.state.view === 'model') {
+      if (this.#view.state.view === 'compare') this.#parts.compare.paint();
+      else this.#view.el.tooltip.hidden = true;
       return;
     }
     this.#parts.maps.resolveHover();
@@ -74,7 +75,7 @@ export class Readouts {
 
   /** What the screen-reader table shows: the active map's top-left window. */
   tableContent() {
-    if (this.#view.engine.state !== 'ready' || this.#view.isEmpty() || !this.#view.view || this.#view.state.view === 'compare') return null;
+    if (this.#view.engine.state !== 'ready' || this.#view.isEmpty() || !this.#view.view || this.#view.state.view === 'compare' || this.#view.state.view === 'model') return null;
     const stages = this.#view.shownStages();
     const active = this.#parts.maps.active;
     const stage = this.#view.state.all_heads || active < 0 ? stages[stages.length - 1] : stages[Math.min(active, stages.length - 1)];

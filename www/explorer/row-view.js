@@ -42,7 +42,7 @@ export class RowView {
     const v = this.#view;
     const row = v.state.row;
     const el = v.el;
-    const show = row >= 1 && row <= (v.view?.tokens ?? 0) && !v.isEmpty() && v.state.view !== 'compare';
+    const show = row >= 1 && row <= (v.view?.tokens ?? 0) && !v.isEmpty() && v.state.view !== 'compare' && v.state.view !== 'model';
     setHidden(el.rowView, !show);
     if (!show) return;
     const canvas = el.rowCanvas;

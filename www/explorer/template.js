@@ -105,6 +105,7 @@ const MARKUP = `
       <button type="button" id="view-explore" class="button tab" data-view="explore" data-i18n="view_explore">Explore</button>
       <button type="button" id="view-walk" class="button tab" data-view="walk" data-i18n="view_walk">Guided walk</button>
       <button type="button" id="view-compare" class="button tab" data-view="compare" data-i18n="view_compare">Compare</button>
+      <button type="button" id="view-model" class="button tab" data-view="model" data-i18n="view_model">Model</button>
       <button type="button" id="present" class="button quiet" data-control="present" data-i18n="present" data-i18n-title="present_title" title="Present (P)">Present</button>
     </div>
     <span id="token-count"></span>

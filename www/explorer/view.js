@@ -33,7 +33,7 @@ import { Zoom } from './zoom.js';
 import { RENDER_MS, Work } from './work.js';
 import { Readouts } from './readouts.js';
 import { Placement } from './layout.js';
-import { explorerKey, fromControl, lazyExporter, present } from './commands.js';
+import { explorerKey, fromControl, lazyExporter, lazyModelView, present } from './commands.js';
 import { paintExportTargets, paintFigureText, paintStatus, paintVisibility, translateAll } from './paint.js';
 import { setHidden } from './dom.js';
 
@@ -64,7 +64,7 @@ export class ExplorerView {
   language = new Language();
   weightsStore;
   #controls;
-  #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; // prettier-ignore
+  #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; #model; // prettier-ignore
   /** The page's keys, the pending patch and the last frame's settings (view-state.js). */
   #state;
   #sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
@@ -140,6 +140,7 @@ export class ExplorerView {
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#readouts.tableContent());
     this.loader = new ModelLoader(this, options.weights);
     this.#exporter = lazyExporter(this);
+    this.#model = lazyModelView(this);
     this.specs = new Specs(this, options.dropTarget ?? this.el.explorer);
     this.walk = new Walk(this);
     this.#rowView = new RowView(this);
@@ -154,7 +155,7 @@ export class ExplorerView {
     this.el.timing.hidden = !options.showTimings;
     this.#applyTheme();
     this.#useLanguage();
-    if (this.state.present) this.#present(true);
+    if (this.state.present) present(this, true);
     this.#controls.sync(this.state, null);
     this.#controls.setExportEnabled(false);
   }
@@ -175,10 +176,7 @@ export class ExplorerView {
   }
 
   /** A mechanism's name in the explorer's language (its own name when there is no string). */
-  mechName(mechanism) {
-    const key = `mech_${mechanism}`;
-    return key in STRINGS.en ? this.t(key) : String(mechanism ?? '');
-  }
+  mechName(mechanism) { return `mech_${mechanism}` in STRINGS.en ? this.t(`mech_${mechanism}`) : String(mechanism ?? ''); } // prettier-ignore
 
   /** Loads the trained model when asked (the settings of `keep` stay as given), then draws. */
   async start({ keep = new Set() } = {}) {
@@ -200,7 +198,8 @@ export class ExplorerView {
       await this.#compare.pending?.catch(() => {});
       await this.#scheduler.settled();
       await this.work.idle();
-      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.work.pending) return;
+      await this.#model.pending?.catch(() => {});
+      if (!this.language.pending && !this.loader.pending && !this.#compare.pending && !this.#scheduler.pending && !this.work.pending && !this.#model.pending) return;
     }
   }
 
@@ -242,9 +241,10 @@ export class ExplorerView {
     if (partial.heads !== undefined && this.state.head > this.state.heads) this.#state.change({ head: this.state.heads });
     if (moved('lang')) this.#useLanguage();
     if (moved('theme')) this.#applyTheme();
-    if (moved('present')) this.#present(this.state.present);
+    if (moved('present')) present(this, this.state.present);
     if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.#state.change({ shared_scale: true });
     if (moved('view') && before.view === 'compare') this.#compare.clear();
+    if (moved('view') && before.view === 'model') this.#model.clear();
     if (moved('text') || moved('mechanism')) this.messages.clearTransient();
     if (moved('weights')) this.loader.choose(this.state.weights);
     else if (moved('mechanism') && this.state.weights === 'trained' && !this.specs.active) this.loader.loadTrained(this.state.mechanism);
@@ -272,10 +272,6 @@ export class ExplorerView {
 
   /** What a control asked for (commands.js). */
   #fromControl(kind, payload) { fromControl(this, kind, payload, { exporter: this.#exporter }); } // prettier-ignore
-
-  #present(on) {
-    present(this, on);
-  }
 
   /** Shows an error: a restarted or stopped engine, or a message naming what was wrong. */
   report(err) {
@@ -414,24 +410,26 @@ export class ExplorerView {
     const empty = this.isEmpty();
     const mode = this.state.view;
     setHidden(this.el.emptyHint, !empty || this.specs.expected);
-    setHidden(this.el.maps, empty || mode === 'compare');
+    setHidden(this.el.maps, empty || mode === 'compare' || mode === 'model');
     setHidden(this.el.compare, empty || mode !== 'compare');
     setHidden(this.el.walk, mode !== 'walk' || empty);
-    this.#controls.setExportEnabled(!empty);
+    this.#controls.setExportEnabled(!empty && mode !== 'model');
     this.#controls.fillStages(this.view.stages, this.state.all_heads_stage || this.view.final_stage);
     paintVisibility(this, this.#controls, this.#allowedControls());
     if (empty) {
       this.#layoutKey = '';
       this.#maps.clear();
       this.#compare.clear();
+      this.#model.clear();
       this.#zoom.hide();
       this.#afterRender(started);
       return;
     }
     this.labels = this.engine.call((ex) => ex.labels());
-    if (mode === 'compare') {
+    if (mode === 'compare' || mode === 'model') {
       this.#zoom.hide();
-      this.#compare.render(this.#maps.fontPx());
+      if (mode === 'model') this.#model.render();
+      else this.#compare.render(this.#maps.fontPx());
       this.#afterRender(started);
       return;
     }
@@ -591,6 +589,7 @@ export class ExplorerView {
     this.walk.stop();
     this.#maps.destroy();
     this.#compare.clear();
+    this.#model.destroy();
     this.#table.destroy();
     this.specs.destroy();
     this.work.stop();
