@@ -14,6 +14,7 @@ pub mod cosine;
 pub mod diff_transformer;
 pub mod diff_transformer_v2;
 pub mod error;
+pub mod gated_attention;
 pub mod head_shape;
 pub mod hierarchical;
 pub mod input_diff;
@@ -37,10 +38,10 @@ pub use head_shape::HeadShape;
 pub use layout::{Frequencies, Layout, Pairing, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{Mechanism, MechanismKind, Parameter};
-pub use projection::{Biases, Projected, Weights};
+pub use projection::{Biases, OutputGateWeights, Projected, Weights};
 pub use run::{run, Stages};
 pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};
 pub use steps::{
-    apply_lambda, base_maps_into, lambda_table, mix_into, output, shift_stages_into, BaseMaps,
-    Block, Projection,
+    apply_lambda, base_maps_into, lambda_table, mix_into, output, output_gate_table,
+    shift_stages_into, BaseMaps, Block, Projection,
 };

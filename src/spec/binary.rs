@@ -16,7 +16,7 @@ const FORMAT: &str = "diffattn.stages";
 const VERSION: &str = "1";
 
 /// The fields that may be tensors.
-pub const ARRAY_FIELDS: [&str; 15] = [
+pub const ARRAY_FIELDS: [&str; 17] = [
     "x",
     "w_q",
     "w_k",
@@ -32,6 +32,8 @@ pub const ARRAY_FIELDS: [&str; 15] = [
     "lambda_k2",
     "subln",
     "w_lambda",
+    "w_output_gate",
+    "b_output_gate",
 ];
 
 /// Whether `bytes` look like a safetensors file rather than JSON: an 8-byte header length that

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::input::Spec;
 use super::SpecError;
-use crate::engine::{Frequencies, Mechanism, Pairing, Rope, StageId, Stages};
+use crate::engine::{gated_attention, Frequencies, Mechanism, Pairing, Rope, StageId, Stages};
 use crate::names::name_of;
 
 /// The maps of one head. Which fields are present depends on the mechanism (DESIGN.md §6).
@@ -51,6 +51,12 @@ pub struct HeadStagesJson {
     /// Hierarchical attention's weight on the other segments, `(tokens, segments)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub segments: Option<Vec<Vec<f32>>>,
+    /// Gated attention's output gate of this head, `Gₒ[:, h, :]`, `(tokens, d_h)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_gate: Option<Vec<Vec<f32>>>,
+    /// Gated attention's head output `(A_h·V_h) ⊙ Gₒ[:, h, :]`, `(tokens, d_h)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gated: Option<Vec<Vec<f32>>>,
 }
 
 /// The Differential Transformer's one λ, or V2's λ per token (row) and head (column).
@@ -71,6 +77,9 @@ pub struct StagesJson {
     /// The layer's lambda (diff_transformer only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lambda: Option<LambdaJson>,
+    /// Gated attention's output gate, its mean over each head's channels, `(tokens, heads)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_gate_mean: Option<Vec<Vec<f32>>>,
     /// The layer output, `tokens x d`.
     pub output: Vec<Vec<f32>>,
 }
@@ -87,6 +96,11 @@ fn matrix(m: &Array2<f32>) -> Vec<Vec<f32>> {
     rows(m.view())
 }
 
+/// Head `h`'s columns `h·d_h .. (h+1)·d_h` of a `(tokens, heads · d_h)` matrix.
+fn head_columns(m: &Array2<f32>, h: usize, d_h: usize) -> ArrayView2<'_, f32> {
+    m.slice(ndarray::s![.., h * d_h..(h + 1) * d_h])
+}
+
 /// The stages in the JSON shape of DESIGN.md §6.
 pub fn stages_json(stages: &Stages) -> StagesJson {
     match stages {
@@ -98,6 +112,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: None,
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::ShiftDiff { a, maps, output } => StagesJson {
@@ -113,6 +128,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: None,
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::DiffTransformer { maps, output } => StagesJson {
@@ -125,6 +141,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: Some(LambdaJson::Layer(maps.lambda)),
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::DiffTransformerV2 { maps, output } => StagesJson {
@@ -137,6 +154,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: Some(LambdaJson::PerToken(matrix(&maps.lambda))),
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::Hierarchical { maps, output } => StagesJson {
@@ -149,15 +167,47 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: None,
+            output_gate_mean: None,
             output: matrix(output),
         },
+        Stages::GatedAttention {
+            a,
+            gate,
+            gated,
+            head_dim,
+            output,
+        } => {
+            let heads = a.len_of(Axis(0));
+            StagesJson {
+                heads: (0..heads)
+                    .map(|h| HeadStagesJson {
+                        a: Some(head(a, h)),
+                        output_gate: Some(rows(head_columns(gate, h, *head_dim))),
+                        gated: Some(rows(head_columns(gated, h, *head_dim))),
+                        ..Default::default()
+                    })
+                    .collect(),
+                lambda: None,
+                output_gate_mean: Some(matrix(&gated_attention::mean_table(
+                    gate.view(),
+                    heads,
+                    *head_dim,
+                ))),
+                output: matrix(output),
+            }
+        }
     }
 }
 
 /// Every head's map of `stage`, if the stages hold it.
 pub fn stage_maps(stages: &Stages, stage: StageId) -> Option<&Array3<f32>> {
     match (stages, stage) {
-        (Stages::Attention { a, .. } | Stages::ShiftDiff { a, .. }, StageId::A) => Some(a),
+        (
+            Stages::Attention { a, .. }
+            | Stages::ShiftDiff { a, .. }
+            | Stages::GatedAttention { a, .. },
+            StageId::A,
+        ) => Some(a),
         (Stages::ShiftDiff { maps, .. }, _) => maps.stage(stage),
         (Stages::DiffTransformer { maps, .. }, StageId::A1) => Some(&maps.a1),
         (Stages::DiffTransformer { maps, .. }, StageId::A2) => Some(&maps.a2),
@@ -247,6 +297,12 @@ impl Serialize for StagesView<'_> {
             Stages::DiffTransformerV2 { maps, .. } => {
                 map.serialize_entry("lambda", &Rows(maps.lambda.view()))?
             }
+            Stages::GatedAttention {
+                a, gate, head_dim, ..
+            } => {
+                let table = gated_attention::mean_table(gate.view(), a.len_of(Axis(0)), *head_dim);
+                map.serialize_entry("output_gate_mean", &Rows(table.view()))?
+            }
             _ => {}
         }
         map.serialize_entry("output", &Rows(self.stages.output().view()))?;
@@ -275,6 +331,17 @@ impl Serialize for Head<'_, '_> {
             if let Some(maps) = stage_maps(view.stages, stage) {
                 map.serialize_entry(name_of(stage), &Rows(maps.index_axis(Axis(0), h)))?;
             }
+        }
+        // Gated attention's gate and gated output per channel, always written (like λ).
+        if let Stages::GatedAttention {
+            gate,
+            gated,
+            head_dim,
+            ..
+        } = view.stages
+        {
+            map.serialize_entry("output_gate", &Rows(head_columns(gate, h, *head_dim)))?;
+            map.serialize_entry("gated", &Rows(head_columns(gated, h, *head_dim)))?;
         }
         map.end()
     }
@@ -373,6 +440,12 @@ pub struct SpecJson {
     /// V2's `W_λ` (§7.5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub w_lambda: Option<Vec<Vec<f32>>>,
+    /// Gated attention's output gate `W_og` (§4.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub w_output_gate: Option<Vec<Vec<f32>>>,
+    /// Gated attention's output gate bias `b_og`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_output_gate: Option<Vec<f32>>,
     /// Both Differential Transformers: λ itself, in place of the learned one (the page's λ
     /// slider).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -501,6 +574,8 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         rope: w.layout.rope.as_ref().map(RopeJson::new),
         pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
         w_lambda: w.w_lambda.as_ref().map(matrix),
+        w_output_gate: w.output_gate.as_ref().map(|g| matrix(&g.w)),
+        b_output_gate: w.output_gate.as_ref().and_then(|g| vector(&g.b)),
         lambda: None,
         model: spec.meta.model.clone(),
         layer: spec.meta.layer,
@@ -553,7 +628,7 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         Mechanism::Hierarchical { segment } => out.segment = Some(*segment),
         Mechanism::Cosine { tau } => out.tau = Some(*tau),
         Mechanism::Local { window } => out.window = Some(*window),
-        Mechanism::Standard | Mechanism::InputDiff => {}
+        Mechanism::Standard | Mechanism::InputDiff | Mechanism::GatedAttention => {}
     }
     out
 }

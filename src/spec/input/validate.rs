@@ -55,6 +55,8 @@ pub(super) struct RawSpec<L = TokenRows> {
     subln: Option<Vector>,
     subln_eps: Option<f64>,
     w_lambda: Option<Matrix<WidthRows>>,
+    w_output_gate: Option<Matrix<WidthRows>>,
+    b_output_gate: Option<Vector>,
     lambda: Option<f64>,
     temperature: Option<f64>,
     tau: Option<f64>,
@@ -129,6 +131,8 @@ pub(super) fn validate<L: RowLimit>(
     let w_v = required("w_v", matrix_field("w_v", raw.w_v, t)?)?;
     let w_o = required("w_o", matrix_field("w_o", raw.w_o, t)?)?;
     let w_lambda = matrix_field("w_lambda", raw.w_lambda, t)?;
+    let w_output_gate = matrix_field("w_output_gate", raw.w_output_gate, t)?;
+    let b_output_gate = vector_field("b_output_gate", raw.b_output_gate, t)?;
     let x = required("x", matrix_field("x", raw.x, t)?)?;
     let biases = Biases {
         b_q: vector_field("b_q", raw.b_q, t)?.map(Array1::from),
@@ -178,8 +182,34 @@ pub(super) fn validate<L: RowLimit>(
         w.biases.check(&w)?;
         w
     };
+    let weights = match (kind, w_output_gate, b_output_gate) {
+        (MechanismKind::GatedAttention, Some(w), b) => {
+            weights.with_output_gate(w, b.map(Array1::from))?
+        }
+        (MechanismKind::GatedAttention, None, _) => {
+            return Err(SpecError::new(
+                "w_output_gate",
+                "missing (this mechanism needs it)",
+            ))
+        }
+        (_, None, None) => weights,
+        (_, w, _) => {
+            let field = if w.is_some() {
+                "w_output_gate"
+            } else {
+                "b_output_gate"
+            };
+            return Err(SpecError::new(
+                field,
+                "only gated_attention has an output gate",
+            ));
+        }
+    };
     weights.check_input(x.view())?;
     let shape = HeadShape::resolve(kind, &weights, heads)?;
+    if kind == MechanismKind::GatedAttention {
+        crate::engine::gated_attention::check(&weights, &shape)?;
+    }
     if let Some(rope) = &weights.layout.rope {
         check_rotary_dim(rope, shape.head_dim)?;
     }
@@ -224,6 +254,7 @@ pub(super) fn validate<L: RowLimit>(
         MechanismKind::Hierarchical => Mechanism::Hierarchical {
             segment: positive("segment", required("segment", raw.segment)?)?,
         },
+        MechanismKind::GatedAttention => Mechanism::GatedAttention,
         MechanismKind::ShiftDiff => {
             let gate = required("gate", raw.gate)?.0;
             let gate = Gate {
