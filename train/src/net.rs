@@ -94,6 +94,8 @@ pub struct Net {
     subln: Option<Var>,
     /// V2's `W_λ`, `(heads, d)`.
     w_lambda: Option<Var>,
+    /// Gated attention's output gate `W_og`, `(d, d)` (DESIGN.md §4.1; no bias).
+    w_output_gate: Option<Var>,
     tau: Option<Var>,
     lstm: Option<[LstmVars; 2]>,
     positions: Tensor,
@@ -217,6 +219,12 @@ impl Net {
         } else {
             None
         };
+        // Drawn last, so the other mechanisms' draws are as they were.
+        let w_output_gate = if config.mechanism == MechanismKind::GatedAttention {
+            Some(draw(d, d, w)?)
+        } else {
+            None
+        };
         Ok(Net {
             positions: positions(d, &device)?,
             embedding,
@@ -230,6 +238,7 @@ impl Net {
             lambdas: net_lambdas,
             subln,
             w_lambda,
+            w_output_gate,
             tau,
             lstm,
             config,
@@ -252,6 +261,7 @@ impl Net {
         v.extend(self.lambdas.iter().flatten().cloned());
         v.extend(self.subln.iter().cloned());
         v.extend(self.w_lambda.iter().cloned());
+        v.extend(self.w_output_gate.iter().cloned());
         v.extend(self.tau.iter().cloned());
         for dir in self.lstm.iter().flatten() {
             v.extend([
@@ -486,7 +496,14 @@ impl Net {
                 } else {
                     a
                 };
-                let out = merge(&a.matmul(&v)?)?;
+                let heads_out = a.matmul(&v)?;
+                let heads_out = match &self.w_output_gate {
+                    // O_h = (A_h·V_h) ⊙ σ(x·W_ogᵀ)[:, h, :] (DESIGN.md §4.1): the gate split into
+                    // heads like the query.
+                    Some(w_og) => heads_out.mul(&sigmoid(&split(&linear(x, w_og)?, h)?)?)?,
+                    None => heads_out,
+                };
+                let out = merge(&heads_out)?;
                 Ok((Some(a), out))
             }
         }
@@ -500,8 +517,12 @@ impl Net {
             to_array(self.w_v.as_tensor())?,
             to_array(self.w_o.as_tensor())?,
         );
-        let weights = match &self.w_lambda {
-            Some(w_lambda) => Weights::real(
+        let w_og = match &self.w_output_gate {
+            Some(w) => Some(to_array(w.as_tensor())?),
+            None => None,
+        };
+        let weights = match (&self.w_lambda, w_og) {
+            (Some(w_lambda), _) => Weights::real(
                 w_q,
                 w_k,
                 w_v,
@@ -510,7 +531,9 @@ impl Net {
                 Some(to_array(w_lambda.as_tensor())?),
                 Default::default(),
             ),
-            None => Weights::new(w_q, w_k, w_v, w_o),
+            (None, Some(w_og)) => Weights::new(w_q, w_k, w_v, w_o)
+                .and_then(|w| w.with_output_gate(w_og, None)),
+            (None, None) => Weights::new(w_q, w_k, w_v, w_o),
         }
         .map_err(candle_core::Error::wrap)?;
         let h = self.config.heads;
@@ -541,6 +564,7 @@ impl Net {
             MechanismKind::Hierarchical => Mechanism::Hierarchical {
                 segment: self.config.segment,
             },
+            MechanismKind::GatedAttention => Mechanism::GatedAttention,
             MechanismKind::DiffTransformer => {
                 let [q1, k1, q2, k2] = self.lambdas.as_ref().expect("lambdas");
                 Mechanism::DiffTransformer(DiffTransformerParams {
@@ -633,7 +657,7 @@ impl Net {
             Mechanism::Local { window } => config.window = *window,
             Mechanism::Hierarchical { segment } => config.segment = *segment,
             Mechanism::DiffTransformerV2 { lambda: None } => {}
-            Mechanism::Standard | Mechanism::InputDiff => {}
+            Mechanism::Standard | Mechanism::InputDiff | Mechanism::GatedAttention => {}
             Mechanism::DiffTransformerV2 { lambda: Some(_) } => {
                 return Err(ModelError::Invalid(
                     "the trainer learns V2's λ; a fixed one is not trained".to_string(),
@@ -643,6 +667,15 @@ impl Net {
         let w_lambda = match &model.weights.w_lambda {
             Some(w) => Some(m(w)?),
             None => None,
+        };
+        let w_output_gate = match &model.weights.output_gate {
+            Some(g) if g.b.is_some() => {
+                return Err(ModelError::Invalid(
+                    "the trainer's output gate has no bias".to_string(),
+                ))
+            }
+            Some(g) if kind == MechanismKind::GatedAttention => Some(m(&g.w)?),
+            _ => None,
         };
         let lstm = match &t.encoder {
             Some(e) => {
@@ -671,6 +704,7 @@ impl Net {
             lambdas,
             subln,
             w_lambda,
+            w_output_gate,
             tau,
             lstm,
             config,
