@@ -755,3 +755,88 @@ fn lstm(x: &Tensor, w: &LstmVars, reverse: bool) -> Result<Tensor> {
         .collect();
     Tensor::stack(&outs, 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small gated attention classifier (d = 8, two heads of 4 channels) and a batch of two
+    /// reviews of five tokens.
+    fn gated_net() -> (Net, Tensor) {
+        let mut config = Config::new(MechanismKind::GatedAttention, 20);
+        config.d_model = 8;
+        config.heads = 2;
+        let net = Net::new(config, 7, &[]).unwrap();
+        let ids = Tensor::from_vec(vec![1u32, 4, 9, 2, 7, 3, 3, 11, 19, 0], (2, 5), &Device::Cpu)
+            .unwrap();
+        (net, ids)
+    }
+
+    /// A scalar of the logits with fixed, unequal weights, so every logit counts.
+    fn loss(net: &Net, ids: &Tensor) -> Tensor {
+        let logits = net.forward(ids).unwrap().logits;
+        let c = Tensor::from_vec(vec![0.7f32, -1.3, 0.4, 0.9], (2, 2), &Device::Cpu).unwrap();
+        (logits * c).unwrap().sum_all().unwrap()
+    }
+
+    fn scalar(t: &Tensor) -> f64 {
+        f64::from(t.to_scalar::<f32>().unwrap())
+    }
+
+    #[test]
+    fn the_output_gates_gradient_matches_finite_differences() {
+        // dL/dW_og reaches the gate through σ and the product with A·V (DESIGN.md §4.1); the
+        // autograd's gradient must agree with central differences of the loss, entry by entry.
+        let (net, ids) = gated_net();
+        let w_og = net.w_output_gate.clone().expect("gated attention has W_og");
+        let grads = loss(&net, &ids).backward().unwrap();
+        let analytic = to_array(grads.get(w_og.as_tensor()).expect("a gradient")).unwrap();
+        assert!(analytic.iter().any(|g| g.abs() > 1e-4), "the gate learns");
+        let base = to_array(w_og.as_tensor()).unwrap();
+        let eps = 1e-2f32;
+        let mut checked = 0;
+        for (r, c) in [(0, 0), (1, 5), (3, 2), (4, 7), (6, 1), (7, 6)] {
+            let at = |delta: f32| {
+                let mut w = base.clone();
+                w[(r, c)] += delta;
+                w_og.set(&var_from(&w, &Device::Cpu).unwrap()).unwrap();
+                scalar(&loss(&net, &ids))
+            };
+            let numeric = (at(eps) - at(-eps)) / (2.0 * f64::from(eps));
+            let want = f64::from(analytic[(r, c)]);
+            assert!(
+                (numeric - want).abs() <= 2e-3 + 2e-2 * want.abs(),
+                "W_og[{r}, {c}]: autograd {want}, finite differences {numeric}"
+            );
+            checked += 1;
+        }
+        w_og.set(&var_from(&base, &Device::Cpu).unwrap()).unwrap();
+        assert_eq!(checked, 6);
+    }
+
+    #[test]
+    fn the_gated_classifier_is_the_engines_model() {
+        // The layer output of candle's forward equals the engine's gated attention on the same
+        // vectors (the gate split into heads like the query, multiplied onto A·V before W_o).
+        let (net, ids) = gated_net();
+        let forward = net.forward(&ids).unwrap();
+        let vocab: Vec<String> = std::iter::once("<unk>".to_string())
+            .chain((1..20).map(|i| format!("w{i}")))
+            .collect();
+        let model = net.to_model(serde_json::json!({}), &vocab).unwrap();
+        let weights = model.layer_weights(MechanismKind::GatedAttention, 2);
+        let x = net
+            .embedding
+            .as_tensor()
+            .index_select(&ids.get(0).unwrap(), 0)
+            .unwrap()
+            .broadcast_add(&net.positions.narrow(0, 0, 5).unwrap())
+            .unwrap();
+        let x = to_array(&x).unwrap();
+        let stages = diffattn::engine::run(x.view(), &weights, 2, false, &Mechanism::GatedAttention)
+            .unwrap();
+        let want = to_array(&forward.output.get(0).unwrap()).unwrap();
+        let diff = (stages.output() - &want).mapv(f32::abs);
+        assert!(diff.iter().all(|&d| d < 1e-5), "{diff:?}");
+    }
+}

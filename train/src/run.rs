@@ -282,7 +282,7 @@ struct Arm {
     bilstm: bool,
 }
 
-const ARMS: [Arm; 7] = [
+const ARMS: [Arm; 8] = [
     Arm {
         name: "standard",
         mechanism: MechanismKind::Standard,
@@ -311,6 +311,11 @@ const ARMS: [Arm; 7] = [
     Arm {
         name: "local",
         mechanism: MechanismKind::Local,
+        bilstm: false,
+    },
+    Arm {
+        name: "gated_attention",
+        mechanism: MechanismKind::GatedAttention,
         bilstm: false,
     },
     Arm {
@@ -553,6 +558,7 @@ fn report(
         ("input_diff (BiLSTM)", "standard"),
         ("shift_diff", "standard"),
         ("diff_transformer", "standard"),
+        ("gated_attention", "standard"),
     ] {
         for lang in Lang::ALL {
             let (delta, se, word) = verdict(a, bname, lang);
@@ -591,7 +597,7 @@ fn report(
         ARMS.iter()
             .map(|a| (a.name, mean_std(&collect(jobs, results, a.name, lang).0).0))
             .max_by(|x, y| x.1.total_cmp(&y.1))
-            .expect("seven arms")
+            .expect("every arm")
     };
     let (best_en, best_zh) = (best(Lang::En), best(Lang::Zh));
     // (max mean - min mean, largest standard deviation) over the arms.
