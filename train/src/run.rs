@@ -622,7 +622,7 @@ fn report(
         "\n**Reading.** On these data and this budget the claim {} On English movie reviews, \
          input-difference attention behind a BiLSTM is {} standard attention behind the same \
          BiLSTM ({:+.1} points); on Chinese reviews it is {} it ({:+.1} points). The means \
-         of the seven models span {:.1} points on English and {:.1} on Chinese, against \
+         of the {} models span {:.1} points on English and {:.1} on Chinese, against \
          standard deviations between seeds of up to {:.1} and {:.1}. The best mean is {} on English ({:.1} %, {} the bag-of-words baseline) and {} on Chinese \
          ({:.1} %, {} the baseline). This is one small layer (d = 32) trained for minutes on \
          short snippets, not the article's setting (IMDB, full reviews, larger model), and \
@@ -637,6 +637,7 @@ fn report(
         d_en,
         relation(w_zh),
         d_zh,
+        ARMS.len(),
         spread(Lang::En).0,
         spread(Lang::Zh).0,
         spread(Lang::En).1,
