@@ -531,8 +531,9 @@ impl Net {
                 Some(to_array(w_lambda.as_tensor())?),
                 Default::default(),
             ),
-            (None, Some(w_og)) => Weights::new(w_q, w_k, w_v, w_o)
-                .and_then(|w| w.with_output_gate(w_og, None)),
+            (None, Some(w_og)) => {
+                Weights::new(w_q, w_k, w_v, w_o).and_then(|w| w.with_output_gate(w_og, None))
+            }
             (None, None) => Weights::new(w_q, w_k, w_v, w_o),
         }
         .map_err(candle_core::Error::wrap)?;
@@ -767,8 +768,12 @@ mod tests {
         config.d_model = 8;
         config.heads = 2;
         let net = Net::new(config, 7, &[]).unwrap();
-        let ids = Tensor::from_vec(vec![1u32, 4, 9, 2, 7, 3, 3, 11, 19, 0], (2, 5), &Device::Cpu)
-            .unwrap();
+        let ids = Tensor::from_vec(
+            vec![1u32, 4, 9, 2, 7, 3, 3, 11, 19, 0],
+            (2, 5),
+            &Device::Cpu,
+        )
+        .unwrap();
         (net, ids)
     }
 
@@ -833,8 +838,9 @@ mod tests {
             .broadcast_add(&net.positions.narrow(0, 0, 5).unwrap())
             .unwrap();
         let x = to_array(&x).unwrap();
-        let stages = diffattn::engine::run(x.view(), &weights, 2, false, &Mechanism::GatedAttention)
-            .unwrap();
+        let stages =
+            diffattn::engine::run(x.view(), &weights, 2, false, &Mechanism::GatedAttention)
+                .unwrap();
         let want = to_array(&forward.output.get(0).unwrap()).unwrap();
         let diff = (stages.output() - &want).mapv(f32::abs);
         assert!(diff.iter().all(|&d| d < 1e-5), "{diff:?}");
