@@ -10,6 +10,7 @@
 //! `(heads, queries, keys)`, weights `[out, in]` as in PyTorch's `nn.Linear`.
 
 pub mod bilstm;
+pub mod block;
 pub mod cosine;
 pub mod diff_transformer;
 pub mod diff_transformer_v2;
