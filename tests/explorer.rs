@@ -881,3 +881,62 @@ fn the_closest_head_to_a_map_is_the_head_that_drew_it() {
         .all(|&c| (0.0..=1.0 + 1e-6).contains(&c)));
     assert_eq!(e.closest_head(StageId::A, &reference[..10]).unwrap(), None);
 }
+
+#[test]
+fn gated_attention_draws_its_output_gate_per_token_and_head_beside_a() {
+    // The untrained model draws its output gate W_og from its seed; the page's stages are A
+    // and the gate's mean per token (row) and head (column), one table for every head, which a
+    // hovered cell reads in the shown head's column (DESIGN.md §4.1).
+    let mut e = explorer("a b c d e f");
+    e.update_maps(|m| {
+        m.mechanism = MechanismKind::GatedAttention;
+        m.heads = 4;
+    })
+    .unwrap();
+    e.compute().unwrap();
+    let labels: Vec<_> = e.stages().iter().map(|s| s.label()).collect();
+    assert_eq!(labels, ["A", "mean Gₒ"]);
+    let table = e.map(StageId::OutputGate).unwrap().to_owned();
+    assert_eq!(table.dim(), (6, 4));
+    assert!(
+        table.iter().all(|&g| g > 0.0 && g < 1.0),
+        "a mean of sigmoids"
+    );
+    let stages = e.stages_json().unwrap();
+    let want = stages.output_gate_mean.expect("gated attention's table");
+    for (t, row) in want.iter().enumerate() {
+        for (h, &g) in row.iter().enumerate() {
+            assert!((table[[t, h]] - g).abs() < 1e-6, "the CLI's table");
+        }
+    }
+    e.set_head(2).unwrap();
+    e.compute().unwrap();
+    let cell = e.cell(4, 1).unwrap();
+    assert_eq!(
+        cell.values,
+        [
+            (StageId::A, e.map(StageId::A).unwrap()[[4, 1]]),
+            (StageId::OutputGate, table[[4, 2]]),
+        ],
+        "the hovered query's gate in the shown head"
+    );
+    assert_eq!(cell.lambda, None, "the gate is not a λ");
+    assert_eq!(e.learned_lambda(), None);
+    assert_eq!(e.column_labels(StageId::OutputGate), ["1", "2", "3", "4"]);
+    // Two heads re-split the same W_og: the table's cells are means over 16 channels now.
+    e.update_maps(|m| m.heads = 2).unwrap();
+    e.compute().unwrap();
+    let two = e.map(StageId::OutputGate).unwrap().to_owned();
+    for t in 0..6 {
+        let pair = (table[[t, 0]] + table[[t, 1]]) / 2.0;
+        assert!(
+            (two[[t, 0]] - pair).abs() < 1e-6,
+            "the mean of two heads' means"
+        );
+    }
+    // Back to standard attention: no gate, no table.
+    e.update_maps(|m| m.mechanism = MechanismKind::Standard)
+        .unwrap();
+    e.compute().unwrap();
+    assert!(e.map(StageId::OutputGate).is_none());
+}
