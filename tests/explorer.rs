@@ -940,3 +940,42 @@ fn gated_attention_draws_its_output_gate_per_token_and_head_beside_a() {
     e.compute().unwrap();
     assert!(e.map(StageId::OutputGate).is_none());
 }
+
+#[test]
+fn a_gated_attention_spec_draws_its_reference_table() {
+    // A real layer (grouped-query heads, rope, biases, b_og) opened as a spec: the page's
+    // table is the float64 reference's output_gate_mean (tests/fixtures/real/) within 1e-4.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real");
+    let name = "gatedattention_L7_H4_kv2_d16_causal_rope_half_bias";
+    let spec = std::fs::read_to_string(dir.join(format!("{name}.spec.json"))).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
+    )
+    .unwrap();
+    let mut e = Explorer::new(Model::untrained());
+    e.load_spec(&spec).unwrap();
+    e.compute().unwrap();
+    let table = e.map(StageId::OutputGate).unwrap();
+    assert_eq!(table.dim(), (7, 4));
+    for (t, row) in expected["output_gate_mean"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        for (h, want) in row.as_array().unwrap().iter().enumerate() {
+            let want = want.as_f64().unwrap() as f32;
+            assert!((table[[t, h]] - want).abs() < 1e-4, "({t}, {h})");
+        }
+    }
+    // Switching such a spec to gated attention is refused by a spec without W_og.
+    let plain = spec.replace("gated_attention", "standard");
+    let plain: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    let mut plain = plain.as_object().unwrap().clone();
+    plain.remove("w_output_gate");
+    plain.remove("b_output_gate");
+    e.load_spec(&serde_json::Value::Object(plain).to_string())
+        .unwrap();
+    let e2 = e.update_maps(|m| m.mechanism = MechanismKind::GatedAttention);
+    assert!(e2.unwrap_err().to_string().contains("w_output_gate"));
+}
