@@ -921,6 +921,15 @@ fn gated_attention_draws_its_output_gate_per_token_and_head_beside_a() {
         "the hovered query's gate in the shown head"
     );
     assert_eq!(cell.lambda, None, "the gate is not a λ");
+    // Its channels (d over 4 heads), the gate per channel that a hover shows.
+    let channels = cell.output_gate.expect("the gate per channel");
+    assert_eq!(channels.len(), e.d_model() / 4);
+    assert!(channels.iter().all(|&g| g > 0.0 && g < 1.0));
+    let mean = channels.iter().sum::<f32>() / channels.len() as f32;
+    assert!(
+        (mean - table[[4, 2]]).abs() < 1e-6,
+        "the table's cell is their mean"
+    );
     assert_eq!(e.learned_lambda(), None);
     assert_eq!(e.column_labels(StageId::OutputGate), ["1", "2", "3", "4"]);
     // Two heads re-split the same W_og: the table's cells are means over 16 channels now.

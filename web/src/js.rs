@@ -101,7 +101,9 @@ pub(super) struct RectJs {
 }
 
 /// `{ query, key, values: { [stage]: number }, gate: { alpha, beta, gamma } | null,
-///    row_sum: { [stage]: number }, lambda: number | null, masked: boolean }`
+///    row_sum: { [stage]: number }, lambda: number | null,
+///    output_gate: number[] | null (gated attention: the shown head's gate per channel at the
+///    query), masked: boolean }`
 #[derive(Serialize)]
 pub(super) struct CellJs {
     query: String,
@@ -110,6 +112,7 @@ pub(super) struct CellJs {
     gate: Option<GateJs>,
     row_sum: StageValues,
     lambda: Option<f32>,
+    output_gate: Option<Vec<f32>>,
     masked: bool,
 }
 
@@ -163,6 +166,7 @@ impl From<CellInfo> for CellJs {
                 .map(|(alpha, beta, gamma)| GateJs { alpha, beta, gamma }),
             row_sum: stage_values(&info.row_sums),
             lambda: info.lambda,
+            output_gate: info.output_gate,
             masked: info.masked,
         }
     }
