@@ -10,7 +10,7 @@ export interface ExplorerState {
   /** A second sentence the pretrained model compares the typed one with (`weights=minilm`). */
   other: string;
   /** A mechanism of the engine (the wasm module's `names().mechanisms`). */
-  mechanism: 'shift_diff' | 'standard' | 'diff_transformer' | 'input_diff' | 'cosine' | 'local' | 'diff_transformer_v2' | 'hierarchical';
+  mechanism: 'shift_diff' | 'standard' | 'diff_transformer' | 'input_diff' | 'cosine' | 'local' | 'diff_transformer_v2' | 'hierarchical' | 'gated_attention';
   /** Heads (diff heads for the Differential Transformers): a count the model width allows. */
   heads: number;
   /** The layer of a pretrained model drawn, from 1 (a model of one attention layer has only 1). */

@@ -107,6 +107,8 @@ pub fn mechanism(kind: MechanismKind, heads: usize, d_model: usize) -> Mechanism
         // segments of 8 tokens.
         MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
         MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: 8 },
+        // The output gate's W_og comes seeded from `Model::layer_weights` too.
+        MechanismKind::GatedAttention => Mechanism::GatedAttention,
     }
 }
 

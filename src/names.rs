@@ -234,6 +234,7 @@ impl Named for StageId {
             StageId::Local => "local",
             StageId::Segments => "segments",
             StageId::Lambda => "lambda",
+            StageId::OutputGate => "output_gate_mean",
         }
     }
 }

@@ -428,3 +428,110 @@ fn a_temperature_that_is_not_positive_and_finite_is_refused_by_name() {
         );
     }
 }
+
+/// The identity layer of width 2 with gated attention's output gate `W_og` (and `b_og`).
+fn gated_weights(w_og: Array2<f32>, b_og: Option<[f32; 2]>) -> Weights {
+    identity_weights(2)
+        .with_output_gate(w_og, b_og.map(|b| ndarray::Array1::from(b.to_vec())))
+        .unwrap()
+}
+
+/// The gate, the gated heads and the output of a gated attention run.
+fn gated_stages(stages: Stages) -> (Array3<f32>, Array2<f32>, Array2<f32>, Array2<f32>) {
+    match stages {
+        Stages::GatedAttention {
+            a,
+            gate,
+            gated,
+            output,
+            ..
+        } => (a, gate, gated, output),
+        other => panic!("expected gated attention stages, got {other:?}"),
+    }
+}
+
+#[test]
+fn gated_attention_with_a_zero_gate_halves_each_head() {
+    // x = I, all weights I, one head: A = [[0.66976, 0.33024], [0.33024, 0.66976]] as in
+    // standard_attention_of_two_orthogonal_tokens, A·V = A. W_og = 0: every logit is 0 and
+    // σ(0) = 1/2, so the gated head and the output (W_o = I) are A / 2.
+    let x = Array2::<f32>::eye(2);
+    let w = gated_weights(Array2::zeros((2, 2)), None);
+    let (a, gate, gated, output) =
+        gated_stages(run(x.view(), &w, 1, false, &Mechanism::GatedAttention).unwrap());
+    assert!(close(a[[0, 0, 0]], 0.66976) && close(a[[0, 0, 1]], 0.33024));
+    assert!(gate.iter().all(|&g| g == 0.5), "{gate:?}");
+    for (got, want) in [
+        (gated[[0, 0]], 0.33488),
+        (gated[[0, 1]], 0.16512),
+        (gated[[1, 0]], 0.16512),
+        (gated[[1, 1]], 0.33488),
+    ] {
+        assert!(close(got, want), "{gated:?}");
+    }
+    assert_eq!(output, gated);
+    // Causal: token 0 sees only itself, A[0] = [1, 0], so its output is V[0] / 2 = [0.5, 0].
+    let (_, _, _, output) =
+        gated_stages(run(x.view(), &w, 1, true, &Mechanism::GatedAttention).unwrap());
+    assert_eq!((output[[0, 0]], output[[0, 1]]), (0.5, 0.0));
+}
+
+#[test]
+fn gated_attention_gates_each_head_by_its_own_channels() {
+    // x = I, weights I, two heads of one channel (d_h = 1, scale 1/√1 = 1).
+    // Head 0 reads channel 0: q = k = v = [1, 0] for tokens 0, 1. Row 0 scores [1, 0]:
+    //   A = [e/(e+1), 1/(e+1)] = [0.73106, 0.26894]; row 1 scores [0, 0]: [0.5, 0.5].
+    //   A·V = [0.73106, 0.5].
+    // Head 1 reads channel 1 (q = k = v = [0, 1]): A·V = [0.5, 0.73106].
+    // W_og = diag(ln 3, −ln 3): token 0's logits [ln 3, 0] → gate [3/4, 1/2];
+    //   token 1's logits [0, −ln 3] → gate [1/2, 1/4].
+    // Gated (W_o = I: the output): token 0 [0.73106·3/4, 0.5·1/2] = [0.54829, 0.25],
+    //   token 1 [0.5·1/2, 0.73106·1/4] = [0.25, 0.18277].
+    let ln3 = 3f32.ln();
+    let x = Array2::<f32>::eye(2);
+    let w = gated_weights(array![[ln3, 0.0], [0.0, -ln3]], None);
+    let (a, gate, gated, output) =
+        gated_stages(run(x.view(), &w, 2, false, &Mechanism::GatedAttention).unwrap());
+    assert!(close(a[[0, 0, 0]], 0.73106) && close(a[[1, 1, 1]], 0.73106));
+    let want_gate = [[0.75, 0.5], [0.5, 0.25]];
+    let want_out = [[0.54829, 0.25], [0.25, 0.18277]];
+    for t in 0..2 {
+        for c in 0..2 {
+            assert!(close(gate[[t, c]], want_gate[t][c]), "{gate:?}");
+            assert!(close(gated[[t, c]], want_out[t][c]), "{gated:?}");
+            assert!(close(output[[t, c]], want_out[t][c]), "{output:?}");
+        }
+    }
+    // With b_og = [−ln 3, ln 3]: token 0's logits [0, ln 3] → [1/2, 3/4], token 1's
+    // [−ln 3, 0] → [1/4, 1/2]; output [0.73106/2, 0.5·3/4] = [0.36553, 0.375] and
+    // [0.5/4, 0.73106/2] = [0.125, 0.36553].
+    let w = gated_weights(array![[ln3, 0.0], [0.0, -ln3]], Some([-ln3, ln3]));
+    let (_, _, _, output) =
+        gated_stages(run(x.view(), &w, 2, false, &Mechanism::GatedAttention).unwrap());
+    let want = [[0.36553, 0.375], [0.125, 0.36553]];
+    for t in 0..2 {
+        for c in 0..2 {
+            assert!(close(output[[t, c]], want[t][c]), "{output:?}");
+        }
+    }
+}
+
+#[test]
+fn gated_attention_without_its_output_gate_names_the_field() {
+    let x = Array2::<f32>::eye(2);
+    let e = run(
+        x.view(),
+        &identity_weights(2),
+        1,
+        false,
+        &Mechanism::GatedAttention,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("w_output_gate"), "{e}");
+    // A gate of the wrong height (3 rows for heads x head_dim = 2) is refused, naming it.
+    let w = identity_weights(2)
+        .with_output_gate(Array2::zeros((3, 2)), None)
+        .unwrap();
+    let e = run(x.view(), &w, 1, false, &Mechanism::GatedAttention).unwrap_err();
+    assert!(e.to_string().contains("w_output_gate"), "{e}");
+}

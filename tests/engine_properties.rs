@@ -320,3 +320,111 @@ fn bitwise_equal(a: &Stages, b: &Stages) -> bool {
     };
     bits(a) == bits(b)
 }
+
+/// A random layer with a random output gate `W_og` (`d x d`, values in −1..1) for gated
+/// attention (DESIGN.md §4.1).
+fn gated_layer() -> impl Strategy<Value = (Layer, Array2<f32>)> {
+    ordinary().prop_flat_map(|layer| {
+        let d = layer.x.ncols();
+        let w = prop::collection::vec(-1.0f32..1.0, d * d)
+            .prop_map(move |v| Array2::from_shape_vec((d, d), v).expect("d x d"));
+        (Just(layer), w)
+    })
+}
+
+/// Runs gated attention over `layer` with output gate `w_og` and the bias `bias` on every
+/// channel (none when `None`).
+fn run_gated(layer: &Layer, w_og: &Array2<f32>, bias: Option<f32>, causal: bool) -> Stages {
+    let d = layer.x.ncols();
+    let weights = layer
+        .weights
+        .clone()
+        .with_output_gate(w_og.clone(), bias.map(|b| ndarray::Array1::from_elem(d, b)))
+        .expect("a d x d gate");
+    run(
+        layer.x.view(),
+        &weights,
+        layer.heads,
+        causal,
+        &Mechanism::GatedAttention,
+    )
+    .expect("gated attention runs")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Gated attention's maps are standard attention's, bit for bit: rows sum to 1 under
+    /// either mask and the mask's cells are 0 (the gate scales values, never weights); the gate
+    /// is within 0..1 everywhere, strictly where its logit is moderate; each gated channel is
+    /// A·V's times its gate; and the gate's table is each head's mean over its channels.
+    #[test]
+    fn gated_attentions_maps_are_standard_and_its_gate_is_within_zero_and_one(
+        (layer, w_og) in gated_layer(),
+        causal: bool,
+    ) {
+        let gated = run_gated(&layer, &w_og, None, causal);
+        let standard = run(layer.x.view(), &layer.weights, layer.heads, causal, &Mechanism::Standard)
+            .unwrap();
+        let Stages::GatedAttention { a, gate, gated: heads_out, head_dim, .. } = gated else {
+            unreachable!()
+        };
+        let Stages::Attention { a: a_standard, .. } = standard else { unreachable!() };
+        prop_assert_eq!(&a, &a_standard);
+        for map in a.axis_iter(Axis(0)) {
+            for (i, row) in map.axis_iter(Axis(0)).enumerate() {
+                prop_assert!((row.sum() - 1.0).abs() < 1e-5);
+                if causal {
+                    prop_assert!(row.iter().skip(i + 1).all(|&p| p == 0.0));
+                }
+            }
+        }
+        let logits = layer.x.dot(&w_og.t());
+        for (g, z) in gate.iter().zip(logits.iter()) {
+            prop_assert!((0.0..=1.0).contains(g), "gate {g}");
+            if z.abs() < 15.0 {
+                prop_assert!(*g > 0.0 && *g < 1.0, "gate {g} at logit {z}");
+            }
+        }
+        // A·V of every head, from the standard maps, gated channel by channel.
+        let v = layer.x.dot(&layer.weights.w_v.t());
+        for h in 0..layer.heads {
+            let cols = h * head_dim..(h + 1) * head_dim;
+            let av = a.index_axis(Axis(0), h).dot(&v.slice(ndarray::s![.., cols.clone()]));
+            let g = gate.slice(ndarray::s![.., cols.clone()]);
+            let got = heads_out.slice(ndarray::s![.., cols]);
+            for ((o, a_v), g) in got.iter().zip(av.iter()).zip(g.iter()) {
+                prop_assert!((o - a_v * g).abs() <= 1e-4 * (1.0 + a_v.abs()), "{o} vs {a_v}·{g}");
+            }
+        }
+        let table = diffattn::engine::gated_attention::mean_table(gate.view(), layer.heads, head_dim);
+        for t in 0..table.nrows() {
+            for h in 0..layer.heads {
+                let mean = gate.row(t).iter().skip(h * head_dim).take(head_dim).sum::<f32>()
+                    / head_dim as f32;
+                prop_assert!((table[[t, h]] - mean).abs() < 1e-6);
+            }
+        }
+    }
+
+    /// W_og = 0 halves every head's output (σ(0) = 1/2), so the layer output is half standard
+    /// attention's; a large positive bias (σ = 1) gives standard attention's output exactly and a
+    /// large negative one (σ = 0) silences every head.
+    #[test]
+    fn gated_attention_halves_opens_and_closes_with_its_gate(
+        (layer, w_og) in gated_layer(),
+        causal: bool,
+    ) {
+        let standard = run(layer.x.view(), &layer.weights, layer.heads, causal, &Mechanism::Standard)
+            .unwrap();
+        let zero = Array2::zeros(w_og.dim());
+        let half = run_gated(&layer, &zero, None, causal);
+        for (h, s) in half.output().iter().zip(standard.output().iter()) {
+            prop_assert!((h - 0.5 * s).abs() <= 1e-5 * (1.0 + s.abs()), "{h} vs {s} / 2");
+        }
+        let open = run_gated(&layer, &w_og, Some(1.0e4), causal);
+        prop_assert_eq!(open.output(), standard.output());
+        let closed = run_gated(&layer, &w_og, Some(-1.0e4), causal);
+        prop_assert!(closed.output().iter().all(|&o| o == 0.0));
+    }
+}

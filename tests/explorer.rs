@@ -928,3 +928,110 @@ fn a_heads_statistics_are_read_on_its_map_with_the_mask_and_where_the_keys_sit()
     .unwrap();
     assert!(e.head_statistics(StageId::A, 1).is_none());
 }
+
+#[test]
+fn gated_attention_draws_its_output_gate_per_token_and_head_beside_a() {
+    // The untrained model draws its output gate W_og from its seed; the page's stages are A
+    // and the gate's mean per token (row) and head (column), one table for every head, which a
+    // hovered cell reads in the shown head's column (DESIGN.md §4.1).
+    let mut e = explorer("a b c d e f");
+    e.update_maps(|m| {
+        m.mechanism = MechanismKind::GatedAttention;
+        m.heads = 4;
+    })
+    .unwrap();
+    e.compute().unwrap();
+    let labels: Vec<_> = e.stages().iter().map(|s| s.label()).collect();
+    assert_eq!(labels, ["A", "mean Gₒ"]);
+    let table = e.map(StageId::OutputGate).unwrap().to_owned();
+    assert_eq!(table.dim(), (6, 4));
+    assert!(
+        table.iter().all(|&g| g > 0.0 && g < 1.0),
+        "a mean of sigmoids"
+    );
+    let stages = e.stages_json().unwrap();
+    let want = stages.output_gate_mean.expect("gated attention's table");
+    for (t, row) in want.iter().enumerate() {
+        for (h, &g) in row.iter().enumerate() {
+            assert!((table[[t, h]] - g).abs() < 1e-6, "the CLI's table");
+        }
+    }
+    e.set_head(2).unwrap();
+    e.compute().unwrap();
+    let cell = e.cell(4, 1).unwrap();
+    assert_eq!(
+        cell.values,
+        [
+            (StageId::A, e.map(StageId::A).unwrap()[[4, 1]]),
+            (StageId::OutputGate, table[[4, 2]]),
+        ],
+        "the hovered query's gate in the shown head"
+    );
+    assert_eq!(cell.lambda, None, "the gate is not a λ");
+    // Its channels (d over 4 heads), the gate per channel that a hover shows.
+    let channels = cell.output_gate.expect("the gate per channel");
+    assert_eq!(channels.len(), e.d_model() / 4);
+    assert!(channels.iter().all(|&g| g > 0.0 && g < 1.0));
+    let mean = channels.iter().sum::<f32>() / channels.len() as f32;
+    assert!(
+        (mean - table[[4, 2]]).abs() < 1e-6,
+        "the table's cell is their mean"
+    );
+    assert_eq!(e.learned_lambda(), None);
+    assert_eq!(e.column_labels(StageId::OutputGate), ["1", "2", "3", "4"]);
+    // Two heads re-split the same W_og: the table's cells are means over 16 channels now.
+    e.update_maps(|m| m.heads = 2).unwrap();
+    e.compute().unwrap();
+    let two = e.map(StageId::OutputGate).unwrap().to_owned();
+    for t in 0..6 {
+        let pair = (table[[t, 0]] + table[[t, 1]]) / 2.0;
+        assert!(
+            (two[[t, 0]] - pair).abs() < 1e-6,
+            "the mean of two heads' means"
+        );
+    }
+    // Back to standard attention: no gate, no table.
+    e.update_maps(|m| m.mechanism = MechanismKind::Standard)
+        .unwrap();
+    e.compute().unwrap();
+    assert!(e.map(StageId::OutputGate).is_none());
+}
+
+#[test]
+fn a_gated_attention_spec_draws_its_reference_table() {
+    // A real layer (grouped-query heads, rope, biases, b_og) opened as a spec: the page's
+    // table is the float64 reference's output_gate_mean (tests/fixtures/real/) within 1e-4.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real");
+    let name = "gatedattention_L7_H4_kv2_d16_causal_rope_half_bias";
+    let spec = std::fs::read_to_string(dir.join(format!("{name}.spec.json"))).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
+    )
+    .unwrap();
+    let mut e = Explorer::new(Model::untrained());
+    e.load_spec(&spec).unwrap();
+    e.compute().unwrap();
+    let table = e.map(StageId::OutputGate).unwrap();
+    assert_eq!(table.dim(), (7, 4));
+    for (t, row) in expected["output_gate_mean"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        for (h, want) in row.as_array().unwrap().iter().enumerate() {
+            let want = want.as_f64().unwrap() as f32;
+            assert!((table[[t, h]] - want).abs() < 1e-4, "({t}, {h})");
+        }
+    }
+    // Switching such a spec to gated attention is refused by a spec without W_og.
+    let plain = spec.replace("gated_attention", "standard");
+    let plain: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    let mut plain = plain.as_object().unwrap().clone();
+    plain.remove("w_output_gate");
+    plain.remove("b_output_gate");
+    e.load_spec(&serde_json::Value::Object(plain).to_string())
+        .unwrap();
+    let e2 = e.update_maps(|m| m.mechanism = MechanismKind::GatedAttention);
+    assert!(e2.unwrap_err().to_string().contains("w_output_gate"));
+}

@@ -189,6 +189,7 @@ fn seed_models() -> Vec<(String, Model)> {
         ("input_diff", Mechanism::InputDiff, 2, true),
         ("cosine", Mechanism::Cosine { tau: 7.5 }, 1, false),
         ("local", Mechanism::Local { window: 1 }, 4, false),
+        ("gated_attention", Mechanism::GatedAttention, 2, false),
     ];
     cases
         .into_iter()
@@ -205,7 +206,10 @@ fn seed_models() -> Vec<(String, Model)> {
                 quantization: Quantization::F32,
                 info: serde_json::json!({"seed": 1}),
             };
-            let weights = Weights::new(w(1), w(2), w(3), w(4)).unwrap();
+            let mut weights = Weights::new(w(1), w(2), w(3), w(4)).unwrap();
+            if name == "gated_attention" {
+                weights = weights.with_output_gate(w(5), None).unwrap();
+            }
             (
                 name.to_string(),
                 Model::from_trained(weights, trained).unwrap(),

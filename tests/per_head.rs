@@ -26,7 +26,9 @@ fn same_bits(a: ArrayView2<f32>, b: ArrayView2<f32>) -> bool {
 /// Every stage of `stages` with its maps, `(heads, queries, columns)`.
 fn stacks(stages: &Stages) -> Vec<(StageId, ArrayView3<'_, f32>)> {
     match stages {
-        Stages::Attention { a, .. } => vec![(StageId::A, a.view())],
+        Stages::Attention { a, .. } | Stages::GatedAttention { a, .. } => {
+            vec![(StageId::A, a.view())]
+        }
         Stages::ShiftDiff { a, maps, .. } => {
             let mut out = vec![
                 (StageId::A, a.view()),

@@ -373,3 +373,93 @@ fn the_temperature_is_an_optional_field_of_diff_transformer_specs_written_back_w
         "it opens again with its temperature"
     );
 }
+
+/// A gated attention fixture of the real-layer set (grouped-query attention, rope, biases,
+/// `b_output_gate`), made by tests/fixtures/real/make.py.
+fn gated_fixture() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real/gatedattention_L7_H4_kv2_d16_causal_rope_half_bias.spec.json");
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn a_gated_attention_spec_is_written_back_and_reads_again_as_itself() {
+    // The output gate's fields go out in an export (spec_json) and come back unchanged, and
+    // the streamed answer (per head a, output_gate, gated; then output_gate_mean) is the bytes
+    // of the whole one.
+    let spec = parse_spec(&gated_fixture()).unwrap();
+    let gate = spec.weights.output_gate.as_ref().expect("w_output_gate");
+    assert_eq!(gate.w.dim(), (16, 16));
+    assert_eq!(gate.b.as_ref().map(|b| b.len()), Some(16));
+    let json = serde_json::to_string(&diffattn::spec::spec_json(&spec, None)).unwrap();
+    assert!(json.contains("\"w_output_gate\"") && json.contains("\"b_output_gate\""));
+    assert_eq!(parse_spec(&json).unwrap(), spec);
+    let stages = spec.run().unwrap();
+    let whole = serde_json::to_string(&stages_json(&stages)).unwrap();
+    let mut streamed = Vec::new();
+    write_stages(&mut streamed, &StagesView::new(&stages), false).unwrap();
+    assert_eq!(String::from_utf8(streamed).unwrap(), whole + "\n");
+    let v: serde_json::Value = serde_json::from_str(&stages_json_text(&stages)).unwrap();
+    let head = v["heads"][3].as_object().unwrap();
+    let keys: Vec<&str> = head.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["a", "gated", "output_gate"]); // serde_json's map sorts keys
+    assert_eq!(v["heads"][3]["output_gate"][6].as_array().unwrap().len(), 4);
+    assert_eq!(v["output_gate_mean"][6].as_array().unwrap().len(), 4);
+}
+
+fn stages_json_text(stages: &diffattn::engine::Stages) -> String {
+    serde_json::to_string(&stages_json(stages)).unwrap()
+}
+
+#[test]
+fn the_output_gate_belongs_to_gated_attention_and_may_come_as_tensors() {
+    let text = gated_fixture();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Another mechanism with an output gate is refused, naming the field; gated attention
+    // without one too.
+    value["mechanism"] = "standard".into();
+    let e = parse_spec(&value.to_string()).unwrap_err();
+    assert!(e.to_string().starts_with("w_output_gate:"), "{e}");
+    value["mechanism"] = "gated_attention".into();
+    let gate = value
+        .as_object_mut()
+        .unwrap()
+        .remove("w_output_gate")
+        .unwrap();
+    let bias = value
+        .as_object_mut()
+        .unwrap()
+        .remove("b_output_gate")
+        .unwrap();
+    let e = parse_spec(&value.to_string()).unwrap_err();
+    assert!(e.to_string().starts_with("w_output_gate:"), "{e}");
+    // The binary form (DESIGN.md §7.8): W_og and b_og as F32 tensors, the rest in the metadata.
+    let floats = |v: &serde_json::Value| -> Vec<f32> {
+        let mut out = Vec::new();
+        let mut push = |x: &serde_json::Value| out.push(x.as_f64().unwrap() as f32);
+        match v.as_array().unwrap()[0] {
+            serde_json::Value::Array(_) => v.as_array().unwrap().iter().for_each(|r| {
+                r.as_array().unwrap().iter().for_each(&mut push);
+            }),
+            _ => v.as_array().unwrap().iter().for_each(push),
+        }
+        out
+    };
+    let (w, b) = (floats(&gate), floats(&bias));
+    let data: Vec<u8> = w.iter().chain(&b).flat_map(|x| x.to_le_bytes()).collect();
+    let header = serde_json::json!({
+        "w_output_gate": {"dtype": "F32", "shape": [16, 16], "data_offsets": [0, 4 * w.len()]},
+        "b_output_gate": {"dtype": "F32", "shape": [16], "data_offsets": [4 * w.len(), data.len()]},
+        "__metadata__": {"format": "diffattn.stages", "version": "1", "spec": value.to_string()},
+    })
+    .to_string()
+    .into_bytes();
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend(header);
+    file.extend(data);
+    assert_eq!(
+        parse_spec_bytes(&file).unwrap(),
+        parse_spec(&text).unwrap(),
+        "the tensors read as the JSON fields"
+    );
+}

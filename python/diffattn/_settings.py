@@ -8,7 +8,7 @@ custom element but ``src``, plus ``spec``, under the element's names."""
 TRAITS = (
     ('text', 'text', 'The sentence drawn.'),
     ('other', 'text', 'A second sentence the pretrained model compares the typed one with (``weights=minilm``).'),
-    ('mechanism', 'text', 'A mechanism of the engine (the wasm module\'s ``names().mechanisms``). One of ``shift_diff``, ``standard``, ``diff_transformer``, ``input_diff``, ``cosine``, ``local``, ``diff_transformer_v2``, ``hierarchical``.'),
+    ('mechanism', 'text', 'A mechanism of the engine (the wasm module\'s ``names().mechanisms``). One of ``shift_diff``, ``standard``, ``diff_transformer``, ``input_diff``, ``cosine``, ``local``, ``diff_transformer_v2``, ``hierarchical``, ``gated_attention``.'),
     ('heads', 'int', 'Heads (diff heads for the Differential Transformers): a count the model width allows.'),
     ('layer', 'int', 'The layer of a pretrained model drawn, from 1 (a model of one attention layer has only 1).'),
     ('partner', 'int', 'The Differential Transformer\'s second map on a pretrained layer: ``A2`` is this head of the layer (from 1) for every head; 0 pairs each head with the next one.'),

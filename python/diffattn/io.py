@@ -35,6 +35,8 @@ ARRAY_FIELDS = (
     "lambda_k2",
     "subln",
     "w_lambda",
+    "w_output_gate",
+    "b_output_gate",
 )
 
 _DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8")}

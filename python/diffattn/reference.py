@@ -2,7 +2,7 @@
 
 `stages(spec)` validates a spec (a dict as JSON has it, or with numpy arrays in place of
 lists) and returns every map the format defines, computed in float64 from the formulas of
-DESIGN.md, independently of the Rust engine. It makes the fixtures of tests/fixtures/real/
+DESIGN.md (§1–§4.1 and §7), independently of the Rust engine. It makes the fixtures of tests/fixtures/real/
 and checks captured layers against what transformers and the official code computed.
 
 Conventions: row = query token, column = key token; head stacks are (heads, queries, keys);
@@ -22,6 +22,7 @@ MECHANISMS = (
     "local",
     "diff_transformer_v2",
     "hierarchical",
+    "gated_attention",
 )
 
 
@@ -249,6 +250,10 @@ class Layer:
         self.b_k = _optional_vector(s, "b_k", k_rows, " (rows of w_k)")
         self.b_v = _optional_vector(s, "b_v", v_rows, " (rows of w_v)")
         self.b_o = _optional_vector(s, "b_o", d, " (rows of w_o)")
+        if self.mechanism != "gated_attention":
+            for field in ("w_output_gate", "b_output_gate"):
+                if s.get(field) is not None:
+                    raise SpecError(field, "only gated_attention has an output gate")
 
 
 def _read_rope(spec, layer):
@@ -568,6 +573,29 @@ def _diff_transformer_v2(layer):
     return {"heads": heads, "lambda": lam, "output": _output(layer, outs)}
 
 
+def _gated_attention(layer):
+    """DESIGN.md §4.1: standard attention per head, then the output gate
+    G[t, h, c] = σ((x·W_ogᵀ + b_og)[t, h·dh + c]) times each head's A·V, before W_o."""
+    s, h, dh = layer.spec, layer.heads, layer.head_dim
+    rows = h * dh
+    why = f" (heads {h} x head_dim {dh}, d_model {layer.d_model})"
+    w_og = _matrix(s, "w_output_gate", rows, layer.d_model, why)
+    b_og = _optional_vector(s, "b_output_gate", rows, " (rows of w_output_gate)")
+    gate = _sigmoid(_linear(layer.x, w_og, b_og))  # (tokens, H * dh)
+    q, k, v = _one_map_heads(layer)
+    allowed = _mask(layer)
+    heads, outs = [], []
+    for j in range(h):
+        g = _kv_index(j, h, layer.kv_heads)
+        a = _softmax(_scores(q[j], k[g], dh**-0.5), allowed)
+        gate_h = gate[:, j * dh : (j + 1) * dh]
+        gated = (a @ v[g]) * gate_h
+        heads.append({"a": a, "output_gate": gate_h, "gated": gated})
+        outs.append(gated)
+    mean = gate.reshape(layer.tokens, h, dh).mean(axis=2)  # (tokens, heads)
+    return {"heads": heads, "output_gate_mean": mean, "output": _output(layer, outs)}
+
+
 # --- entry points -----------------------------------------------------------------------------
 
 
@@ -583,6 +611,8 @@ def stages(spec):
         return _diff_transformer_v2(layer)
     if layer.mechanism == "hierarchical":
         return _hierarchical(layer)
+    if layer.mechanism == "gated_attention":
+        return _gated_attention(layer)
     return _one_map(layer)
 
 

@@ -44,6 +44,10 @@ def random_spec(mechanism="standard", length=6, d=16, heads=2, causal=True, kv_h
         spec["w_lambda"] = w(heads, d)
     if mechanism == "shift_diff":
         spec["gate"] = {p: rng.normal(0.0, 1.5, heads) for p in ("alpha", "beta", "gamma")}
+    if mechanism == "gated_attention":
+        spec["w_output_gate"] = w(heads * dh, d)
+        if bias:
+            spec["b_output_gate"] = rng.normal(0.0, 0.5, heads * dh)
     spec.update(fields)
     return spec
 

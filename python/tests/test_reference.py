@@ -1,6 +1,6 @@
 """The float64 reference (diffattn.reference): the shared fixtures, hand-derived cases and the
 identities DESIGN.md §7 states for RoPE, grouped-query attention, biases, the two pairings,
-Differential Transformer V2 and hierarchical attention; and errors that name the field."""
+Differential Transformer V2, hierarchical and gated attention; and errors that name the field."""
 
 import copy
 import json
@@ -211,6 +211,51 @@ def test_v2_with_twin_query_heads_scales_each_row_by_one_minus_lambda():
     standard = stages(dict(spec, mechanism="standard", w_q=w_q[[*range(0, 4), *range(8, 12)]]))
     for h in range(2):
         np.testing.assert_allclose(result["heads"][h]["diff"], (1 - lam[:, h : h + 1]) * standard["heads"][h]["a"], atol=1e-14)
+
+
+# --- gated attention ------------------------------------------------------------------------------
+
+
+def test_gated_attention_by_hand():
+    # x = I, weights I, two heads of one channel (DESIGN.md §4.1): head 0's row 0 scores
+    # [1, 0] give A·V = e/(e+1) = 0.73106, its row 1 is uniform (0.5); head 1 mirrors it.
+    # W_og = diag(ln 3, -ln 3): gates [3/4, 1/2] for token 0 and [1/2, 1/4] for token 1.
+    ln3 = math.log(3.0)
+    eye = np.eye(2)
+    spec = {"mechanism": "gated_attention", "heads": 2, "causal": False, "x": eye, "w_q": eye, "w_k": eye, "w_v": eye, "w_o": eye, "w_output_gate": np.diag([ln3, -ln3])}
+    result = stages(spec)
+    s = math.e / (math.e + 1)
+    np.testing.assert_allclose(result["output_gate_mean"], [[0.75, 0.5], [0.5, 0.25]], atol=1e-15)
+    np.testing.assert_allclose(result["output"], [[0.75 * s, 0.25], [0.25, 0.25 * s]], atol=1e-15)
+    np.testing.assert_allclose(result["heads"][1]["gated"], [[0.25], [0.25 * s]], atol=1e-15)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_gated_attention_is_standard_attention_halved_opened_and_closed_by_its_gate(causal):
+    spec = random_spec("gated_attention", length=6, d=16, heads=4, kv_heads=2, causal=causal, seed=3)
+    plain = {k: v for k, v in spec.items() if k != "w_output_gate"}
+    standard = stages(dict(plain, mechanism="standard"))
+    np.testing.assert_array_equal(stack(stages(spec), "a"), stack(standard, "a"))
+    half = stages(dict(spec, w_output_gate=np.zeros((16, 16))))
+    np.testing.assert_allclose(half["output"], 0.5 * standard["output"], atol=1e-14)
+    opened = stages(dict(spec, b_output_gate=np.full(16, 60.0)))
+    np.testing.assert_allclose(opened["output"], standard["output"], atol=1e-12)
+    closed = stages(dict(spec, b_output_gate=np.full(16, -60.0)))
+    np.testing.assert_allclose(closed["output"], 0.0, atol=1e-12)
+    gate = stages(spec)["heads"][1]["output_gate"]
+    assert np.all((gate > 0) & (gate < 1))
+
+
+def test_bad_gated_attention_specs_name_their_field():
+    spec = random_spec("gated_attention", length=4, d=8, heads=2)
+    with pytest.raises(SpecError, match="w_output_gate"):
+        stages({k: v for k, v in spec.items() if k != "w_output_gate"})
+    with pytest.raises(SpecError, match="w_output_gate"):
+        stages(dict(spec, w_output_gate=np.zeros((4, 8))))
+    with pytest.raises(SpecError, match="b_output_gate"):
+        stages(dict(spec, b_output_gate=np.zeros(3)))
+    with pytest.raises(SpecError, match="only gated_attention"):
+        stages(dict(spec, mechanism="standard"))
 
 
 # --- hierarchical ---------------------------------------------------------------------------------

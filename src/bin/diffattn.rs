@@ -62,7 +62,8 @@ the output below; the page's A, shift, D and G work too); the output is always p
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
 negative with the trained model of mechanism M (default shift_diff; also standard,
-diff_transformer, input_diff, cosine, local, diff_transformer_v2, hierarchical), or with the
+diff_transformer, input_diff, cosine, local, diff_transformer_v2, hierarchical,
+gated_attention), or with the
 weights file FILE in the format of docs/MODEL.md, and prints JSON:
     {"tokens": [...], "total_tokens": N, "unknown": [tokens read as <unk>],
      "label": "positive"|"negative", "probability": P(label), "positive": P(positive),
@@ -113,7 +114,7 @@ and prints the medians as JSON (scripts/bench-minilm runs it beside PyTorch).
 
 SPEC (one sentence; weights in PyTorch's [out][in] layout)
     mechanism   "standard" | "shift_diff" | "diff_transformer" | "input_diff" | "cosine" | "local"
-                | "diff_transformer_v2" | "hierarchical"
+                | "diff_transformer_v2" | "hierarchical" | "gated_attention"
     heads       H, a positive integer dividing d (diff heads for diff_transformer: 2H divides d)
     causal      true | false
     x           L x d   the vectors entering the attention layer
@@ -125,6 +126,9 @@ SPEC (one sentence; weights in PyTorch's [out][in] layout)
                       subln ([d/H])
     cosine:           tau
     local:            window (radius, integer >= 0)
+    gated_attention:  w_output_gate (d x d; H*head_dim x d in a real layer), b_output_gate
+                      (optional): each head's A V times sigmoid(x w_output_gate^T + b), per
+                      token and channel, before w_o (docs/DESIGN.md §4.1)
   A real layer (docs/DESIGN.md §7; diffattn.capture in python/ writes these):
     head_dim, kv_heads (grouped-query attention), b_q b_k b_v b_o (biases),
     rope {layout "half"|"interleaved", theta | inv_freq, rotary_dim, positions,
@@ -152,8 +156,11 @@ OUTPUT
     heads   one object per head: "a" (L x L; L x (L-1) for input_diff);
             shift_diff adds "shifted", "d", "g", "fused" (and "shifted_back" when symmetric);
             diff_transformer and diff_transformer_v2 have "a1", "a2", "diff" instead;
-            hierarchical has "local", "segments" (L x segments) and "a"
+            hierarchical has "local", "segments" (L x segments) and "a";
+            gated_attention adds "output_gate" and "gated" (L x head_dim: the gate and the
+            head's gated output A V * gate, per channel)
     lambda  diff_transformer: one number; diff_transformer_v2: L x H
+    output_gate_mean   gated_attention: L x H, the gate's mean over each head's channels
     output  L x d
 
 EXIT STATUS

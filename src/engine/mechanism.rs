@@ -48,6 +48,9 @@ pub enum MechanismKind {
     DiffTransformerV2,
     /// Local attention within segments and attention over segment summaries (§7.6).
     Hierarchical,
+    /// Standard attention whose heads' outputs are multiplied by the output gate
+    /// `σ(x·W_ogᵀ + b_og)` before `W_o` (§4.1).
+    GatedAttention,
 }
 
 /// A parameter a mechanism takes beyond the number of heads and the causal mask. Each is one
@@ -103,7 +106,7 @@ const SHIFT_PARAMETERS: [Parameter; 5] = [
 impl MechanismKind {
     /// Every mechanism, in the order the page lists them: the stages format, the CLI and the
     /// page know the same ones, and each ships a trained model (`weights/`).
-    pub const ALL: [MechanismKind; 8] = [
+    pub const ALL: [MechanismKind; 9] = [
         MechanismKind::ShiftDiff,
         MechanismKind::Standard,
         MechanismKind::DiffTransformer,
@@ -112,6 +115,7 @@ impl MechanismKind {
         MechanismKind::Local,
         MechanismKind::DiffTransformerV2,
         MechanismKind::Hierarchical,
+        MechanismKind::GatedAttention,
     ];
 
     /// The name in the stages format, the weights format, the page and its address.
@@ -125,6 +129,7 @@ impl MechanismKind {
             MechanismKind::Local => "local",
             MechanismKind::DiffTransformerV2 => "diff_transformer_v2",
             MechanismKind::Hierarchical => "hierarchical",
+            MechanismKind::GatedAttention => "gated_attention",
         }
     }
 
@@ -145,6 +150,7 @@ impl MechanismKind {
                 vec![StageId::A1, StageId::A2, StageId::Lambda, StageId::Diff]
             }
             MechanismKind::Hierarchical => vec![StageId::Local, StageId::Segments, StageId::A],
+            MechanismKind::GatedAttention => vec![StageId::A, StageId::OutputGate],
             MechanismKind::Standard
             | MechanismKind::InputDiff
             | MechanismKind::Cosine
@@ -170,7 +176,9 @@ impl MechanismKind {
             MechanismKind::Hierarchical => &[Parameter::Segment],
             MechanismKind::DiffTransformer => &[Parameter::Lambda, Parameter::Temperature],
             MechanismKind::DiffTransformerV2 => &[Parameter::Lambda],
-            MechanismKind::Standard | MechanismKind::InputDiff => &[],
+            MechanismKind::Standard | MechanismKind::InputDiff | MechanismKind::GatedAttention => {
+                &[]
+            }
         }
     }
 
@@ -250,6 +258,9 @@ impl MechanismKind {
             (_, StageId::Local) => "softmax over own-segment keys and other segments' means",
             (_, StageId::Segments) => "weight on segment m's mean key K̄ₘ",
             (_, StageId::Lambda) => "λᵢₕ = σ(xᵢ·W_λ,ₕ)",
+            (_, StageId::OutputGate) => {
+                "mean_c Gₒ[i, h, c], Gₒ = σ(x·W_ogᵀ + b_og), Oₕ = (AₕVₕ) ⊙ Gₒ"
+            }
         }
     }
 }
@@ -285,6 +296,8 @@ pub enum Mechanism {
         /// The segment size `s`.
         segment: usize,
     },
+    /// Gated attention (§4.1); its output gate `W_og` is in the weights.
+    GatedAttention,
 }
 
 impl Mechanism {
@@ -299,6 +312,7 @@ impl Mechanism {
             Mechanism::Local { .. } => MechanismKind::Local,
             Mechanism::DiffTransformerV2 { .. } => MechanismKind::DiffTransformerV2,
             Mechanism::Hierarchical { .. } => MechanismKind::Hierarchical,
+            Mechanism::GatedAttention => MechanismKind::GatedAttention,
         }
     }
 

@@ -10,10 +10,12 @@
 //! `(heads, queries, keys)`, weights `[out, in]` as in PyTorch's `nn.Linear`.
 
 pub mod bilstm;
+pub mod block;
 pub mod cosine;
 pub mod diff_transformer;
 pub mod diff_transformer_v2;
 pub mod error;
+pub mod gated_attention;
 pub mod head_shape;
 pub mod head_stats;
 pub mod hierarchical;
@@ -39,10 +41,10 @@ pub use head_stats::{head_stats, HeadStats};
 pub use layout::{Frequencies, Layout, Pairing, QkNorm, Rope, RopeLayout};
 pub use mask::Mask;
 pub use mechanism::{Mechanism, MechanismKind, Parameter};
-pub use projection::{Biases, Projected, Weights};
+pub use projection::{Biases, OutputGateWeights, Projected, Weights};
 pub use run::{run, Stages};
 pub use stage::{Columns, ScaleGroup, ScaleKind, StageId};
 pub use steps::{
-    apply_lambda, base_maps_into, lambda_table, mix_into, output, shift_stages_into, BaseMaps,
-    Block, Projection,
+    apply_lambda, base_maps_into, lambda_table, mix_into, output, output_gate_table,
+    shift_stages_into, BaseMaps, Block, Projection,
 };

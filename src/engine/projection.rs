@@ -24,8 +24,20 @@ pub struct Weights {
     pub biases: Biases,
     /// Differential Transformer V2's `W_λ`, `(heads, d)`: `λ = σ(x·W_λᵀ)` (§7.5).
     pub w_lambda: Option<Array2<f32>>,
+    /// Gated attention's output gate `W_og`, `(heads · d_h, d)`, and its optional bias `b_og`:
+    /// `Gₒ = σ(x·W_ogᵀ + b_og)` (§4.1; not shift-difference's gate `G`).
+    pub output_gate: Option<OutputGateWeights>,
     /// How the projections split into heads, and the rotary positions.
     pub layout: Layout,
+}
+
+/// Gated attention's output gate projection (DESIGN.md §4.1): one row per query channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputGateWeights {
+    /// `W_og`, `(heads · d_h, d)`.
+    pub w: Array2<f32>,
+    /// `b_og`, one value per row of `W_og`.
+    pub b: Option<Array1<f32>>,
 }
 
 /// The optional biases of the four projections, one value per output row.
@@ -143,8 +155,47 @@ impl Weights {
             w_o,
             biases: Biases::default(),
             w_lambda: None,
+            output_gate: None,
             layout: Layout::default(),
         }
+    }
+
+    /// These weights with gated attention's output gate `W_og` (and its bias `b_og`): `W_og`
+    /// reads rows of width `d`, and the bias has one value per row of `W_og`. Its height is
+    /// checked against the heads when the layer runs.
+    pub fn with_output_gate(
+        self,
+        w: Array2<f32>,
+        b: Option<Array1<f32>>,
+    ) -> Result<Weights, EngineError> {
+        let d = self.d_model();
+        if w.ncols() != d {
+            return Err(EngineError::Shape {
+                field: "w_output_gate",
+                expected: format!("rows of width {d} (d_model, the rows of w_o)"),
+                found: format!("rows of width {}", w.ncols()),
+            });
+        }
+        if let Some(b) = &b {
+            if b.len() != w.nrows() {
+                return Err(EngineError::Shape {
+                    field: "b_output_gate",
+                    expected: format!("{} values (rows of w_output_gate)", w.nrows()),
+                    found: format!("{} values", b.len()),
+                });
+            }
+        }
+        Ok(Weights {
+            output_gate: Some(OutputGateWeights { w, b }),
+            ..self
+        })
+    }
+
+    /// The output gate's logits `X·W_ogᵀ + b_og`, `(tokens, heads · d_h)`, when the weights
+    /// have `W_og`.
+    pub fn output_gate_logits(&self, x: ArrayView2<f32>) -> Option<Array2<f32>> {
+        let g = self.output_gate.as_ref()?;
+        Some(affine(x, g.w.view(), g.b.as_ref()))
     }
 
     /// `Q = X·W_qᵀ + b_q`.
@@ -222,6 +273,9 @@ pub struct Projected {
     pub v: Array2<f32>,
     /// `X·W_λᵀ`, `(tokens, heads)`, when the weights have V2's `W_λ`.
     pub lambda_logits: Option<Array2<f32>>,
+    /// `X·W_ogᵀ + b_og`, `(tokens, heads · d_h)`, when the weights have gated attention's
+    /// output gate.
+    pub gate_logits: Option<Array2<f32>>,
 }
 
 impl Projected {
@@ -232,6 +286,7 @@ impl Projected {
             k: weights.keys(x),
             v: weights.values(x),
             lambda_logits: weights.w_lambda.as_ref().map(|w| linear(x, w.view())),
+            gate_logits: weights.output_gate_logits(x),
         }
     }
 }

@@ -8,11 +8,15 @@ use ndarray::{Array2, Array3, ArrayView2, Axis};
 use super::diff_transformer::DiffTransformerMaps;
 use super::diff_transformer_v2::DiffTransformerV2Maps;
 use super::error::EngineError;
+use super::gated_attention;
+use super::head_shape::HeadShape;
 use super::hierarchical::HierarchicalMaps;
 use super::mechanism::Mechanism;
 use super::projection::Weights;
 use super::shift_diff::ShiftDiffMaps;
-use super::steps::{base_maps_into, output, shift_stages_into, BaseMaps, Block, Projection};
+use super::steps::{
+    base_maps_into, mix_into, output, shift_stages_into, BaseMaps, Block, Projection,
+};
 
 /// Every intermediate of one layer, typed by mechanism.
 ///
@@ -58,6 +62,21 @@ pub enum Stages {
         /// The layer output.
         output: Array2<f32>,
     },
+    /// Gated attention (DESIGN.md §4.1).
+    GatedAttention {
+        /// The maps `A`.
+        a: Array3<f32>,
+        /// The output gate `Gₒ = σ(x·W_ogᵀ + b_og)`, `(tokens, heads · d_h)`: column
+        /// `h·d_h + c` is head `h`'s channel `c`.
+        gate: Array2<f32>,
+        /// Each head's gated output `O_h = (A_h·V_h) ⊙ Gₒ[:, h, :]` in its columns,
+        /// `(tokens, heads · d_h)`: the concatenation `W_o` projects.
+        gated: Array2<f32>,
+        /// The head width `d_h`.
+        head_dim: usize,
+        /// The layer output.
+        output: Array2<f32>,
+    },
 }
 
 impl Stages {
@@ -68,14 +87,15 @@ impl Stages {
             | Stages::ShiftDiff { output, .. }
             | Stages::DiffTransformer { output, .. }
             | Stages::DiffTransformerV2 { output, .. }
-            | Stages::Hierarchical { output, .. } => output,
+            | Stages::Hierarchical { output, .. }
+            | Stages::GatedAttention { output, .. } => output,
         }
     }
 
     /// The map each head finally mixes values with: `A`, `A'` or `A1 - lambda·A2`.
     pub fn final_maps(&self) -> &Array3<f32> {
         match self {
-            Stages::Attention { a, .. } => a,
+            Stages::Attention { a, .. } | Stages::GatedAttention { a, .. } => a,
             Stages::ShiftDiff { maps, .. } => &maps.fused,
             Stages::DiffTransformer { maps, .. } => &maps.diff,
             Stages::DiffTransformerV2 { maps, .. } => &maps.diff,
@@ -130,6 +150,31 @@ pub fn run(
         (BaseMaps::DiffTransformerV2(m), false) => &m.diff,
         (BaseMaps::Hierarchical(m), false) => &m.a,
     };
+    if *mechanism == Mechanism::GatedAttention {
+        let BaseMaps::Attention(a) = base else {
+            unreachable!("gated attention's maps are one map per head")
+        };
+        let head_dim = HeadShape::resolve(mechanism.kind(), weights, heads)?.head_dim;
+        let mut gated = Array2::zeros((0, 0));
+        mix_into(
+            mechanism,
+            &projection,
+            weights,
+            heads,
+            0..heads,
+            &|h| a.index_axis(Axis(0), h),
+            &mut gated,
+        )?;
+        let gate = gated_attention::gate(projection.gate_logits(), heads * head_dim)?;
+        let output = weights.out(gated.view());
+        return Ok(Stages::GatedAttention {
+            a,
+            gate,
+            gated,
+            head_dim,
+            output,
+        });
+    }
     let output = output(mechanism, &projection, weights, heads, &|h| {
         finals.index_axis(Axis(0), h)
     })?;

@@ -29,6 +29,9 @@ pub enum StageId {
     /// Differential Transformer V2's λ per token (row) and head (column), `(tokens, heads)`:
     /// one table for every head.
     Lambda,
+    /// Gated attention's output gate, its mean over each head's channels per token (row) and
+    /// head (column), `(tokens, heads)`: one table for every head (DESIGN.md §4.1).
+    OutputGate,
 }
 
 /// What the columns of a stage's map are. Most maps have one column per key; the page
@@ -40,7 +43,8 @@ pub enum Columns {
     Keys,
     /// One column per segment (hierarchical attention): key `j` is in column `⌊j / s⌋`.
     Segments,
-    /// One column per head (V2's λ): the shown head's column belongs to every key.
+    /// One column per head (V2's λ, gated attention's output gate): the shown head's column
+    /// belongs to every key.
     Heads,
 }
 
@@ -57,6 +61,8 @@ pub enum ScaleGroup {
     Gate,
     /// V2's λ, a weight per token and head rather than an attention map.
     Lambda,
+    /// Gated attention's output gate `Gₒ`, within 0 to 1, a weight on values rather than on keys.
+    OutputGate,
 }
 
 /// What kind of values a stage holds, which decides how it is coloured.
@@ -72,7 +78,7 @@ pub enum ScaleKind {
 
 impl StageId {
     /// Every stage, in display order.
-    pub const ALL: [StageId; 12] = [
+    pub const ALL: [StageId; 13] = [
         StageId::A,
         StageId::Shifted,
         StageId::ShiftedBack,
@@ -85,6 +91,7 @@ impl StageId {
         StageId::Local,
         StageId::Segments,
         StageId::Lambda,
+        StageId::OutputGate,
     ];
 
     /// The name a learner reads: `A`, `shift(A)`, `D`, `G`, `A′`, ...
@@ -102,6 +109,7 @@ impl StageId {
             StageId::Local => "local",
             StageId::Segments => "segments",
             StageId::Lambda => "λ",
+            StageId::OutputGate => "mean Gₒ",
         }
     }
 
@@ -109,15 +117,15 @@ impl StageId {
     pub fn columns(self) -> Columns {
         match self {
             StageId::Segments => Columns::Segments,
-            StageId::Lambda => Columns::Heads,
+            StageId::Lambda | StageId::OutputGate => Columns::Heads,
             _ => Columns::Keys,
         }
     }
 
-    /// Whether the stage is one map shared by every head (V2's λ table) rather than one per
-    /// head.
+    /// Whether the stage is one map shared by every head (V2's λ table, gated attention's
+    /// output gate table) rather than one per head.
     pub fn shared_by_heads(self) -> bool {
-        self == StageId::Lambda
+        matches!(self, StageId::Lambda | StageId::OutputGate)
     }
 
     /// The stages this one shares a colour scale with, when scales are shared.
@@ -126,6 +134,7 @@ impl StageId {
             StageId::G => ScaleGroup::Gate,
             StageId::D => ScaleGroup::Difference,
             StageId::Lambda => ScaleGroup::Lambda,
+            StageId::OutputGate => ScaleGroup::OutputGate,
             _ => ScaleGroup::Attention,
         }
     }
@@ -141,7 +150,7 @@ impl StageId {
             | StageId::Local
             | StageId::Segments
             | StageId::Lambda => ScaleKind::Sequential,
-            StageId::G => ScaleKind::Unit,
+            StageId::G | StageId::OutputGate => ScaleKind::Unit,
             StageId::D | StageId::Fused | StageId::Diff => ScaleKind::Diverging,
         }
     }

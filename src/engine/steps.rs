@@ -14,10 +14,12 @@ use std::ops::Range;
 
 use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
+pub use super::block::Block;
 use super::cosine;
 use super::diff_transformer::{self, DiffTransformerMaps};
 use super::diff_transformer_v2::{self, DiffTransformerV2Maps};
 use super::error::EngineError;
+use super::gated_attention;
 use super::head_shape::HeadShape;
 use super::hierarchical::{self, HierarchicalMaps};
 use super::input_diff::{self, InputDiffProjected};
@@ -28,46 +30,6 @@ use super::projection::{Projected, Weights};
 use super::shift_diff::{self, ShiftDiffMaps};
 use super::stage::StageId;
 use super::standard;
-
-/// A part of a layer's stack that one call of a step computes: the heads `heads` (of the
-/// layer's `H`) and the query rows `queries` (of its `L` tokens).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
-    /// The heads, from 0 (diff heads for the Differential Transformers).
-    pub heads: Range<usize>,
-    /// The query rows, from 0.
-    pub queries: Range<usize>,
-}
-
-impl Block {
-    /// Every head and every row: the whole stack.
-    pub fn all(heads: usize, tokens: usize) -> Block {
-        Block {
-            heads: 0..heads,
-            queries: 0..tokens,
-        }
-    }
-
-    /// Every row of one head.
-    pub fn head(head: usize, tokens: usize) -> Block {
-        Block {
-            heads: head..head + 1,
-            queries: 0..tokens,
-        }
-    }
-
-    /// Checks that the heads are within `0..heads` and the rows within `0..tokens`.
-    fn check(&self, heads: usize, tokens: usize) -> Result<(), EngineError> {
-        if self.heads.start > self.heads.end || self.heads.end > heads {
-            return Err(EngineError::Shape {
-                field: "head",
-                expected: format!("heads within 0..{heads}"),
-                found: format!("{:?}", self.heads),
-            });
-        }
-        standard::check_rows(&self.queries, tokens)
-    }
-}
 
 /// Step 1: the queries, keys and values of one sentence.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +67,7 @@ impl Projection {
                 k: Array2::zeros((0, 0)),
                 v: Array2::zeros((0, 0)),
                 lambda_logits: None,
+                gate_logits: None,
             },
             rotated_for: None,
         }
@@ -180,11 +143,13 @@ impl Projection {
             None => None,
         };
         let logit_rows = weights.w_lambda.as_ref().map(|w| w.nrows());
+        let gate_rows = weights.output_gate.as_ref().map(|g| g.w.nrows());
         let fits = |p: &Projected, rotated: &Option<usize>| {
             p.q.dim() == (tokens, weights.w_q.nrows())
                 && p.k.dim() == (tokens, weights.w_k.nrows())
                 && p.v.dim() == (tokens, weights.w_v.nrows())
                 && p.lambda_logits.as_ref().map(|l| l.ncols()) == logit_rows
+                && p.gate_logits.as_ref().map(|l| l.ncols()) == gate_rows
                 && *rotated == head_dim
         };
         if !matches!(out, Projection::Tokens { projected, rotated_for } if fits(projected, rotated_for))
@@ -195,6 +160,7 @@ impl Projection {
                     k: Array2::zeros((tokens, weights.w_k.nrows())),
                     v: Array2::zeros((tokens, weights.w_v.nrows())),
                     lambda_logits: logit_rows.map(|n| Array2::zeros((tokens, n))),
+                    gate_logits: gate_rows.map(|n| Array2::zeros((tokens, n))),
                 },
                 rotated_for: head_dim,
             };
@@ -222,8 +188,14 @@ impl Projection {
             .assign(&weights.values(block));
         if let (Some(logits), Some(w)) = (p.lambda_logits.as_mut(), weights.w_lambda.as_ref()) {
             logits
-                .slice_mut(s![rows, ..])
+                .slice_mut(s![rows.clone(), ..])
                 .assign(&super::projection::linear(block, w.view()));
+        }
+        if let (Some(logits), Some(gate)) = (
+            p.gate_logits.as_mut(),
+            weights.output_gate_logits(block.view()),
+        ) {
+            logits.slice_mut(s![rows, ..]).assign(&gate);
         }
         Ok(())
     }
@@ -256,6 +228,15 @@ impl Projection {
     fn lambda_logits(&self) -> Option<&Array2<f32>> {
         match self {
             Projection::Tokens { projected, .. } => projected.lambda_logits.as_ref(),
+            Projection::Steps(_) => None,
+        }
+    }
+
+    /// Gated attention's output gate logits `x·W_ogᵀ + b_og`, `(tokens, heads · d_h)`, when
+    /// the weights have `W_og`.
+    pub fn gate_logits(&self) -> Option<&Array2<f32>> {
+        match self {
+            Projection::Tokens { projected, .. } => projected.gate_logits.as_ref(),
             Projection::Steps(_) => None,
         }
     }
@@ -362,19 +343,23 @@ pub fn base_maps_into(
         ),
     };
     block.check(heads, q.nrows())?;
+    if mechanism.kind() == MechanismKind::GatedAttention {
+        gated_attention::check(weights, &shape)?;
+    }
     match mechanism {
-        Mechanism::Standard | Mechanism::ShiftDiff(_) | Mechanism::Local { .. } => {
-            standard::maps_into(
-                q,
-                k,
-                &shape,
-                mask,
-                &query_heads,
-                queries,
-                1.0,
-                attention_of(out),
-            )
-        }
+        Mechanism::Standard
+        | Mechanism::ShiftDiff(_)
+        | Mechanism::Local { .. }
+        | Mechanism::GatedAttention => standard::maps_into(
+            q,
+            k,
+            &shape,
+            mask,
+            &query_heads,
+            queries,
+            1.0,
+            attention_of(out),
+        ),
         Mechanism::Cosine { tau } => {
             let a = attention_of(out);
             cosine::maps_into(q, k, &shape, mask, *tau, &query_heads, queries, a)
@@ -472,6 +457,32 @@ pub fn lambda_table(
     ))
 }
 
+/// Gated attention's output gate table of every head, `(tokens, heads)`: the gate's mean over
+/// each head's channels (DESIGN.md §4.1), for `mechanism` over `projection`; `None` for any
+/// other mechanism. What the page draws as the output gate's strip (one table for every
+/// head), like V2's [`lambda_table`].
+pub fn output_gate_table(
+    mechanism: &Mechanism,
+    projection: &Projection,
+    weights: &Weights,
+    heads: usize,
+) -> Option<Result<Array2<f32>, EngineError>> {
+    if *mechanism != Mechanism::GatedAttention {
+        return None;
+    }
+    let table = || {
+        let shape = HeadShape::resolve(MechanismKind::GatedAttention, weights, heads)?;
+        gated_attention::check(weights, &shape)?;
+        let gate = gated_attention::gate(projection.gate_logits(), heads * shape.head_dim)?;
+        Ok(gated_attention::mean_table(
+            gate.view(),
+            heads,
+            shape.head_dim,
+        ))
+    };
+    Some(table())
+}
+
 /// Step 3: rows `block.queries` of the shift stages of `mechanism` into `out` (reusing its
 /// buffers), from maps `base` of the heads `block.heads` (each head with its own gate).
 /// Returns `false`, leaving `out` as it was, for a mechanism without shift stages.
@@ -540,6 +551,12 @@ pub fn mix_into<'a>(
         Mechanism::DiffTransformer(params) => {
             let pairing = weights.layout.pairing;
             diff_transformer::mix_into(heads, of, final_of, v, &shape, pairing, params, concat)
+        }
+        Mechanism::GatedAttention => {
+            gated_attention::check(weights, &shape)?;
+            standard::mix_into(heads, of.clone(), final_of, v, &shape, concat);
+            let logits = projection.gate_logits();
+            gated_attention::gate_into(concat, logits, of, shape.head_dim)?;
         }
         _ => standard::mix_into(heads, of, final_of, v, &shape, concat),
     }

@@ -143,6 +143,13 @@ impl Explorer {
                 found: "a pretrained standard layer".to_string(),
             });
         }
+        if self.is_pretrained() && kind == MechanismKind::GatedAttention {
+            return Err(EngineError::Shape {
+                field: "mechanism",
+                expected: "a layer with an output gate W_og (gated attention)".to_string(),
+                found: "a pretrained standard layer".to_string(),
+            });
+        }
         let Source::Spec(spec) = &self.source else {
             return Ok(());
         };
@@ -159,6 +166,11 @@ impl Explorer {
         let w_lambda_rows = spec.weights.w_lambda.as_ref().map(|w| w.nrows());
         if kind == MechanismKind::DiffTransformerV2 && w_lambda_rows != Some(spec.heads) {
             return Err(lacks("w_lambda (one row per head)"));
+        }
+        if kind == MechanismKind::GatedAttention && spec.weights.output_gate.is_none() {
+            return Err(lacks(
+                "w_output_gate (the output gate, one row per query channel)",
+            ));
         }
         if kind.projects_steps() && spec.weights.layout.rope.is_some() {
             return Err(lacks(

@@ -5,9 +5,12 @@
 use ndarray::{s, Array2};
 
 use super::Explorer;
+use crate::engine::numeric::sigmoid;
 use crate::engine::shift_diff::Gate;
 use crate::engine::{head_stats, HeadStats};
-use crate::engine::{Columns, Frequencies, Mask, MechanismKind, Parameter, RopeLayout, StageId};
+use crate::engine::{
+    Columns, Frequencies, HeadShape, Mask, MechanismKind, Parameter, RopeLayout, StageId,
+};
 use crate::schema::{self, value::Value, LearnedBy};
 
 /// What the page learns after the text changes.
@@ -39,6 +42,9 @@ pub struct CellInfo {
     pub sink: Option<f32>,
     /// The Differential Transformer's lambda.
     pub lambda: Option<f32>,
+    /// Gated attention's output gate of the shown head at this query, one value per channel
+    /// (DESIGN.md §4.1: `Gₒ[i, h, c]`); its mean is the cell's `OutputGate` value.
+    pub output_gate: Option<Vec<f32>>,
     /// Whether the mask forbids this cell.
     pub masked: bool,
 }
@@ -250,8 +256,31 @@ impl Explorer {
             row_sums,
             sink,
             lambda: self.lambda().or_else(|| self.lambda_at(row)),
+            output_gate: self.output_gate_at(row),
             masked: !mask.allows(row, col + offset),
         })
+    }
+
+    /// Gated attention's output gate `Gₒ[row, h, ·]` of the shown head `h`, one value per
+    /// channel, from the projection's logits once its row is in; `None` for other mechanisms.
+    pub fn output_gate_at(&self, row: usize) -> Option<Vec<f32>> {
+        if self.kind() != MechanismKind::GatedAttention || row >= self.projected_rows {
+            return None;
+        }
+        let logits = self.projection.gate_logits()?;
+        let heads = self.settings.maps.heads;
+        let d_h = HeadShape::resolve(self.kind(), self.weights(), heads)
+            .ok()?
+            .head_dim;
+        let h = self.head;
+        let channels = logits.get((row, (h + 1) * d_h - 1)).map(|_| {
+            logits
+                .slice(s![row, h * d_h..(h + 1) * d_h])
+                .iter()
+                .map(|&z| sigmoid(z))
+                .collect()
+        });
+        channels
     }
 
     /// The parameter the maps depend on beyond heads and mask, as a learner reads it

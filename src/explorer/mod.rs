@@ -107,7 +107,8 @@ pub struct Explorer {
     projected_rows: usize,
     /// Each head's maps and shift stages, computed when asked for (`work.rs`).
     heads: Vec<work::HeadCache>,
-    /// V2's λ table, `(1, tokens, heads)`: one map for every head, computed whole.
+    /// The table every head shares, `(1, tokens, heads)`, computed whole: V2's λ, or gated
+    /// attention's output gate (its mean over each head's channels).
     lambda_table: Option<Array3<f32>>,
     /// The prediction for the current maps, cleared with the shift stages (every change that
     /// can move it clears them), so a render that changed nothing does not classify again.

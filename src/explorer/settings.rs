@@ -109,6 +109,7 @@ impl Settings {
             MechanismKind::Cosine => Mechanism::Cosine { tau: m.tau },
             MechanismKind::Local => Mechanism::Local { window: m.window },
             MechanismKind::Hierarchical => Mechanism::Hierarchical { segment: m.segment },
+            MechanismKind::GatedAttention => Mechanism::GatedAttention,
         })
     }
 
@@ -138,7 +139,10 @@ impl Settings {
             Mechanism::Local { window } => s.maps.window = *window,
             Mechanism::Hierarchical { segment } => s.maps.segment = *segment,
             Mechanism::DiffTransformer(p) => s.maps.temperature = p.temperature,
-            Mechanism::Standard | Mechanism::InputDiff | Mechanism::DiffTransformerV2 { .. } => {}
+            Mechanism::Standard
+            | Mechanism::InputDiff
+            | Mechanism::DiffTransformerV2 { .. }
+            | Mechanism::GatedAttention => {}
         }
         s
     }

@@ -16,8 +16,8 @@ use ndarray::{Array2, Array3, ArrayView2, Axis};
 use super::{Explorer, Source};
 use crate::engine::shift_diff::ShiftDiffMaps;
 use crate::engine::{
-    apply_lambda, base_maps_into, lambda_table, mix_into, shift_stages_into, BaseMaps, Block,
-    EngineError, Mechanism, Projection, StageId,
+    apply_lambda, base_maps_into, lambda_table, mix_into, output_gate_table, shift_stages_into,
+    BaseMaps, Block, EngineError, Mechanism, MechanismKind, Projection, StageId,
 };
 use crate::model::Prediction;
 use crate::render::MapStats;
@@ -235,7 +235,10 @@ impl Explorer {
             return Ok(true);
         }
         if self.lambda_table.is_none() {
-            if let Some(table) = lambda_table(&mechanism, &self.projection, heads) {
+            // The one table every head shares: V2's λ, or gated attention's output gate.
+            let table = lambda_table(&mechanism, &self.projection, heads)
+                .or_else(|| output_gate_table(&mechanism, &self.projection, self.weights(), heads));
+            if let Some(table) = table {
                 self.lambda_table = Some(table?.insert_axis(Axis(0)));
                 return Ok(true);
             }
@@ -446,6 +449,9 @@ impl Explorer {
 
     /// V2's mean λ over tokens and heads, once its table is computed.
     fn lambda_table_mean(&self) -> Option<f32> {
+        if self.kind() != MechanismKind::DiffTransformerV2 {
+            return None;
+        }
         self.lambda_table.as_ref()?.mean()
     }
 
@@ -517,6 +523,9 @@ impl Explorer {
 
     /// V2's λ of token `row` in the shown head, once computed.
     pub fn lambda_at(&self, row: usize) -> Option<f32> {
+        if self.kind() != MechanismKind::DiffTransformerV2 {
+            return None;
+        }
         let table = self.lambda_table.as_ref()?;
         table.get((0, row, self.head)).copied()
     }

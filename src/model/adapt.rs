@@ -102,7 +102,40 @@ impl Model {
     /// rows whose channels it overlaps, [`Model::gate`]); any other model draws the second
     /// half of `W_q` and `W_λ` from its seed (`N(0, 1/d)`), so V2 runs on the untrained model
     /// too. A V2 model drawn with another mechanism keeps the first `d` rows of its `W_q`.
+    ///
+    /// Gated attention's output gate `W_og` (`d x d` in the plain layout, §4.1) is the trained
+    /// one in a gated attention model, whatever the head count (the heads re-split its rows as
+    /// they re-split the queries); any other model draws it from its seed (`N(0, 1/d)`), so
+    /// gated attention runs on the untrained model too. Other mechanisms run without it.
     pub fn layer_weights(&self, kind: MechanismKind, heads: usize) -> Cow<'_, Weights> {
+        let weights = self.v2_layer_weights(kind, heads);
+        let d = self.d_model();
+        let has_gate = weights.output_gate.as_ref().map(|g| g.w.dim()) == Some((d, d));
+        match (kind == MechanismKind::GatedAttention, has_gate) {
+            (true, true) => weights,
+            (true, false) => {
+                let std_dev = 1.0 / (d as f32).sqrt();
+                let w = seeded_normal(d, d, self.seed.wrapping_add(3000), std_dev);
+                let plain = Weights {
+                    output_gate: None,
+                    ..weights.into_owned()
+                };
+                Cow::Owned(
+                    plain
+                        .with_output_gate(w, None)
+                        .expect("a d x d gate reads rows of width d"),
+                )
+            }
+            (false, _) if weights.output_gate.is_none() => weights,
+            (false, _) => Cow::Owned(Weights {
+                output_gate: None,
+                ..weights.into_owned()
+            }),
+        }
+    }
+
+    /// [`layer_weights`](Self::layer_weights) before the output gate: V2's `W_q` and `W_λ`.
+    fn v2_layer_weights(&self, kind: MechanismKind, heads: usize) -> Cow<'_, Weights> {
         let w = &self.weights;
         let d = self.d_model();
         let has_v2 = w.w_lambda.is_some() && w.w_q.nrows() == 2 * d;

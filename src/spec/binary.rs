@@ -16,7 +16,7 @@ const FORMAT: &str = "diffattn.stages";
 const VERSION: &str = "1";
 
 /// The fields that may be tensors.
-pub const ARRAY_FIELDS: [&str; 19] = [
+pub const ARRAY_FIELDS: [&str; 21] = [
     "x",
     "w_q",
     "w_k",
@@ -36,6 +36,8 @@ pub const ARRAY_FIELDS: [&str; 19] = [
     "k_norm",
     "sinks",
     "relative_bias",
+    "w_output_gate",
+    "b_output_gate",
 ];
 
 /// Whether `bytes` look like a safetensors file rather than JSON: an 8-byte header length that

@@ -7,6 +7,7 @@
 //!   byte-order mark dropped).
 
 mod limits;
+mod scores;
 mod stream;
 mod validate;
 

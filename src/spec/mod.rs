@@ -7,18 +7,17 @@
 //! names the field at fault, so a bad spec is an error message, never a panic.
 
 mod binary;
+mod export;
 mod input;
 mod output;
 mod read;
 
+pub use export::{spec_json, GateJson, SpecJson};
 pub use input::{
     parse_page_spec, parse_page_spec_bytes, parse_spec, parse_spec_bytes, parse_spec_reader, Meta,
     Spec, SpecError, PAGE_MAX_STAGE_CELLS,
 };
-pub use output::{
-    spec_json, stage_maps, stages_json, write_stages, GateJson, HeadStagesJson, SpecJson,
-    StagesJson, StagesView,
-};
+pub use output::{stage_maps, stages_json, write_stages, HeadStagesJson, StagesJson, StagesView};
 
 /// Parses a spec, runs it, and returns the stages as pretty JSON text.
 ///

@@ -10,9 +10,8 @@ use ndarray::{Array2, Array3, ArrayView1, ArrayView2, Axis};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use super::input::Spec;
 use super::SpecError;
-use crate::engine::{Frequencies, Mechanism, Pairing, Rope, StageId, Stages};
+use crate::engine::{gated_attention, StageId, Stages};
 use crate::names::name_of;
 
 /// The maps of one head. Which fields are present depends on the mechanism (DESIGN.md §6).
@@ -51,6 +50,12 @@ pub struct HeadStagesJson {
     /// Hierarchical attention's weight on the other segments, `(tokens, segments)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub segments: Option<Vec<Vec<f32>>>,
+    /// Gated attention's output gate of this head, `Gₒ[:, h, :]`, `(tokens, d_h)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_gate: Option<Vec<Vec<f32>>>,
+    /// Gated attention's head output `(A_h·V_h) ⊙ Gₒ[:, h, :]`, `(tokens, d_h)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gated: Option<Vec<Vec<f32>>>,
 }
 
 /// The Differential Transformer's one λ, or V2's λ per token (row) and head (column).
@@ -71,6 +76,9 @@ pub struct StagesJson {
     /// The layer's lambda (diff_transformer only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lambda: Option<LambdaJson>,
+    /// Gated attention's output gate, its mean over each head's channels, `(tokens, heads)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_gate_mean: Option<Vec<Vec<f32>>>,
     /// The layer output, `tokens x d`.
     pub output: Vec<Vec<f32>>,
 }
@@ -83,8 +91,13 @@ fn head(maps: &Array3<f32>, h: usize) -> Vec<Vec<f32>> {
     rows(maps.index_axis(Axis(0), h))
 }
 
-fn matrix(m: &Array2<f32>) -> Vec<Vec<f32>> {
+pub(super) fn matrix(m: &Array2<f32>) -> Vec<Vec<f32>> {
     rows(m.view())
+}
+
+/// Head `h`'s columns `h·d_h .. (h+1)·d_h` of a `(tokens, heads · d_h)` matrix.
+fn head_columns(m: &Array2<f32>, h: usize, d_h: usize) -> ArrayView2<'_, f32> {
+    m.slice(ndarray::s![.., h * d_h..(h + 1) * d_h])
 }
 
 /// The stages in the JSON shape of DESIGN.md §6.
@@ -98,6 +111,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: None,
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::ShiftDiff { a, maps, output } => StagesJson {
@@ -113,6 +127,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: None,
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::DiffTransformer { maps, output } => StagesJson {
@@ -125,6 +140,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: Some(LambdaJson::Layer(maps.lambda)),
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::DiffTransformerV2 { maps, output } => StagesJson {
@@ -137,6 +153,7 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: Some(LambdaJson::PerToken(matrix(&maps.lambda))),
+            output_gate_mean: None,
             output: matrix(output),
         },
         Stages::Hierarchical { maps, output } => StagesJson {
@@ -149,15 +166,47 @@ pub fn stages_json(stages: &Stages) -> StagesJson {
                 })
                 .collect(),
             lambda: None,
+            output_gate_mean: None,
             output: matrix(output),
         },
+        Stages::GatedAttention {
+            a,
+            gate,
+            gated,
+            head_dim,
+            output,
+        } => {
+            let heads = a.len_of(Axis(0));
+            StagesJson {
+                heads: (0..heads)
+                    .map(|h| HeadStagesJson {
+                        a: Some(head(a, h)),
+                        output_gate: Some(rows(head_columns(gate, h, *head_dim))),
+                        gated: Some(rows(head_columns(gated, h, *head_dim))),
+                        ..Default::default()
+                    })
+                    .collect(),
+                lambda: None,
+                output_gate_mean: Some(matrix(&gated_attention::mean_table(
+                    gate.view(),
+                    heads,
+                    *head_dim,
+                ))),
+                output: matrix(output),
+            }
+        }
     }
 }
 
 /// Every head's map of `stage`, if the stages hold it.
 pub fn stage_maps(stages: &Stages, stage: StageId) -> Option<&Array3<f32>> {
     match (stages, stage) {
-        (Stages::Attention { a, .. } | Stages::ShiftDiff { a, .. }, StageId::A) => Some(a),
+        (
+            Stages::Attention { a, .. }
+            | Stages::ShiftDiff { a, .. }
+            | Stages::GatedAttention { a, .. },
+            StageId::A,
+        ) => Some(a),
         (Stages::ShiftDiff { maps, .. }, _) => maps.stage(stage),
         (Stages::DiffTransformer { maps, .. }, StageId::A1) => Some(&maps.a1),
         (Stages::DiffTransformer { maps, .. }, StageId::A2) => Some(&maps.a2),
@@ -247,6 +296,12 @@ impl Serialize for StagesView<'_> {
             Stages::DiffTransformerV2 { maps, .. } => {
                 map.serialize_entry("lambda", &Rows(maps.lambda.view()))?
             }
+            Stages::GatedAttention {
+                a, gate, head_dim, ..
+            } => {
+                let table = gated_attention::mean_table(gate.view(), a.len_of(Axis(0)), *head_dim);
+                map.serialize_entry("output_gate_mean", &Rows(table.view()))?
+            }
             _ => {}
         }
         map.serialize_entry("output", &Rows(self.stages.output().view()))?;
@@ -275,6 +330,17 @@ impl Serialize for Head<'_, '_> {
             if let Some(maps) = stage_maps(view.stages, stage) {
                 map.serialize_entry(name_of(stage), &Rows(maps.index_axis(Axis(0), h)))?;
             }
+        }
+        // Gated attention's gate and gated output per channel, always written (like λ).
+        if let Stages::GatedAttention {
+            gate,
+            gated,
+            head_dim,
+            ..
+        } = view.stages
+        {
+            map.serialize_entry("output_gate", &Rows(head_columns(gate, h, *head_dim)))?;
+            map.serialize_entry("gated", &Rows(head_columns(gated, h, *head_dim)))?;
         }
         map.end()
     }
@@ -312,276 +378,4 @@ pub fn write_stages<W: Write>(
     }
     writer.write_all(b"\n")?;
     writer.flush()
-}
-
-/// The gate of a shift-difference spec: `{ alpha, beta, gamma }`, one value per head.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GateJson {
-    /// Weights of `A`.
-    pub alpha: Vec<f32>,
-    /// Weights of `D`.
-    pub beta: Vec<f32>,
-    /// Biases.
-    pub gamma: Vec<f32>,
-}
-
-/// A spec as JSON (DESIGN.md §6), with the token labels and, optionally, the stages computed
-/// from it: what the page's "export JSON" writes, so the file opens again as a spec (the
-/// loader recomputes the stages and never reads them).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SpecJson {
-    /// The mechanism's name.
-    pub mechanism: &'static str,
-    /// Heads (diff heads for the Differential Transformer).
-    pub heads: usize,
-    /// The causal mask.
-    pub causal: bool,
-    /// The vectors entering the layer.
-    pub x: Vec<Vec<f32>>,
-    /// `W_q`, `[out][in]`.
-    pub w_q: Vec<Vec<f32>>,
-    /// `W_k`.
-    pub w_k: Vec<Vec<f32>>,
-    /// `W_v`.
-    pub w_v: Vec<Vec<f32>>,
-    /// `W_o`.
-    pub w_o: Vec<Vec<f32>>,
-    /// `b_q` (a real layer's bias, DESIGN.md §7.1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b_q: Option<Vec<f32>>,
-    /// `b_k`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b_k: Option<Vec<f32>>,
-    /// `b_v`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b_v: Option<Vec<f32>>,
-    /// `b_o`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b_o: Option<Vec<f32>>,
-    /// The head width, when the layer fixes it (§7.1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head_dim: Option<usize>,
-    /// Key/value heads (grouped-query attention, §7.1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kv_heads: Option<usize>,
-    /// Rotary positions (§7.2).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rope: Option<RopeJson>,
-    /// RMSNorm of the queries (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub q_norm: Option<Vec<f32>>,
-    /// RMSNorm of the keys (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub k_norm: Option<Vec<f32>>,
-    /// The norms' ε (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub qk_norm_eps: Option<f64>,
-    /// The scores' factor, when the layer gives its own (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f32>,
-    /// The scores' soft cap (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub softcap: Option<f32>,
-    /// A sink logit per softmax query head (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sinks: Option<Vec<f32>>,
-    /// The scores' bias by offset, per softmax query head (§7.9).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub relative_bias: Option<Vec<Vec<f32>>>,
-    /// The Differential Transformer's pairing, when not the official code's (§7.4).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pairing: Option<&'static str>,
-    /// V2's `W_λ` (§7.5).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub w_lambda: Option<Vec<Vec<f32>>>,
-    /// Both Differential Transformers: λ itself, in place of the learned one (the page's λ
-    /// slider).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda: Option<f32>,
-    /// The model's name (§7.3).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// The layer's index in the model.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub layer: Option<u64>,
-    /// Shift-difference: the shift.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shift: Option<i64>,
-    /// Shift-difference: the difference.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub difference: Option<&'static str>,
-    /// Shift-difference: the renormalisation.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub renormalize: Option<&'static str>,
-    /// Shift-difference: the fill.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shift_fill: Option<&'static str>,
-    /// Shift-difference: the gate per head.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gate: Option<GateJson>,
-    /// Differential Transformer: the depth.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub depth: Option<u32>,
-    /// Differential Transformer: `lambda_init` itself, when given instead of the depth's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda_init: Option<f32>,
-    /// Differential Transformer: RMSNorm's epsilon, when not the official code's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subln_eps: Option<f32>,
-    /// Differential Transformer: the softmax temperature, when not 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f32>,
-    /// Hierarchical: the segment size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub segment: Option<usize>,
-    /// Differential Transformer: `λq1`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda_q1: Option<Vec<f32>>,
-    /// Differential Transformer: `λk1`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda_k1: Option<Vec<f32>>,
-    /// Differential Transformer: `λq2`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda_q2: Option<Vec<f32>>,
-    /// Differential Transformer: `λk2`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lambda_k2: Option<Vec<f32>>,
-    /// Differential Transformer: the RMSNorm weight.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subln: Option<Vec<f32>>,
-    /// Cosine: the temperature.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tau: Option<f32>,
-    /// Local: the radius.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub window: Option<usize>,
-    /// The row labels.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<Vec<String>>,
-    /// The stages computed from this spec, for reading.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stages: Option<StagesJson>,
-}
-
-/// Rotary positions as the spec writes them (DESIGN.md §7.2).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RopeJson {
-    /// `"half"` or `"interleaved"`.
-    pub layout: &'static str,
-    /// The base θ, or
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub theta: Option<f64>,
-    /// the frequencies themselves.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub inv_freq: Option<Vec<f64>>,
-    /// How many channels of each head rotate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rotary_dim: Option<usize>,
-    /// The position of each token.
-    pub positions: Vec<u64>,
-    /// cos and sin are multiplied by it.
-    pub attention_scaling: f64,
-}
-
-impl RopeJson {
-    fn new(rope: &Rope) -> RopeJson {
-        let (theta, inv_freq) = match &rope.frequencies {
-            Frequencies::Theta(t) => (Some(*t), None),
-            Frequencies::Explicit(f) => (None, Some(f.clone())),
-        };
-        RopeJson {
-            layout: name_of(rope.layout),
-            theta,
-            inv_freq,
-            rotary_dim: rope.rotary_dim,
-            positions: rope.positions.clone(),
-            attention_scaling: rope.attention_scaling,
-        }
-    }
-}
-
-/// A spec as JSON, with `stages` when given.
-pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
-    let w = &spec.weights;
-    let vector = |b: &Option<ndarray::Array1<f32>>| b.as_ref().map(|b| b.to_vec());
-    let mut out = SpecJson {
-        mechanism: name_of(spec.mechanism.kind()),
-        heads: spec.heads,
-        causal: spec.causal,
-        x: matrix(&spec.x),
-        w_q: matrix(&spec.weights.w_q),
-        w_k: matrix(&spec.weights.w_k),
-        w_v: matrix(&spec.weights.w_v),
-        w_o: matrix(&spec.weights.w_o),
-        b_q: vector(&w.biases.b_q),
-        b_k: vector(&w.biases.b_k),
-        b_v: vector(&w.biases.b_v),
-        b_o: vector(&w.biases.b_o),
-        head_dim: w.layout.head_dim,
-        kv_heads: w.layout.kv_heads,
-        rope: w.layout.rope.as_ref().map(RopeJson::new),
-        q_norm: w.layout.qk_norm.as_ref().and_then(|n| n.q.clone()),
-        k_norm: w.layout.qk_norm.as_ref().and_then(|n| n.k.clone()),
-        qk_norm_eps: w.layout.qk_norm.as_ref().map(|n| n.eps),
-        scale: w.layout.scale,
-        softcap: w.layout.softcap,
-        sinks: w.layout.sinks.clone(),
-        relative_bias: w.layout.relative_bias.as_ref().map(matrix),
-        pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
-        w_lambda: w.w_lambda.as_ref().map(matrix),
-        lambda: None,
-        model: spec.meta.model.clone(),
-        layer: spec.meta.layer,
-        shift: None,
-        difference: None,
-        renormalize: None,
-        shift_fill: None,
-        gate: None,
-        depth: None,
-        lambda_init: None,
-        subln_eps: None,
-        temperature: None,
-        segment: None,
-        lambda_q1: None,
-        lambda_k1: None,
-        lambda_q2: None,
-        lambda_k2: None,
-        subln: None,
-        tau: None,
-        window: None,
-        tokens: spec.meta.tokens.clone(),
-        stages: stages.map(stages_json),
-    };
-    match &spec.mechanism {
-        Mechanism::ShiftDiff(p) => {
-            out.shift = Some(p.shift);
-            out.difference = Some(name_of(p.difference));
-            out.renormalize = Some(name_of(p.renormalize));
-            out.shift_fill = Some(name_of(p.fill));
-            out.gate = Some(GateJson {
-                alpha: p.gate.alpha.clone(),
-                beta: p.gate.beta.clone(),
-                gamma: p.gate.gamma.clone(),
-            });
-        }
-        Mechanism::DiffTransformer(p) => {
-            out.depth = Some(p.depth);
-            out.lambda_q1 = Some(p.lambda_q1.clone());
-            out.lambda_k1 = Some(p.lambda_k1.clone());
-            out.lambda_q2 = Some(p.lambda_q2.clone());
-            out.lambda_k2 = Some(p.lambda_k2.clone());
-            out.subln = Some(p.subln.clone());
-            out.lambda_init = p.lambda_init;
-            out.subln_eps = (p.subln_eps != crate::engine::diff_transformer::RMS_NORM_EPS)
-                .then_some(p.subln_eps);
-            out.temperature = (p.temperature != 1.0).then_some(p.temperature);
-            out.lambda = p.lambda;
-        }
-        Mechanism::DiffTransformerV2 { lambda } => out.lambda = *lambda,
-        Mechanism::Hierarchical { segment } => out.segment = Some(*segment),
-        Mechanism::Cosine { tau } => out.tau = Some(*tau),
-        Mechanism::Local { window } => out.window = Some(*window),
-        Mechanism::Standard | Mechanism::InputDiff => {}
-    }
-    out
 }

@@ -64,10 +64,15 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
         let name = match &stages {
             Stages::ShiftDiff { .. } => "A′",
             Stages::DiffTransformer { .. } | Stages::DiffTransformerV2 { .. } => "A1 − λ·A2",
-            Stages::Attention { .. } | Stages::Hierarchical { .. } => "A",
+            Stages::Attention { .. }
+            | Stages::Hierarchical { .. }
+            | Stages::GatedAttention { .. } => "A",
         };
         for (h, m) in finals.axis_iter(Axis(0)).enumerate() {
-            let signed = !matches!(stages, Stages::Attention { .. });
+            let signed = !matches!(
+                stages,
+                Stages::Attention { .. } | Stages::GatedAttention { .. }
+            );
             maps.push((format!("{name}, head {}", h + 1), m.to_owned(), signed));
         }
         if let Stages::ShiftDiff { a, maps: s, .. } = &stages {

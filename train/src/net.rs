@@ -94,6 +94,8 @@ pub struct Net {
     subln: Option<Var>,
     /// V2's `W_λ`, `(heads, d)`.
     w_lambda: Option<Var>,
+    /// Gated attention's output gate `W_og`, `(d, d)` (DESIGN.md §4.1; no bias).
+    w_output_gate: Option<Var>,
     tau: Option<Var>,
     lstm: Option<[LstmVars; 2]>,
     positions: Tensor,
@@ -217,6 +219,12 @@ impl Net {
         } else {
             None
         };
+        // Drawn last, so the other mechanisms' draws are as they were.
+        let w_output_gate = if config.mechanism == MechanismKind::GatedAttention {
+            Some(draw(d, d, w)?)
+        } else {
+            None
+        };
         Ok(Net {
             positions: positions(d, &device)?,
             embedding,
@@ -230,6 +238,7 @@ impl Net {
             lambdas: net_lambdas,
             subln,
             w_lambda,
+            w_output_gate,
             tau,
             lstm,
             config,
@@ -252,6 +261,7 @@ impl Net {
         v.extend(self.lambdas.iter().flatten().cloned());
         v.extend(self.subln.iter().cloned());
         v.extend(self.w_lambda.iter().cloned());
+        v.extend(self.w_output_gate.iter().cloned());
         v.extend(self.tau.iter().cloned());
         for dir in self.lstm.iter().flatten() {
             v.extend([
@@ -486,7 +496,14 @@ impl Net {
                 } else {
                     a
                 };
-                let out = merge(&a.matmul(&v)?)?;
+                let heads_out = a.matmul(&v)?;
+                let heads_out = match &self.w_output_gate {
+                    // O_h = (A_h·V_h) ⊙ σ(x·W_ogᵀ)[:, h, :] (DESIGN.md §4.1): the gate split into
+                    // heads like the query.
+                    Some(w_og) => heads_out.mul(&sigmoid(&split(&linear(x, w_og)?, h)?)?)?,
+                    None => heads_out,
+                };
+                let out = merge(&heads_out)?;
                 Ok((Some(a), out))
             }
         }
@@ -500,8 +517,12 @@ impl Net {
             to_array(self.w_v.as_tensor())?,
             to_array(self.w_o.as_tensor())?,
         );
-        let weights = match &self.w_lambda {
-            Some(w_lambda) => Weights::real(
+        let w_og = match &self.w_output_gate {
+            Some(w) => Some(to_array(w.as_tensor())?),
+            None => None,
+        };
+        let weights = match (&self.w_lambda, w_og) {
+            (Some(w_lambda), _) => Weights::real(
                 w_q,
                 w_k,
                 w_v,
@@ -510,7 +531,10 @@ impl Net {
                 Some(to_array(w_lambda.as_tensor())?),
                 Default::default(),
             ),
-            None => Weights::new(w_q, w_k, w_v, w_o),
+            (None, Some(w_og)) => {
+                Weights::new(w_q, w_k, w_v, w_o).and_then(|w| w.with_output_gate(w_og, None))
+            }
+            (None, None) => Weights::new(w_q, w_k, w_v, w_o),
         }
         .map_err(candle_core::Error::wrap)?;
         let h = self.config.heads;
@@ -541,6 +565,7 @@ impl Net {
             MechanismKind::Hierarchical => Mechanism::Hierarchical {
                 segment: self.config.segment,
             },
+            MechanismKind::GatedAttention => Mechanism::GatedAttention,
             MechanismKind::DiffTransformer => {
                 let [q1, k1, q2, k2] = self.lambdas.as_ref().expect("lambdas");
                 Mechanism::DiffTransformer(DiffTransformerParams {
@@ -633,7 +658,7 @@ impl Net {
             Mechanism::Local { window } => config.window = *window,
             Mechanism::Hierarchical { segment } => config.segment = *segment,
             Mechanism::DiffTransformerV2 { lambda: None } => {}
-            Mechanism::Standard | Mechanism::InputDiff => {}
+            Mechanism::Standard | Mechanism::InputDiff | Mechanism::GatedAttention => {}
             Mechanism::DiffTransformerV2 { lambda: Some(_) } => {
                 return Err(ModelError::Invalid(
                     "the trainer learns V2's λ; a fixed one is not trained".to_string(),
@@ -643,6 +668,15 @@ impl Net {
         let w_lambda = match &model.weights.w_lambda {
             Some(w) => Some(m(w)?),
             None => None,
+        };
+        let w_output_gate = match &model.weights.output_gate {
+            Some(g) if g.b.is_some() => {
+                return Err(ModelError::Invalid(
+                    "the trainer's output gate has no bias".to_string(),
+                ))
+            }
+            Some(g) if kind == MechanismKind::GatedAttention => Some(m(&g.w)?),
+            _ => None,
         };
         let lstm = match &t.encoder {
             Some(e) => {
@@ -671,6 +705,7 @@ impl Net {
             lambdas,
             subln,
             w_lambda,
+            w_output_gate,
             tau,
             lstm,
             config,
@@ -720,4 +755,94 @@ fn lstm(x: &Tensor, w: &LstmVars, reverse: bool) -> Result<Tensor> {
         .map(|o| o.expect("every step ran"))
         .collect();
     Tensor::stack(&outs, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small gated attention classifier (d = 8, two heads of 4 channels) and a batch of two
+    /// reviews of five tokens.
+    fn gated_net() -> (Net, Tensor) {
+        let mut config = Config::new(MechanismKind::GatedAttention, 20);
+        config.d_model = 8;
+        config.heads = 2;
+        let net = Net::new(config, 7, &[]).unwrap();
+        let ids = Tensor::from_vec(
+            vec![1u32, 4, 9, 2, 7, 3, 3, 11, 19, 0],
+            (2, 5),
+            &Device::Cpu,
+        )
+        .unwrap();
+        (net, ids)
+    }
+
+    /// A scalar of the logits with fixed, unequal weights, so every logit counts.
+    fn loss(net: &Net, ids: &Tensor) -> Tensor {
+        let logits = net.forward(ids).unwrap().logits;
+        let c = Tensor::from_vec(vec![0.7f32, -1.3, 0.4, 0.9], (2, 2), &Device::Cpu).unwrap();
+        (logits * c).unwrap().sum_all().unwrap()
+    }
+
+    fn scalar(t: &Tensor) -> f64 {
+        f64::from(t.to_scalar::<f32>().unwrap())
+    }
+
+    #[test]
+    fn the_output_gates_gradient_matches_finite_differences() {
+        // dL/dW_og reaches the gate through σ and the product with A·V (DESIGN.md §4.1); the
+        // autograd's gradient must agree with central differences of the loss, entry by entry.
+        let (net, ids) = gated_net();
+        let w_og = net.w_output_gate.clone().expect("gated attention has W_og");
+        let grads = loss(&net, &ids).backward().unwrap();
+        let analytic = to_array(grads.get(w_og.as_tensor()).expect("a gradient")).unwrap();
+        assert!(analytic.iter().any(|g| g.abs() > 1e-4), "the gate learns");
+        let base = to_array(w_og.as_tensor()).unwrap();
+        let eps = 1e-2f32;
+        let mut checked = 0;
+        for (r, c) in [(0, 0), (1, 5), (3, 2), (4, 7), (6, 1), (7, 6)] {
+            let at = |delta: f32| {
+                let mut w = base.clone();
+                w[(r, c)] += delta;
+                w_og.set(&var_from(&w, &Device::Cpu).unwrap()).unwrap();
+                scalar(&loss(&net, &ids))
+            };
+            let numeric = (at(eps) - at(-eps)) / (2.0 * f64::from(eps));
+            let want = f64::from(analytic[(r, c)]);
+            assert!(
+                (numeric - want).abs() <= 2e-3 + 2e-2 * want.abs(),
+                "W_og[{r}, {c}]: autograd {want}, finite differences {numeric}"
+            );
+            checked += 1;
+        }
+        w_og.set(&var_from(&base, &Device::Cpu).unwrap()).unwrap();
+        assert_eq!(checked, 6);
+    }
+
+    #[test]
+    fn the_gated_classifier_is_the_engines_model() {
+        // The layer output of candle's forward equals the engine's gated attention on the same
+        // vectors (the gate split into heads like the query, multiplied onto A·V before W_o).
+        let (net, ids) = gated_net();
+        let forward = net.forward(&ids).unwrap();
+        let vocab: Vec<String> = std::iter::once("<unk>".to_string())
+            .chain((1..20).map(|i| format!("w{i}")))
+            .collect();
+        let model = net.to_model(serde_json::json!({}), &vocab).unwrap();
+        let weights = model.layer_weights(MechanismKind::GatedAttention, 2);
+        let x = net
+            .embedding
+            .as_tensor()
+            .index_select(&ids.get(0).unwrap(), 0)
+            .unwrap()
+            .broadcast_add(&net.positions.narrow(0, 0, 5).unwrap())
+            .unwrap();
+        let x = to_array(&x).unwrap();
+        let stages =
+            diffattn::engine::run(x.view(), &weights, 2, false, &Mechanism::GatedAttention)
+                .unwrap();
+        let want = to_array(&forward.output.get(0).unwrap()).unwrap();
+        let diff = (stages.output() - &want).mapv(f32::abs);
+        assert!(diff.iter().all(|&d| d < 1e-5), "{diff:?}");
+    }
 }

@@ -101,7 +101,9 @@ pub(super) struct RectJs {
 }
 
 /// `{ query, key, values: { [stage]: number }, gate: { alpha, beta, gamma } | null,
-///    row_sum: { [stage]: number }, sink: number | null, lambda: number | null, masked: boolean }`
+///    row_sum: { [stage]: number }, sink: number | null, lambda: number | null,
+///    output_gate: number[] | null (gated attention: the shown head's gate per channel at the
+///    query), masked: boolean }`
 #[derive(Serialize)]
 pub(super) struct CellJs {
     query: String,
@@ -111,6 +113,7 @@ pub(super) struct CellJs {
     row_sum: StageValues,
     sink: Option<f32>,
     lambda: Option<f32>,
+    output_gate: Option<Vec<f32>>,
     masked: bool,
 }
 
@@ -165,6 +168,7 @@ impl From<CellInfo> for CellJs {
             row_sum: stage_values(&info.row_sums),
             sink: info.sink,
             lambda: info.lambda,
+            output_gate: info.output_gate,
             masked: info.masked,
         }
     }

@@ -470,7 +470,7 @@ impl Explorer {
                 let kind = match stage.scale_group() {
                     ScaleGroup::Attention | ScaleGroup::Lambda => ScaleKind::Sequential,
                     ScaleGroup::Difference => ScaleKind::Diverging,
-                    ScaleGroup::Gate => ScaleKind::Unit,
+                    ScaleGroup::Gate | ScaleGroup::OutputGate => ScaleKind::Unit,
                 };
                 // Round ends: the colours of maps that share a scale stay put while a slider
                 // moves one of them a little.

@@ -19,7 +19,7 @@ use crate::streams::{
 const OPTIONS: &[&str] = &["--mechanism", "--model", "--lang", "--pretty", "--help"];
 
 /// The shipped weights, built into the binary (never into the wasm library).
-const WEIGHTS: [(MechanismKind, &[u8]); 8] = [
+const WEIGHTS: [(MechanismKind, &[u8]); 9] = [
     (
         MechanismKind::ShiftDiff,
         include_bytes!("../../../weights/shift_diff.bin"),
@@ -51,6 +51,10 @@ const WEIGHTS: [(MechanismKind, &[u8]); 8] = [
     (
         MechanismKind::Hierarchical,
         include_bytes!("../../../weights/hierarchical.bin"),
+    ),
+    (
+        MechanismKind::GatedAttention,
+        include_bytes!("../../../weights/gated_attention.bin"),
     ),
 ];
 

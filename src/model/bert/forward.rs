@@ -163,6 +163,7 @@ impl Bert {
             k: affine(x.view(), &packed.k, bias(&w.biases.b_k)),
             v: affine(x.view(), &packed.v, bias(&w.biases.b_v)),
             lambda_logits: None,
+            gate_logits: None,
         };
         let projection = Projection::Tokens {
             projected,

@@ -77,10 +77,15 @@ fn check_finite(weights: &Weights, t: &Trained) -> Result<(), ModelError> {
         Mechanism::Standard
         | Mechanism::InputDiff
         | Mechanism::Local { .. }
-        | Mechanism::Hierarchical { .. } => {}
+        | Mechanism::Hierarchical { .. }
+        | Mechanism::GatedAttention => {}
     }
     if let Some(w_lambda) = &weights.w_lambda {
         finite("w_lambda", w_lambda)?;
+    }
+    if let Some(g) = &weights.output_gate {
+        finite("w_output_gate", &g.w)?;
+        finite("b_output_gate", g.b.iter().flatten())?;
     }
     if let Some(e) = &t.encoder {
         for (dir, l) in [("forward", &e.forward), ("backward", &e.backward)] {

@@ -119,6 +119,15 @@ pub(in crate::model) fn encode(
             }
         }
         Mechanism::Hierarchical { segment: s } => segment = Some(*s),
+        // Gated attention's output gate W_og (and b_og when it has one).
+        Mechanism::GatedAttention => {
+            if let Some(g) = &weights.output_gate {
+                w.matrix("w_output_gate", &g.w);
+                if let Some(b) = &g.b {
+                    w.vector("b_output_gate", &b.to_vec());
+                }
+            }
+        }
         Mechanism::Standard | Mechanism::InputDiff => {}
     }
     if let Some(e) = &t.encoder {
@@ -224,6 +233,14 @@ pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), Model
             Some(w_lambda),
             Default::default(),
         )?
+    } else if header.mechanism == MechanismKind::GatedAttention.key() {
+        // Gated attention's output gate W_og, and its bias b_og when the file has one (§4.1).
+        let b = if r.has("b_output_gate") {
+            Some(ndarray::Array1::from(r.vector("b_output_gate")?))
+        } else {
+            None
+        };
+        Weights::new(w_q, w_k, w_v, w_o)?.with_output_gate(r.matrix("w_output_gate")?, b)?
     } else {
         Weights::new(w_q, w_k, w_v, w_o)?
     };
@@ -276,6 +293,7 @@ pub(in crate::model) fn decode(bytes: &[u8]) -> Result<(Weights, Trained), Model
                 .ok_or_else(|| ModelError::Header("window is missing".to_string()))?,
         },
         MechanismKind::DiffTransformerV2 => Mechanism::DiffTransformerV2 { lambda: None },
+        MechanismKind::GatedAttention => Mechanism::GatedAttention,
         MechanismKind::Hierarchical => Mechanism::Hierarchical {
             segment: header
                 .segment

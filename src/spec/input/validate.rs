@@ -5,7 +5,7 @@ use ndarray::{Array1, Array2};
 use serde::Deserialize;
 
 use super::super::read::{Matrix, Object, RowLimit, TokenList, TokenRows, Vector, WidthRows};
-use super::{Meta, Spec, SpecError, Tensors};
+use super::{scores, Meta, Spec, SpecError, Tensors};
 use crate::engine::diff_transformer::{DiffTransformerParams, RMS_NORM_EPS};
 use crate::engine::shift_diff::{Gate, ShiftDiffParams, ShiftFill};
 use crate::engine::{
@@ -56,6 +56,8 @@ pub(super) struct RawSpec<L = TokenRows> {
     subln: Option<Vector>,
     subln_eps: Option<f64>,
     w_lambda: Option<Matrix<WidthRows>>,
+    w_output_gate: Option<Matrix<WidthRows>>,
+    b_output_gate: Option<Vector>,
     lambda: Option<f64>,
     temperature: Option<f64>,
     tau: Option<f64>,
@@ -137,6 +139,8 @@ pub(super) fn validate<L: RowLimit>(
     let w_v = required("w_v", matrix_field("w_v", raw.w_v, t)?)?;
     let w_o = required("w_o", matrix_field("w_o", raw.w_o, t)?)?;
     let w_lambda = matrix_field("w_lambda", raw.w_lambda, t)?;
+    let w_output_gate = matrix_field("w_output_gate", raw.w_output_gate, t)?;
+    let b_output_gate = vector_field("b_output_gate", raw.b_output_gate, t)?;
     let x = required("x", matrix_field("x", raw.x, t)?)?;
     let biases = Biases {
         b_q: vector_field("b_q", raw.b_q, t)?.map(Array1::from),
@@ -182,7 +186,7 @@ pub(super) fn validate<L: RowLimit>(
                 q,
                 k,
                 eps: match raw.qk_norm_eps {
-                    None => QK_NORM_EPS,
+                    None => scores::QK_NORM_EPS,
                     Some(eps) => f64::from(positive_finite("qk_norm_eps", eps)?),
                 },
             }),
@@ -201,31 +205,7 @@ pub(super) fn validate<L: RowLimit>(
             "input_diff has no positions for its keys (steps between tokens)",
         ));
     }
-    if let (MechanismKind::InputDiff, Some(norm)) = (kind, &layout.qk_norm) {
-        return Err(SpecError::new(
-            if norm.q.is_some() { "q_norm" } else { "k_norm" },
-            "input_diff's keys are steps between tokens, which no model normalises",
-        ));
-    }
-    // Cosine scores with τ, and input difference and hierarchical attention with their own
-    // scores: the rule of §7.9 is the scaled dot product's.
-    let own_scores = matches!(
-        kind,
-        MechanismKind::Cosine | MechanismKind::InputDiff | MechanismKind::Hierarchical
-    );
-    for (field, given) in [
-        ("scale", layout.scale.is_some()),
-        ("softcap", layout.softcap.is_some()),
-        ("sinks", layout.sinks.is_some()),
-        ("relative_bias", layout.relative_bias.is_some()),
-    ] {
-        if given && own_scores {
-            return Err(SpecError::new(
-                field,
-                "only the scaled dot product's mechanisms (standard, local, shift_diff, diff_transformer, diff_transformer_v2) take it",
-            ));
-        }
-    }
+    scores::check_mechanism(kind, &layout)?;
     let real = layout.head_dim.is_some()
         || layout.kv_heads.is_some()
         || layout.qk_norm.is_some()
@@ -242,43 +222,38 @@ pub(super) fn validate<L: RowLimit>(
         w.biases.check(&w)?;
         w
     };
+    let weights = match (kind, w_output_gate, b_output_gate) {
+        (MechanismKind::GatedAttention, Some(w), b) => {
+            weights.with_output_gate(w, b.map(Array1::from))?
+        }
+        (MechanismKind::GatedAttention, None, _) => {
+            return Err(SpecError::new(
+                "w_output_gate",
+                "missing (this mechanism needs it)",
+            ))
+        }
+        (_, None, None) => weights,
+        (_, w, _) => {
+            let field = if w.is_some() {
+                "w_output_gate"
+            } else {
+                "b_output_gate"
+            };
+            return Err(SpecError::new(
+                field,
+                "only gated_attention has an output gate",
+            ));
+        }
+    };
     weights.check_input(x.view())?;
     let shape = HeadShape::resolve(kind, &weights, heads)?;
+    if kind == MechanismKind::GatedAttention {
+        crate::engine::gated_attention::check(&weights, &shape)?;
+    }
     if let Some(rope) = &weights.layout.rope {
         check_rotary_dim(rope, shape.head_dim)?;
     }
-    if let Some(norm) = &weights.layout.qk_norm {
-        check_qk_norm(norm, &weights, shape.head_dim)?;
-    }
-    if let Some(bias) = &weights.layout.relative_bias {
-        let want = (shape.query_heads, 2 * x.nrows() - 1);
-        if bias.dim() != want {
-            return Err(SpecError::new(
-                "relative_bias",
-                format!(
-                    "expected {} x {} (one row per softmax query head, one column per offset j − i from −{} to {}), found {} x {}",
-                    want.0,
-                    want.1,
-                    x.nrows() - 1,
-                    x.nrows() - 1,
-                    bias.nrows(),
-                    bias.ncols()
-                ),
-            ));
-        }
-    }
-    if let Some(sinks) = &weights.layout.sinks {
-        if sinks.len() != shape.query_heads {
-            return Err(SpecError::new(
-                "sinks",
-                format!(
-                    "expected {} values (one per softmax query head), found {}",
-                    shape.query_heads,
-                    sinks.len()
-                ),
-            ));
-        }
-    }
+    scores::check_shapes(&weights, &shape, x.nrows())?;
 
     let mechanism = match kind {
         MechanismKind::Standard => Mechanism::Standard,
@@ -320,6 +295,7 @@ pub(super) fn validate<L: RowLimit>(
         MechanismKind::Hierarchical => Mechanism::Hierarchical {
             segment: positive("segment", required("segment", raw.segment)?)?,
         },
+        MechanismKind::GatedAttention => Mechanism::GatedAttention,
         MechanismKind::ShiftDiff => {
             let gate = required("gate", raw.gate)?.0;
             let gate = Gate {
@@ -434,31 +410,6 @@ pub(super) fn validate<L: RowLimit>(
     };
     spec.check_limits()?;
     Ok(spec)
-}
-
-/// ε of the query and key norms when a spec gives none (transformers' Qwen3 and Gemma default).
-pub const QK_NORM_EPS: f64 = 1e-6;
-
-/// Each norm's weight is `d_h` long (every head alone) or as long as its projection's rows.
-fn check_qk_norm(norm: &QkNorm, weights: &Weights, head_dim: usize) -> Result<(), SpecError> {
-    for (field, w, rows) in [
-        ("q_norm", &norm.q, weights.w_q.nrows()),
-        ("k_norm", &norm.k, weights.w_k.nrows()),
-    ] {
-        if let Some(w) = w {
-            if w.len() != head_dim && w.len() != rows {
-                return Err(SpecError::new(
-                    field,
-                    format!(
-                        "expected {head_dim} values (head_dim: each head alone) or {rows} (the rows of w_{}), found {}",
-                        &field[..1],
-                        w.len()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The rope object (DESIGN.md §7.2) for a sequence of `tokens` tokens.
