@@ -446,6 +446,13 @@ test('format: Diff Transformer and single-map cells', () => {
   assert.match(inner[0].map((s) => s.text).join(''), /0\.3000 \/ 3 = 0\.1000$/);
   // Without the view's columns, one line per map.
   assert.equal(cellLines({ values: { local: 0, segments: 0.3, a: 0.1 } }, {}).length, 3);
+  // Gated attention: its gate's mean at the query, and the gate channel by channel (the first
+  // eight of them, then how many there are).
+  const gated = cellLines({ values: { a: 0.5, output_gate_mean: 0.25 }, output_gate: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95] }, {});
+  assert.deepEqual(
+    gated.map((line) => line.map((s) => s.text).join('')),
+    ['Aᵢⱼ = 0.5000', 'mean Gₒᵢ = 0.2500', 'Gₒ[i, c] = (0.10, 0.20, 0.30, 0.40, 0.50, 0.60, 0.70, 0.80, … (10))'],
+  );
 });
 
 test('format: invisible characters in tokens are shown', () => {

@@ -130,11 +130,23 @@ export function cellLines(cell, context) {
   }
   for (const [id, value] of Object.entries(v)) {
     if (typeof value !== 'number') continue;
-    const name = { a: 'A', shifted: 'shift(A)', d: 'D', g: 'G', fused: 'A′', a1: 'A1', a2: 'A2', diff: 'A1 − λ·A2' }[id] ?? id;
-    lines.push([{ text: `${name}${SUB} = ` }, { text: fmt(value), term: id }]);
+    const name = { a: 'A', shifted: 'shift(A)', d: 'D', g: 'G', fused: 'A′', a1: 'A1', a2: 'A2', diff: 'A1 − λ·A2', output_gate_mean: 'mean Gₒ' }[id] ?? id;
+    const sub = id === 'output_gate_mean' ? 'ᵢ' : SUB;
+    lines.push([{ text: `${name}${sub} = ` }, { text: fmt(value), term: id }]);
+  }
+  // Gated attention: the output gate of the shown head at this query, channel by channel
+  // (the first OUTPUT_GATE_SHOWN of them).
+  const gate = Array.isArray(cell?.output_gate) ? cell.output_gate : null;
+  if (gate?.length) {
+    const shown = gate.slice(0, OUTPUT_GATE_SHOWN).map((g) => fmt(g, 2));
+    const more = gate.length > OUTPUT_GATE_SHOWN ? `, … (${gate.length})` : '';
+    lines.push([{ text: 'Gₒ[i, c] = (' }, { text: shown.join(', '), term: 'output_gate' }, { text: `${more})` }]);
   }
   return lines;
 }
+
+/** Channels of the output gate a readout lists. */
+export const OUTPUT_GATE_SHOWN = 8;
 
 /**
  * Shows characters that would otherwise be invisible or reorder the text around them
