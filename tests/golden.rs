@@ -1,6 +1,6 @@
 //! The goldens of `tests/golden/` (made by `scripts/golden-transformers`): layers captured from
-//! transformers' DiffLlama, Llama, Qwen2, Mistral, Qwen3, OLMo 2, Gemma 2, Gemma 3, gpt-oss,
-//! BERT, RoBERTa, DistilBERT, GPT-2, ViT, T5 and BART and from the official Differential
+//! transformers' DiffLlama, Llama, Qwen2, Mistral, Qwen3, Qwen3-Next, OLMo 2, Gemma 2, Gemma 3,
+//! gpt-oss, BERT, RoBERTa, DistilBERT, GPT-2, ViT, T5 and BART and from the official Differential
 //! Transformer V1/V2 code, run through `diffattn stages`' path, reproduce the softmax maps and
 //! output those libraries computed within 1e-4 relative to the largest value of each.
 #![cfg(not(target_arch = "wasm32"))]

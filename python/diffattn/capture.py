@@ -6,7 +6,7 @@ layer's norm where the model normalises first), the mask and, for rotary decoder
 positions and rotary tables the model passed it; then it reads the layer's weights. Rotary
 decoders: DiffLlama, Llama, Mistral, Qwen2, and with query and key norms, their own score
 scale, a soft cap or learned sinks (DESIGN.md §7.9) Qwen3, OLMo 2, Gemma 2, Gemma 3 (its text
-model) and gpt-oss. Encoders with absolute positions (already in the
+model) and gpt-oss; Qwen3-Next's full-attention layers as gated attention (its output gate). Encoders with absolute positions (already in the
 vectors entering the layer) and biases: BERT, RoBERTa, DistilBERT (and so all-MiniLM-L6-v2, a
 BERT). GPT-2 (its fused `c_attn` and `c_proj` are `Conv1D`s, weights stored `[in, out]`;
 causal). ViT (`pixel_values=` instead of input ids; its tokens are `[CLS]` and the patches,
@@ -25,7 +25,7 @@ import numpy as np
 
 from .reference import validate
 
-STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "olmo2", "gemma2", "gemma3_text", "gpt_oss")
+STANDARD_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "olmo2", "gemma2", "gemma3_text", "gpt_oss", "qwen3_next")
 DIFF_MODEL_TYPES = ("diffllama",)
 # Families without rotary positions, by the module path of layer N's attention (transformers 5).
 ABSOLUTE_MODEL_TYPES = {
@@ -186,7 +186,11 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     layers, rotary_emb = _decoder_parts(model)
     if not isinstance(layer, int) or not 0 <= layer < len(layers):
         raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
-    attn = layers[layer].self_attn
+    attn = getattr(layers[layer], "self_attn", None)
+    if attn is None:
+        kinds = getattr(config, "layer_types", None)
+        kind = kinds[layer] if kinds else type(layers[layer]).__name__
+        raise TypeError(f"layer {layer} is a {kind} layer, not softmax attention; capture one of its full-attention layers")
     ids = _one_sequence(input_ids)
     n = ids.shape[1]
     if position_ids is not None:
@@ -237,11 +241,37 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     if labels is not None:
         spec["tokens"] = labels
     spec["x"] = _np(seen["x"]).reshape(n, -1)
-    spec.update(_projections(attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj))
+    if model_type == "qwen3_next":
+        spec.update(_qwen3_next_fields(attn, heads))
+    else:
+        spec.update(_projections(attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj))
     spec.update(_score_fields(attn, config))
     layer_types = getattr(config, "layer_types", None)
     spec["rope"] = _rope_fields(rotary_emb, config, cos, sin, positions, layer_types[layer] if layer_types else None)
     return validate(_ordered(spec))
+
+
+def _qwen3_next_fields(attn, heads):
+    """Qwen3-Next's full-attention layer is gated attention (DESIGN.md §4.1): its q_proj holds,
+    head by head, the query's d_h rows and then the output gate's d_h rows; the gate is
+    σ(that projection) times each head's A·V, before o_proj."""
+    dh = attn.head_dim
+    w = attn.q_proj.weight.detach()
+    b = attn.q_proj.bias
+    per_head = w.reshape(heads, 2, dh, -1)
+    fields = {"mechanism": "gated_attention"}
+
+    class _Rows:
+        def __init__(self, part):
+            self.weight = per_head[:, part].reshape(heads * dh, -1)
+            self.bias = None if b is None else b.detach().reshape(heads, 2, dh)[:, part].reshape(-1)
+
+    fields.update(_projections(_Rows(0), attn.k_proj, attn.v_proj, attn.o_proj))
+    gate = _Rows(1)
+    fields["w_output_gate"] = _np(gate.weight)
+    if gate.bias is not None:
+        fields["b_output_gate"] = _np(gate.bias)
+    return fields
 
 
 def _score_fields(attn, config):
@@ -285,15 +315,16 @@ def _rms_norm_weight(norm, name):
     if eps is None:
         raise TypeError(f"{name}: {type(norm).__name__} has no eps")
     raw = norm.weight.detach().double()
-    weight = raw + 1.0 if "Gemma" in type(norm).__name__ else raw
-    probe = torch.randn(3, weight.shape[0], generator=torch.Generator().manual_seed(0), dtype=torch.float32)
+    probe = torch.randn(3, raw.shape[0], generator=torch.Generator().manual_seed(0), dtype=torch.float32)
     with torch.no_grad():
         got = norm(probe).double()
     p = probe.double()
-    want = p / torch.sqrt((p * p).mean(-1, keepdim=True) + eps) * weight
-    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
-        raise TypeError(f"{name}: {type(norm).__name__} is not an RMSNorm this format describes (u / sqrt(mean(u²) + eps) · weight)")
-    return weight.float().numpy(), float(eps)
+    unit = p / torch.sqrt((p * p).mean(-1, keepdim=True) + eps)
+    # Llama's kind multiplies by its weight; Gemma's and Qwen3-Next's (zero-centred) by 1 + it.
+    for weight in (raw, raw + 1.0):
+        if torch.allclose(got, unit * weight, rtol=1e-4, atol=1e-5):
+            return weight.float().numpy(), float(eps)
+    raise TypeError(f"{name}: {type(norm).__name__} is not an RMSNorm this format describes (u / sqrt(mean(u²) + eps) · weight)")
 
 
 def _attention_layers(model, model_type):

@@ -587,7 +587,7 @@ def _gated_attention(layer):
     heads, outs = [], []
     for j in range(h):
         g = _kv_index(j, h, layer.kv_heads)
-        a = _softmax(_scores(q[j], k[g], dh**-0.5), allowed)
+        a = layer.softmax(layer.scores(q[j], k[g], query_head=j), allowed, j)
         gate_h = gate[:, j * dh : (j + 1) * dh]
         gated = (a @ v[g]) * gate_h
         heads.append({"a": a, "output_gate": gate_h, "gated": gated})

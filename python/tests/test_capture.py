@@ -25,6 +25,7 @@ def _model(family, **fields):
         "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
         "gpt_oss": (transformers.GptOssConfig, transformers.GptOssForCausalLM),
         "xlnet": (transformers.XLNetConfig, transformers.XLNetModel),
+        "qwen3_next": (transformers.Qwen3NextConfig, transformers.Qwen3NextForCausalLM),
         "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
     }[family]
     torch.manual_seed(7)
@@ -117,13 +118,22 @@ def test_tokens_come_from_the_tokenizer():
         ("gpt2", [1, 2, 3], 1, ValueError, "layer: expected 0 to 0"),
         ("gpt2", [[1, 2], [3, 4]], 0, ValueError, "one sequence, found a batch of 2"),
         # XLNet's two-stream attention is not an attention the format describes.
-        ("xlnet", [1, 2, 3], 0, TypeError, "model_type 'xlnet': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, gpt_oss, diffllama, bert, roberta, distilbert, gpt2, vit, t5, bart"),
+        ("xlnet", [1, 2, 3], 0, TypeError, "model_type 'xlnet': capture supports llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, gpt_oss, qwen3_next, diffllama, bert, roberta, distilbert, gpt2, vit, t5, bart"),
     ],
 )
 def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
     model = _model(family)
     with pytest.raises(error, match=words):
         diffattn.capture(model, ids, layer=layer)
+
+
+QWEN3_NEXT = dict(head_dim=8, layer_types=["linear_attention", "full_attention"], num_experts=2, num_experts_per_tok=1, moe_intermediate_size=16, shared_expert_intermediate_size=16, linear_num_value_heads=2, linear_num_key_heads=2, linear_key_head_dim=8, linear_value_head_dim=8)
+
+
+def test_a_layer_that_is_not_softmax_attention_is_refused():
+    model = _model("qwen3_next", **QWEN3_NEXT)
+    with pytest.raises(TypeError, match="layer 0 is a linear_attention layer"):
+        diffattn.capture(model, [1, 2, 3], layer=0)
 
 
 @pytest.mark.parametrize(
@@ -137,11 +147,16 @@ def test_unsupported_inputs_are_refused(family, ids, layer, error, words):
         ("gemma2", dict(head_dim=8, attn_logit_softcapping=2.0, sliding_window=3, query_pre_attn_scalar=16), 0, {"scale": 0.25, "softcap": 2.0, "window": 2}),
         # Gemma 3: norms with 1 + weight, its own scale, a full layer with its own rope theta.
         ("gemma3", dict(head_dim=8, sliding_window=3, layer_types=["sliding_attention", "full_attention"]), 1, {"q_norm": 8, "scale": 256**-0.5}),
+        # Qwen3-Next: a full-attention layer is gated attention; q/k norms with 1 + weight, a
+        # quarter of each head rotated.
+        ("qwen3_next", QWEN3_NEXT, 1, {"mechanism": "gated_attention", "w_output_gate": 32, "q_norm": 8}),
         # gpt-oss: a learned sink per head, YaRN rope, biases; its sliding layer.
         ("gpt_oss", dict(head_dim=8, sliding_window=3, num_local_experts=2, num_experts_per_tok=1), 0, {"sinks": 4, "window": 2}),
     ],
 )
 def test_todays_decoders_are_captured_exactly(family, fields, layer, expect):
+    expect = dict(expect)
+    assert expect.pop("mechanism", None) in (None, "gated_attention")
     model = _model(family, **fields)
     attn = model.model.layers[layer].self_attn
     with torch.no_grad():
@@ -156,6 +171,8 @@ def test_todays_decoders_are_captured_exactly(family, fields, layer, expect):
     assert relative_error(got["output"], seen["output"]) < 1e-5
     # The measure can fail: the same capture without its norms or cap is another map.
     bare = {k: v for k, v in spec.items() if k not in ("q_norm", "k_norm", "qk_norm_eps", "softcap", "scale", "sinks")}
+    if family == "qwen3_next":
+        assert spec["mechanism"] == "gated_attention" and spec["rope"]["rotary_dim"] == 2
     assert relative_error(stack(diffattn.stages(bare), "a"), seen["weights"]) > 1e-3
 
 

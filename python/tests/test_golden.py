@@ -1,7 +1,7 @@
 """The goldens of tests/golden/: the float64 reference, run on each spec that diffattn.capture
 took from a real library, reproduces the maps and output that library computed in the same
-forward pass (transformers' DiffLlama, Llama, Qwen2, Mistral, Qwen3, OLMo 2, Gemma 2, Gemma 3,
-gpt-oss, BERT, RoBERTa, DistilBERT, GPT-2 and ViT; the official V1 and V2 code)
+forward pass (transformers' DiffLlama, Llama, Qwen2, Mistral, Qwen3, Qwen3-Next, OLMo 2, Gemma 2,
+Gemma 3, gpt-oss, BERT, RoBERTa, DistilBERT, GPT-2 and ViT; the official V1 and V2 code)
 within 1e-4 relative to the largest value."""
 
 import json
@@ -20,8 +20,8 @@ TOLERANCE = 1e-4
 def test_the_manifest_lists_every_golden_file():
     names = {p.name.split(".")[0] for p in GOLDEN.glob("*.safetensors")}
     assert names == set(MANIFEST)
-    families = {name.split("_")[0] + ("_" + name.split("_")[1] if name.startswith(("official", "gpt_oss")) else "") for name in names}
-    assert families == {"diffllama", "llama", "qwen2", "mistral", "official_v1", "official_v2", "bert", "roberta", "distilbert", "gpt2", "vit", "qwen3", "olmo2", "gemma2", "gemma3", "gpt_oss", "t5", "bart"}
+    families = {name.split("_")[0] + ("_" + name.split("_")[1] if name.startswith(("official", "gpt_oss", "qwen3_next")) else "") for name in names}
+    assert families == {"diffllama", "llama", "qwen2", "mistral", "official_v1", "official_v2", "bert", "roberta", "distilbert", "gpt2", "vit", "qwen3", "olmo2", "gemma2", "gemma3", "gpt_oss", "qwen3_next", "t5", "bart"}
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))

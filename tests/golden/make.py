@@ -62,6 +62,9 @@ TRANSFORMERS_CASES = [
     # and a full layer.
     ("gpt_oss_L11_H4_kv2_d32_hd8_window4_sinks", "gpt_oss", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=4, num_local_experts=2, num_experts_per_tok=1), 0, 11, 0),
     ("gpt_oss_L16_H4_kv2_d32_hd8_layer1_sinks", "gpt_oss", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, num_local_experts=2, num_experts_per_tok=1), 1, 16, 0),
+    # Qwen3-Next's full-attention layer: gated attention (q_proj holds the query and the output
+    # gate head by head), q/k norms with 1 + weight, partial rotary (a quarter of each head).
+    ("qwen3_next_L10_H4_kv2_d32_hd8_layer1_gated", "qwen3_next", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, layer_types=["linear_attention", "full_attention"], num_experts=2, num_experts_per_tok=1, moe_intermediate_size=16, shared_expert_intermediate_size=16, linear_num_value_heads=2, linear_num_key_heads=2, linear_key_head_dim=8, linear_value_head_dim=8), 1, 10, 0),
     ("gemma3_L10_H4_kv2_d32_hd8_window5", "gemma3", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=5, layer_types=["sliding_attention", "full_attention"]), 0, 10, 0),
 ]
 
@@ -150,6 +153,7 @@ def transformers_cases(out):
         "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM),
         "gemma3": (transformers.Gemma3TextConfig, transformers.Gemma3ForCausalLM),
         "gpt_oss": (transformers.GptOssConfig, transformers.GptOssForCausalLM),
+        "qwen3_next": (transformers.Qwen3NextConfig, transformers.Qwen3NextForCausalLM),
     }
     source = f"transformers {transformers.__version__}, torch {torch.__version__}, eager attention, float32, random weights"
     manifest = {}
