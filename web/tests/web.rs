@@ -402,8 +402,8 @@ fn the_view_says_what_to_draw_without_the_page_knowing_the_mechanism() {
     assert_eq!(num(&defaults, "head"), 1.0, "heads count from 1");
     let all = js_sys::Array::from(&diffattn_web::mechanisms().map_err(error_message).unwrap());
     assert_eq!(
-        all.length(),
-        8,
+        all.length() as usize,
+        diffattn::engine::MechanismKind::ALL.len(),
         "the page has every mechanism of the registry"
     );
 }
