@@ -200,3 +200,31 @@ fn the_page_says_what_the_sink_took_from_the_row_it_points_at() {
     e.compute().unwrap();
     assert_eq!(e.cell(0, 1).unwrap().sink, None);
 }
+
+#[test]
+fn the_formula_above_the_map_says_how_this_layer_makes_its_scores() {
+    let mut e = Explorer::new(Model::untrained());
+    let formula = |e: &mut Explorer, extra: Value| {
+        e.load_spec(&spec(extra).to_string()).unwrap();
+        e.compute().unwrap();
+        e.formula(diffattn::engine::StageId::A)
+    };
+    // A plain layer keeps the registry's formula.
+    assert_eq!(formula(&mut e, json!({})), "A = softmax(QKᵀ/√dₕ + M)");
+    // T5: unscaled, biased by offset. Gemma 2: its own scale, capped. gpt-oss: a sink.
+    assert_eq!(
+        formula(
+            &mut e,
+            json!({ "scale": 1.0, "relative_bias": [[0.0, 0.0, 0.0]] })
+        ),
+        "A = softmax(s·QKᵀ + B + M)"
+    );
+    assert_eq!(
+        formula(&mut e, json!({ "scale": 0.5, "softcap": 50.0 })),
+        "A = softmax(c·tanh((s·QKᵀ)/c) + M)"
+    );
+    assert_eq!(
+        formula(&mut e, json!({ "sinks": [0.0], "q_norm": [1.0, 1.0] })),
+        "A = softmax(Q̂K̂ᵀ/√dₕ + M), with a learned sink σₕ"
+    );
+}

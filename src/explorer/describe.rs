@@ -6,7 +6,7 @@ use ndarray::{s, Array2};
 
 use super::Explorer;
 use crate::engine::numeric::sigmoid;
-use crate::engine::shift_diff::Gate;
+use crate::engine::shift_diff::{Difference, Gate, Renormalize};
 use crate::engine::{head_stats, HeadStats};
 use crate::engine::{
     Columns, Frequencies, HeadShape, Mask, MechanismKind, Parameter, RopeLayout, StageId,
@@ -100,6 +100,64 @@ impl Explorer {
     /// columns are keys, none for the others (segments, V2's λ per head).
     pub fn stage_mask(&self, stage: StageId) -> Option<(Mask, usize)> {
         (stage.columns() == Columns::Keys).then(|| self.mask())
+    }
+
+    /// How `stage` is computed, in the notation of DESIGN.md: the registry's formula, or for
+    /// a captured layer whose scores §7.9 changes (its own scale, a relative bias, a soft cap,
+    /// learned sinks, normed queries and keys) the scores as that layer makes them.
+    pub fn formula(&self, stage: StageId) -> String {
+        let s = &self.settings;
+        let kind = self.kind();
+        let base = kind.formula(
+            stage,
+            s.shift.difference == Difference::Symmetric,
+            s.shift.renormalize == Renormalize::Softmax,
+        );
+        let layout = &self.weights().layout;
+        let product = match stage {
+            StageId::A => "QKᵀ",
+            StageId::A1 => "Q₁K₁ᵀ",
+            StageId::A2 => "Q₂K₂ᵀ",
+            _ => return base.to_string(),
+        };
+        let changed = layout.scale.is_some()
+            || layout.relative_bias.is_some()
+            || layout.softcap.is_some()
+            || layout.sinks.is_some()
+            || layout.qk_norm.is_some();
+        if !changed || !base.contains("softmax(") || kind == MechanismKind::Cosine {
+            return base.to_string();
+        }
+        let product = if layout.qk_norm.is_some() {
+            product.replace('Q', "Q̂").replace('K', "K̂")
+        } else {
+            product.to_string()
+        };
+        let over_t = kind == MechanismKind::DiffTransformer;
+        let mut score = match (layout.scale.is_some(), over_t) {
+            (true, false) => format!("s·{product}"),
+            (true, true) => format!("s·{product}/T"),
+            (false, false) => format!("{product}/√dₕ"),
+            (false, true) => format!("{product}/(T·√dₕ)"),
+        };
+        if layout.relative_bias.is_some() {
+            score = format!("{score} + B");
+        }
+        if layout.softcap.is_some() {
+            score = format!("c·tanh(({score})/c)");
+        }
+        let lhs = base.split(" = ").next().unwrap_or("A");
+        let window = if kind == MechanismKind::Local {
+            ", |i − j| ≤ w"
+        } else {
+            ""
+        };
+        let sink = if layout.sinks.is_some() {
+            ", with a learned sink σₕ"
+        } else {
+            ""
+        };
+        format!("{lhs} = softmax({score} + M){window}{sink}")
     }
 
     /// The sink keys of the statistics ([`head_stats`]): a pretrained BERT's `[CLS]` and

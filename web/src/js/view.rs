@@ -3,9 +3,8 @@
 
 use serde::Serialize;
 
-use diffattn::engine::shift_diff::{Difference, Renormalize};
-use diffattn::engine::{Columns, MechanismKind, StageId};
-use diffattn::explorer::{self, Settings};
+use diffattn::engine::{Columns, StageId};
+use diffattn::explorer;
 use diffattn::names::name_of;
 
 /// `{ id, label, formula, scale: "sequential" | "unit" | "diverging", columns: "keys" |
@@ -15,21 +14,17 @@ use diffattn::names::name_of;
 pub(crate) struct StageJs {
     id: &'static str,
     label: &'static str,
-    formula: &'static str,
+    formula: String,
     scale: &'static str,
     columns: &'static str,
 }
 
 impl StageJs {
-    pub(crate) fn new(kind: MechanismKind, stage: StageId, s: &Settings) -> StageJs {
+    pub(crate) fn new(state: &explorer::Explorer, stage: StageId) -> StageJs {
         StageJs {
             id: name_of(stage),
             label: stage.label(),
-            formula: kind.formula(
-                stage,
-                s.shift.difference == Difference::Symmetric,
-                s.shift.renormalize == Renormalize::Softmax,
-            ),
+            formula: state.formula(stage),
             scale: name_of(stage.scale_kind()),
             columns: match stage.columns() {
                 Columns::Keys => "keys",
@@ -144,7 +139,7 @@ impl ViewJs {
             stages: state
                 .stages()
                 .into_iter()
-                .map(|s| StageJs::new(kind, s, settings))
+                .map(|s| StageJs::new(state, s))
                 .collect(),
             final_stage: name_of(state.final_stage()),
             parameters: kind.parameters().iter().map(|&p| name_of(p)).collect(),
