@@ -11,7 +11,8 @@ vectors entering the layer) and biases: BERT, RoBERTa, DistilBERT (and so all-Mi
 BERT). GPT-2 (its fused `c_attn` and `c_proj` are `Conv1D`s, weights stored `[in, out]`;
 causal). ViT (`pixel_values=` instead of input ids; its tokens are `[CLS]` and the patches,
 labelled by their row and column). T5 and BART: the encoder's or the decoder's self-attention
-(T5's unscaled scores and relative position bias, DESIGN.md §7.9). `capture_module(module, x)` does the same
+(T5's unscaled scores and relative position bias, DESIGN.md §7.9), and the decoder's
+cross-attention (keys and values from the encoder's output, §7.10). `capture_module(module, x)` does the same
 for the official Differential Transformer modules of microsoft/unilm (V1 `MultiheadDiffAttn`,
 V2 `MultiheadFlashDiffV2`), which take their input and rotary tables from the caller.
 
@@ -154,7 +155,7 @@ def _one_sequence(input_ids):
     return ids
 
 
-def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None, decoder_input_ids=None, attention="self"):
+def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None, decoder_input_ids=None, attention="self", key_tokens=None):
     """Runs `model` once on `input_ids` and returns layer `layer`'s attention as a stages spec.
 
     `input_ids`: a list of ints or a (1, L) / (L,) tensor (None for ViT, which takes
@@ -164,8 +165,9 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     model's class). `position_ids`: positions to run with (rotary decoders; default 0 .. L-1).
     Encoder-decoders (T5, BART): without `decoder_input_ids`, the encoder's layer N; with them
     and `attention="self"`, the decoder's layer N self-attention (causal; `tokens` and the
-    tokenizer then label the decoder's tokens). `attention="cross"` is refused: keys and values
-    from a second sequence are not in the format yet.
+    tokenizer then label the decoder's tokens); with `attention="cross"`, its cross-attention:
+    queries from the decoder, keys and values from the encoder's output (`x_kv`, DESIGN.md
+    §7.10; `key_tokens`, or the tokenizer, label the encoder's tokens).
     Supports DiffLlama, Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2, Gemma 3 (text), gpt-oss,
     BERT, RoBERTa, DistilBERT, GPT-2, ViT, T5 and BART models.
     """
@@ -176,7 +178,7 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     if model_type not in MODEL_TYPES:
         raise TypeError(f"model_type {model_type!r}: capture supports {', '.join(MODEL_TYPES)}")
     if model_type in ENCODER_DECODER_MODEL_TYPES:
-        return _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention)
+        return _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention, key_tokens)
     if decoder_input_ids is not None or attention != "self":
         raise TypeError(f"decoder_input_ids, attention: {model_type} is not an encoder-decoder")
     if model_type in ABSOLUTE_MODEL_TYPES:
@@ -450,24 +452,29 @@ def _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, na
     return validate(_ordered(spec))
 
 
-def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention):
+def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention, key_tokens):
     """T5 and BART: layer N's self-attention in the encoder, or with `decoder_input_ids` in the
-    decoder. T5's scores are unscaled (`scale: 1`) and biased by the relative position bias the
-    model computed, written as `relative_bias` (one value per offset j − i, checked to be what
-    the model added to every cell)."""
+    decoder, or the decoder's cross-attention. T5's scores are unscaled (`scale: 1`) and its
+    self-attention biased by the relative position bias the model computed, written as
+    `relative_bias` (one value per offset j − i, checked to be what the model added to every
+    cell)."""
     import torch
 
     if attention not in ("self", "cross"):
         raise ValueError(f"attention: expected 'self' or 'cross', found {attention!r}")
-    if attention == "cross":
-        raise TypeError("attention='cross': keys and values from a second sequence (the encoder's) are not in the format yet; capture the encoder's or the decoder's self-attention")
+    cross = attention == "cross"
+    if cross and decoder_input_ids is None:
+        raise ValueError("attention='cross': give decoder_input_ids (the queries come from the decoder)")
+    if key_tokens is not None and not cross:
+        raise ValueError("key_tokens: only cross-attention has keys of its own (attention='cross')")
     ids = _one_sequence(input_ids)
     decoder = decoder_input_ids is not None
     stack = model.get_decoder() if decoder else model.get_encoder()
     if model_type == "t5":
-        layers = [block.layer[0].SelfAttention for block in stack.block]
+        layers = [block.layer[1 if cross else 0] for block in stack.block]
+        layers = [l.EncDecAttention if cross else l.SelfAttention for l in layers]
     else:
-        layers = [l.self_attn for l in stack.layers]
+        layers = [l.encoder_attn if cross else l.self_attn for l in stack.layers]
     if not isinstance(layer, int) or not 0 <= layer < len(layers):
         raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
     attn = layers[layer]
@@ -497,6 +504,8 @@ def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokeni
         raise RuntimeError(f"layer {layer}'s attention did not run")
     x = _np(seen["x"])[0]
     n, d = x.shape
+    if cross:
+        return _cross_spec(model, model_type, attn, layer, seen, x, own[0].tolist(), ids[0].tolist(), tokens, key_tokens, tokenizer, name)
     if model_type == "t5":
         heads, head_dim = attn.n_heads, attn.key_value_proj_dim
         q, k, v, o = attn.q, attn.k, attn.v, attn.o
@@ -523,6 +532,47 @@ def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokeni
         spec["scale"] = scale
     if seen.get("bias") is not None:
         spec["relative_bias"] = _relative_bias(_np(seen["bias"]).reshape(heads, n, n), decoder)
+    return validate(_ordered(spec))
+
+
+def _cross_spec(model, model_type, attn, layer, seen, x, own_ids, key_ids, tokens, key_tokens, tokenizer, name):
+    """The decoder's cross-attention of layer N: queries from `x` (the decoder's), keys and
+    values from the encoder's output the model passed it (`x_kv`, DESIGN.md §7.10)."""
+    if seen.get("kv") is None:
+        raise RuntimeError(f"layer {layer}'s cross-attention got no encoder states")
+    x_kv = _np(seen["kv"])[0]
+    mask = seen.get("mask")
+    if mask is not None and not np.all(_np(mask) > np.finfo(np.float32).min / 2):
+        raise ValueError("attention_mask: capture supports one unpadded encoder sequence (every key allowed)")
+    bias = seen.get("bias")
+    if bias is not None and np.any(_np(bias) != 0):
+        raise TypeError("cross-attention with a position bias: not in the format")
+    if model_type == "t5":
+        heads, head_dim = attn.n_heads, attn.key_value_proj_dim
+        q, k, v, o = attn.q, attn.k, attn.v, attn.o
+    else:
+        heads, head_dim = attn.num_heads, attn.head_dim
+        q, k, v, o = attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj
+    spec = {
+        "mechanism": "standard",
+        "model": name or getattr(model.config, "name_or_path", "") or type(model).__name__,
+        "layer": layer,
+        "heads": int(heads),
+        "causal": False,
+        "head_dim": int(head_dim),
+    }
+    labels = _token_labels(own_ids, tokens, tokenizer)
+    if labels is not None:
+        spec["tokens"] = labels
+    keys_labelled = _token_labels(key_ids, key_tokens, tokenizer)
+    if keys_labelled is not None:
+        spec["key_tokens"] = keys_labelled
+    spec["x"] = x
+    spec["x_kv"] = x_kv
+    spec.update(_projections(q, k, v, o))
+    scale = float(attn.scaling)
+    if not math.isclose(scale, head_dim**-0.5, rel_tol=1e-9):
+        spec["scale"] = scale
     return validate(_ordered(spec))
 
 

@@ -120,6 +120,7 @@ class Layer:
         if self.tokens < 1:
             raise SpecError("x", "expected at least one token")
         self._read_metadata()
+        self._read_cross()
         self._read_shapes()
         self._read_weights()
         self.rope = _read_rope(spec, self)
@@ -206,6 +207,29 @@ class Layer:
             raise SpecError("model", "expected a string")
         if self.spec.get("layer") is not None:
             _int(self.spec, "layer", 0)
+
+    def _read_cross(self):
+        """Cross-attention, DESIGN.md §7.10: keys and values from `x_kv`, a second sequence."""
+        s = self.spec
+        self.x_kv = None
+        if s.get("x_kv") is None:
+            if s.get("key_tokens") is not None:
+                raise SpecError("key_tokens", "given without x_kv (the keys are the tokens: label them with tokens)")
+            return
+        self.x_kv = _array(s["x_kv"], "x_kv", 2)
+        if self.mechanism != "standard":
+            raise SpecError("x_kv", "only standard attention reads its keys and values from a second sequence")
+        if self.causal:
+            raise SpecError("x_kv", "cross-attention has no causal mask: give causal false")
+        if s.get("rope") is not None:
+            raise SpecError("x_kv", "cross-attention has no rotary positions (rope)")
+        if s.get("relative_bias") is not None:
+            raise SpecError("x_kv", "cross-attention has no relative bias between its two sequences")
+        if self.x_kv.shape[1] != self.d_model:
+            raise SpecError("x_kv", f"rows of width {self.d_model} (d_model, as x), found {self.x_kv.shape[1]}")
+        labels = s.get("key_tokens")
+        if labels is not None and len(labels) != self.x_kv.shape[0]:
+            raise SpecError("key_tokens", f"expected {self.x_kv.shape[0]} labels (one per row of x_kv), found {len(labels)}")
 
     def _read_shapes(self):
         """Head counts and widths: DESIGN.md §7.1."""
@@ -388,7 +412,7 @@ def _sigmoid(z):
 def _one_map_heads(layer):
     """(Q, K, V) head stacks, queries (H, L, dh) and keys/values (kv_heads, keys, dh)."""
     dh = layer.head_dim
-    kv_input = layer.x
+    kv_input = layer.x if layer.x_kv is None else layer.x_kv
     if layer.mechanism == "input_diff":
         kv_input = layer.x[1:] - layer.x[:-1]
     q = layer.queries()
@@ -408,6 +432,8 @@ def _one_map(layer):
     if layer.mechanism == "input_diff":
         # Key j is the step into token j + 1, so for the mask it sits at position j + 1.
         allowed = _mask(layer, keys=layer.tokens - 1, key_position=np.arange(1, layer.tokens))
+    elif layer.x_kv is not None:
+        allowed = _mask(layer, keys=layer.x_kv.shape[0])
     else:
         allowed = _mask(layer)
     maps, values = [], []

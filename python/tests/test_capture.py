@@ -285,10 +285,37 @@ def stack_maps(stages):
     return stack(stages, "a")
 
 
-def test_cross_attention_is_refused_with_what_is_missing():
+@pytest.mark.parametrize("family", sorted(ENCODER_DECODERS))
+def test_cross_attention_reads_its_keys_from_the_encoder(family):
+    torch.manual_seed(6)
+    model = ENCODER_DECODERS[family]().eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.4)
+    stack = model.get_decoder()
+    attn = stack.block[1].layer[1].EncDecAttention if family == "t5" else stack.layers[1].encoder_attn
+    seen = {}
+    handle = attn.register_forward_hook(lambda m, a, o: seen.update(output=o[0][0].double().numpy(), weights=o[-1][0].double().numpy()))
+    try:
+        spec = diffattn.capture(model, [3, 9, 4, 17, 25, 8, 1], layer=1, decoder_input_ids=[5, 6, 7], attention="cross", key_tokens=list("abcdefg"))
+    finally:
+        handle.remove()
+    # Three decoder queries, seven encoder keys: the maps are 3 × 7.
+    assert spec["x"].shape[0] == 3 and spec["x_kv"].shape[0] == 7 and spec["key_tokens"] == list("abcdefg")
+    assert spec["causal"] is False and "relative_bias" not in spec
+    got = diffattn.stages(spec)
+    assert stack_maps(got).shape == (2, 3, 7)
+    assert relative_error(stack_maps(got), seen["weights"]) < 1e-5
+    assert relative_error(got["output"], seen["output"]) < 1e-5
+
+
+def test_cross_attention_needs_the_decoder_and_an_encoder_decoder():
     model = ENCODER_DECODERS["bart"]().eval()
-    with pytest.raises(TypeError, match="keys and values from a second sequence"):
-        diffattn.capture(model, [1, 2, 3], layer=0, decoder_input_ids=[4, 5], attention="cross")
+    with pytest.raises(ValueError, match="give decoder_input_ids"):
+        diffattn.capture(model, [1, 2, 3], layer=0, attention="cross")
+    with pytest.raises(ValueError, match="key_tokens: only cross-attention"):
+        diffattn.capture(model, [1, 2, 3], layer=0, key_tokens=["a", "b", "c"])
     with pytest.raises(TypeError, match="not an encoder-decoder"):
         diffattn.capture(ABSOLUTE["bert"]().eval(), [1, 2, 3], layer=0, decoder_input_ids=[4, 5])
 

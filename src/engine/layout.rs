@@ -181,6 +181,9 @@ pub struct Layout {
     /// An additive bias on the scores by the keys' offset from the query, one row of `2L − 1`
     /// offsets (`j − i` from `−(L − 1)` to `L − 1`) per softmax query head (§7.9; T5).
     pub relative_bias: Option<Array2<f32>>,
+    /// Cross-attention (DESIGN.md §7.10): the vectors the keys and values are projected from,
+    /// `(keys, d)` (an encoder-decoder's encoder output); the maps are `tokens × keys`.
+    pub x_kv: Option<Array2<f32>>,
 }
 
 impl Layout {

@@ -144,10 +144,13 @@ impl Projection {
         };
         let logit_rows = weights.w_lambda.as_ref().map(|w| w.nrows());
         let gate_rows = weights.output_gate.as_ref().map(|g| g.w.nrows());
+        // Cross-attention's keys and values come from a second sequence (§7.10).
+        let kv_source = weights.layout.x_kv.as_ref();
+        let keys = kv_source.map_or(tokens, |m| m.nrows());
         let fits = |p: &Projected, rotated: &Option<usize>| {
             p.q.dim() == (tokens, weights.w_q.nrows())
-                && p.k.dim() == (tokens, weights.w_k.nrows())
-                && p.v.dim() == (tokens, weights.w_v.nrows())
+                && p.k.dim() == (keys, weights.w_k.nrows())
+                && p.v.dim() == (keys, weights.w_v.nrows())
                 && p.lambda_logits.as_ref().map(|l| l.ncols()) == logit_rows
                 && p.gate_logits.as_ref().map(|l| l.ncols()) == gate_rows
                 && *rotated == head_dim
@@ -157,8 +160,8 @@ impl Projection {
             *out = Projection::Tokens {
                 projected: Projected {
                     q: Array2::zeros((tokens, weights.w_q.nrows())),
-                    k: Array2::zeros((tokens, weights.w_k.nrows())),
-                    v: Array2::zeros((tokens, weights.w_v.nrows())),
+                    k: Array2::zeros((keys, weights.w_k.nrows())),
+                    v: Array2::zeros((keys, weights.w_v.nrows())),
                     lambda_logits: logit_rows.map(|n| Array2::zeros((tokens, n))),
                     gate_logits: gate_rows.map(|n| Array2::zeros((tokens, n))),
                 },
@@ -169,7 +172,14 @@ impl Projection {
             unreachable!("made above")
         };
         let block = x.slice(s![rows.clone(), ..]);
-        let (mut q, mut k) = (weights.queries(block), weights.keys(block));
+        // The keys' rows this block projects: its own tokens', or for cross-attention every
+        // key of the second sequence, with the first block (they depend on no query).
+        let (kv_rows, kv_block) = match kv_source {
+            None => (rows.clone(), block),
+            Some(m) if rows.start == 0 => (0..keys, m.view()),
+            Some(m) => (0..0, m.slice(s![0..0, ..])),
+        };
+        let (mut q, mut k) = (weights.queries(block), weights.keys(kv_block));
         if let Some(norm) = &weights.layout.qk_norm {
             if let Some(w) = &norm.q {
                 q = QkNorm::apply(w, norm.eps, q.view());
@@ -183,9 +193,9 @@ impl Projection {
             k = rope.rotate(k.view(), head_dim, rows.start)?;
         }
         p.q.slice_mut(s![rows.clone(), ..]).assign(&q);
-        p.k.slice_mut(s![rows.clone(), ..]).assign(&k);
-        p.v.slice_mut(s![rows.clone(), ..])
-            .assign(&weights.values(block));
+        p.k.slice_mut(s![kv_rows.clone(), ..]).assign(&k);
+        p.v.slice_mut(s![kv_rows, ..])
+            .assign(&weights.values(kv_block));
         if let (Some(logits), Some(w)) = (p.lambda_logits.as_mut(), weights.w_lambda.as_ref()) {
             logits
                 .slice_mut(s![rows.clone(), ..])

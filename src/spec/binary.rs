@@ -16,7 +16,7 @@ const FORMAT: &str = "diffattn.stages";
 const VERSION: &str = "1";
 
 /// The fields that may be tensors.
-pub const ARRAY_FIELDS: [&str; 21] = [
+pub const ARRAY_FIELDS: [&str; 22] = [
     "x",
     "w_q",
     "w_k",
@@ -36,6 +36,7 @@ pub const ARRAY_FIELDS: [&str; 21] = [
     "k_norm",
     "sinks",
     "relative_bias",
+    "x_kv",
     "w_output_gate",
     "b_output_gate",
 ];

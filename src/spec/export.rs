@@ -82,6 +82,12 @@ pub struct SpecJson {
     /// The scores' bias by offset, per softmax query head (§7.9).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relative_bias: Option<Vec<Vec<f32>>>,
+    /// Cross-attention: the vectors of the keys and values (§7.10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub x_kv: Option<Vec<Vec<f32>>>,
+    /// Cross-attention: the keys' labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_tokens: Option<Vec<String>>,
     /// The Differential Transformer's pairing, when not the official code's (§7.4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairing: Option<&'static str>,
@@ -227,6 +233,8 @@ pub fn spec_json(spec: &Spec, stages: Option<&Stages>) -> SpecJson {
         softcap: w.layout.softcap,
         sinks: w.layout.sinks.clone(),
         relative_bias: w.layout.relative_bias.as_ref().map(matrix),
+        x_kv: w.layout.x_kv.as_ref().map(matrix),
+        key_tokens: spec.meta.key_tokens.clone(),
         pairing: (w.layout.pairing != Pairing::Adjacent).then(|| name_of(w.layout.pairing)),
         w_lambda: w.w_lambda.as_ref().map(matrix),
         w_output_gate: w.output_gate.as_ref().map(|g| matrix(&g.w)),

@@ -83,6 +83,8 @@ pub struct Spec {
 pub struct Meta {
     /// One label per token.
     pub tokens: Option<Vec<String>>,
+    /// One label per key of a cross-attention layer's second sequence (§7.10).
+    pub key_tokens: Option<Vec<String>>,
     /// The model's name.
     pub model: Option<String>,
     /// The layer's index in the model.

@@ -80,13 +80,17 @@ ABSOLUTE_CASES = [
 ]
 
 # Encoder-decoders: (name, family, config fields, layer, encoder tokens, decoder tokens or None
-# for the encoder's self-attention)
+# for the encoder's self-attention[, "cross" for the decoder's cross-attention])
 ENCODER_DECODER_CASES = [
     ("t5_L9_H4_d32_kv8_layer1_encoder", "t5", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4), 1, 9, None),
     ("t5_L7_H4_d32_kv8_decoder_self", "t5", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4), 0, 9, 7),
     ("t5_L20_H2_d32_kv16_layer1_decoder_self", "t5", dict(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, relative_attention_num_buckets=8, relative_attention_max_distance=12), 1, 5, 20),
     ("bart_L10_H4_d32_layer1_encoder", "bart", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64), 1, 10, None),
     ("bart_L8_H4_d32_decoder_self", "bart", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64), 0, 6, 8),
+    # Cross-attention (DESIGN.md §7.10): queries from the decoder's tokens, keys and values from
+    # the encoder's output; maps of decoder tokens × encoder tokens.
+    ("t5_L7x11_H4_d32_kv8_layer1_cross", "t5", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4), 1, 11, 7, "cross"),
+    ("bart_L5x12_H4_d32_cross", "bart", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64), 0, 12, 5, "cross"),
 ]
 
 # (name, module, constructor arguments, tokens, rotary_dim or None for head_dim)
@@ -245,28 +249,33 @@ def encoder_decoder_cases(out):
     import transformers
 
     families = {
-        "t5": (transformers.T5Config, transformers.T5Model, lambda stack, i: stack.block[i].layer[0].SelfAttention),
-        "bart": (transformers.BartConfig, transformers.BartModel, lambda stack, i: stack.layers[i].self_attn),
+        "t5": (transformers.T5Config, transformers.T5Model, lambda stack, i, cross: stack.block[i].layer[1].EncDecAttention if cross else stack.block[i].layer[0].SelfAttention),
+        "bart": (transformers.BartConfig, transformers.BartModel, lambda stack, i, cross: stack.layers[i].encoder_attn if cross else stack.layers[i].self_attn),
     }
     source = f"transformers {transformers.__version__}, torch {torch.__version__}, eager attention, float32, random weights"
     manifest = {}
-    for seed, (name, family, fields, layer, n, m) in enumerate(ENCODER_DECODER_CASES):
+    for seed, (name, family, fields, layer, n, m, *part) in enumerate(ENCODER_DECODER_CASES):
         torch.manual_seed(3000 + seed)
+        cross = part == ["cross"]
         config_cls, model_cls, attention = families[family]
         model = model_cls(config_cls(vocab_size=VOCAB, attn_implementation="eager", **fields)).eval()
         sharpen(model, 0.25)
-        attn = attention(model.get_decoder() if m else model.get_encoder(), layer)
+        attn = attention(model.get_decoder() if m else model.get_encoder(), layer, cross)
         seen = {}
         handle = attn.register_forward_hook(lambda mod, a, o: seen.update(output=o[0], weights=o[-1]))
         ids = torch.randint(0, VOCAB, (1, n))
         decoder = torch.randint(0, VOCAB, (1, m)) if m else None
         own = decoder if m else ids
         try:
-            spec = diffattn.capture(model, ids, layer=layer, decoder_input_ids=decoder, name=f"random {model_cls.__name__}", tokens=[f"t{i}" for i in own[0].tolist()])
+            labels = {"key_tokens": [f"e{i}" for i in ids[0].tolist()], "attention": "cross"} if cross else {}
+            spec = diffattn.capture(model, ids, layer=layer, decoder_input_ids=decoder, name=f"random {model_cls.__name__}", tokens=[f"t{i}" for i in own[0].tolist()], **labels)
         finally:
             handle.remove()
         golden = {"a": seen["weights"][0].detach().double().numpy(), "output": seen["output"][0].detach().double().numpy()}
-        info = {"source": f"{model_cls.__name__} ({source})", "config": fields, "layer": layer, "tokens": int(own.shape[1]), "part": "decoder self-attention" if m else "encoder self-attention"}
+        part = "decoder cross-attention" if cross else "decoder self-attention" if m else "encoder self-attention"
+        info = {"source": f"{model_cls.__name__} ({source})", "config": fields, "layer": layer, "tokens": int(own.shape[1]), "part": part}
+        if cross:
+            info["keys"] = int(ids.shape[1])
         manifest[name] = write_case(out, name, spec, golden, info)
     return manifest
 

@@ -17,9 +17,19 @@ impl Spec {
     /// The cells of one of its maps, `heads × queries × keys` (keys are the steps between
     /// tokens for input-difference attention), or `None` if the product overflows.
     pub fn map_cells(&self) -> Option<usize> {
-        let tokens = self.x.nrows();
-        let keys = tokens.saturating_sub(self.mechanism.kind().key_offset());
-        map_cells(self.heads, tokens, keys)
+        map_cells(self.heads, self.x.nrows(), self.keys())
+    }
+
+    /// The keys of every map: the rows of `x_kv` (cross-attention, §7.10), else the tokens (the
+    /// steps between them for input difference).
+    pub fn keys(&self) -> usize {
+        match &self.weights.layout.x_kv {
+            Some(m) => m.nrows(),
+            None => self
+                .x
+                .nrows()
+                .saturating_sub(self.mechanism.kind().key_offset()),
+        }
     }
 
     /// Checks the spec against [`MAX_TOKENS`], [`MAX_D_MODEL`] and [`MAX_MAP_CELLS`] before
@@ -48,7 +58,7 @@ impl Spec {
                 ),
             ));
         }
-        let keys = tokens.saturating_sub(self.mechanism.kind().key_offset());
+        let keys = self.keys();
         match self.map_cells() {
             Some(cells) if cells <= MAX_MAP_CELLS => Ok(()),
             cells => Err(SpecError::new(
@@ -73,6 +83,12 @@ impl Spec {
     /// browser tab's memory and its frame budgets. `diffattn stages` runs specs up to the
     /// library's limits.
     pub fn page_support(&self) -> Result<(), SpecError> {
+        if self.weights.layout.x_kv.is_some() {
+            return Err(SpecError::new(
+                "x_kv",
+                "a cross-attention layer (keys from a second sequence): `diffattn stages` runs it; the page draws self-attention layers only",
+            ));
+        }
         let tokens = self.x.nrows();
         if tokens > PAGE_MAX_TOKENS {
             return Err(SpecError::new(

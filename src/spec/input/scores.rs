@@ -1,5 +1,6 @@
 //! The checks of DESIGN.md §7.9 (query and key norms, the scores' scale, soft cap, sinks and
-//! relative bias): which mechanisms take them, and their sizes against the layer's heads.
+//! relative bias) and §7.10 (cross-attention's keys from a second sequence): which mechanisms
+//! take them, and their sizes against the layer's heads.
 
 use super::SpecError;
 use crate::engine::{HeadShape, Layout, MechanismKind, QkNorm, Weights};
@@ -99,4 +100,38 @@ fn check_qk_norm(norm: &QkNorm, weights: &Weights, head_dim: usize) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Cross-attention (§7.10): standard attention only, with no causal mask, no rotary positions
+/// and no relative bias (positions across two sequences mean nothing), and `x_kv` as wide as
+/// `x`.
+pub(super) fn check_cross_attention(
+    kind: MechanismKind,
+    causal: bool,
+    layout: &Layout,
+    d: usize,
+) -> Result<(), SpecError> {
+    let Some(x_kv) = &layout.x_kv else {
+        return Ok(());
+    };
+    let why = if kind != MechanismKind::Standard {
+        Some("only standard attention reads its keys and values from a second sequence")
+    } else if causal {
+        Some("cross-attention has no causal mask: give causal false")
+    } else if layout.rope.is_some() {
+        Some("cross-attention has no rotary positions (rope)")
+    } else if layout.relative_bias.is_some() {
+        Some("cross-attention has no relative bias between its two sequences")
+    } else if x_kv.ncols() != d {
+        return Err(SpecError::new(
+            "x_kv",
+            format!("rows of width {d} (d_model, as x), found {}", x_kv.ncols()),
+        ));
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(SpecError::new("x_kv", why)),
+        None => Ok(()),
+    }
 }

@@ -70,6 +70,8 @@ pub(super) struct RawSpec<L = TokenRows> {
     softcap: Option<f64>,
     sinks: Option<Vector>,
     relative_bias: Option<Matrix<WidthRows>>,
+    x_kv: Option<Matrix<L>>,
+    key_tokens: Option<TokenList<String, L>>,
     /// The stages computed from this spec (an exported file carries them, for reading); they
     /// are recomputed, never read.
     #[allow(dead_code)]
@@ -159,6 +161,7 @@ pub(super) fn validate<L: RowLimit>(
     let k_norm = vector_field("k_norm", raw.k_norm, t)?;
     let sinks = vector_field("sinks", raw.sinks, t)?;
     let relative_bias = matrix_field("relative_bias", raw.relative_bias, t)?;
+    let x_kv = matrix_field("x_kv", raw.x_kv, t)?;
     if let Some(name) = tensors.keys().next() {
         return Err(SpecError::new(
             name.clone(),
@@ -198,7 +201,9 @@ pub(super) fn validate<L: RowLimit>(
             .transpose()?,
         sinks,
         relative_bias,
+        x_kv,
     };
+    scores::check_cross_attention(kind, raw.causal, &layout, x.ncols())?;
     if kind == MechanismKind::InputDiff && layout.rope.is_some() {
         return Err(SpecError::new(
             "rope",
@@ -211,6 +216,7 @@ pub(super) fn validate<L: RowLimit>(
         || layout.qk_norm.is_some()
         || layout.sinks.is_some()
         || layout.relative_bias.is_some()
+        || layout.x_kv.is_some()
         || w_lambda.is_some()
         || kind == MechanismKind::DiffTransformerV2;
     let weights = if real {
@@ -390,6 +396,25 @@ pub(super) fn validate<L: RowLimit>(
                 ))
             }
             t => t,
+        },
+        key_tokens: match (raw.key_tokens.map(|t| t.0), &weights.layout.x_kv) {
+            (Some(_), None) => {
+                return Err(SpecError::new(
+                    "key_tokens",
+                    "given without x_kv (the keys are the tokens: label them with tokens)",
+                ))
+            }
+            (Some(t), Some(m)) if t.len() != m.nrows() => {
+                return Err(SpecError::new(
+                    "key_tokens",
+                    format!(
+                        "expected {} labels (one per row of x_kv), found {}",
+                        m.nrows(),
+                        t.len()
+                    ),
+                ))
+            }
+            (t, _) => t,
         },
         model: raw.model,
         layer: raw
