@@ -503,77 +503,54 @@ def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokeni
     if "x" not in seen:
         raise RuntimeError(f"layer {layer}'s attention did not run")
     x = _np(seen["x"])[0]
-    n, d = x.shape
-    if cross:
-        return _cross_spec(model, model_type, attn, layer, seen, x, own[0].tolist(), ids[0].tolist(), tokens, key_tokens, tokenizer, name)
+    n = x.shape[0]
     if model_type == "t5":
         heads, head_dim = attn.n_heads, attn.key_value_proj_dim
         q, k, v, o = attn.q, attn.k, attn.v, attn.o
-        scale = float(attn.scaling)
     else:
         heads, head_dim = attn.num_heads, attn.head_dim
         q, k, v, o = attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj
-        scale = float(attn.scaling)
-    _check_mask(seen["mask"], n, None, decoder)
     spec = {
         "mechanism": "standard",
         "model": name or getattr(model.config, "name_or_path", "") or type(model).__name__,
         "layer": layer,
         "heads": int(heads),
-        "causal": decoder,
+        "causal": decoder and not cross,
         "head_dim": int(head_dim),
     }
     labels = _token_labels(own[0].tolist(), tokens, tokenizer)
     if labels is not None:
         spec["tokens"] = labels
     spec["x"] = x
+    if cross:
+        spec.update(_cross_fields(seen, layer, ids[0].tolist(), key_tokens, tokenizer))
+    else:
+        _check_mask(seen["mask"], n, None, decoder)
     spec.update(_projections(q, k, v, o))
+    scale = float(attn.scaling)
     if not math.isclose(scale, head_dim**-0.5, rel_tol=1e-9):
         spec["scale"] = scale
-    if seen.get("bias") is not None:
+    if seen.get("bias") is not None and not cross:
         spec["relative_bias"] = _relative_bias(_np(seen["bias"]).reshape(heads, n, n), decoder)
     return validate(_ordered(spec))
 
 
-def _cross_spec(model, model_type, attn, layer, seen, x, own_ids, key_ids, tokens, key_tokens, tokenizer, name):
-    """The decoder's cross-attention of layer N: queries from `x` (the decoder's), keys and
-    values from the encoder's output the model passed it (`x_kv`, DESIGN.md §7.10)."""
+def _cross_fields(seen, layer, key_ids, key_tokens, tokenizer):
+    """The decoder's cross-attention: its keys and values from the encoder's output the model
+    passed it (`x_kv`, DESIGN.md §7.10), every key allowed and no position bias."""
     if seen.get("kv") is None:
         raise RuntimeError(f"layer {layer}'s cross-attention got no encoder states")
-    x_kv = _np(seen["kv"])[0]
     mask = seen.get("mask")
     if mask is not None and not np.all(_np(mask) > np.finfo(np.float32).min / 2):
         raise ValueError("attention_mask: capture supports one unpadded encoder sequence (every key allowed)")
     bias = seen.get("bias")
     if bias is not None and np.any(_np(bias) != 0):
         raise TypeError("cross-attention with a position bias: not in the format")
-    if model_type == "t5":
-        heads, head_dim = attn.n_heads, attn.key_value_proj_dim
-        q, k, v, o = attn.q, attn.k, attn.v, attn.o
-    else:
-        heads, head_dim = attn.num_heads, attn.head_dim
-        q, k, v, o = attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj
-    spec = {
-        "mechanism": "standard",
-        "model": name or getattr(model.config, "name_or_path", "") or type(model).__name__,
-        "layer": layer,
-        "heads": int(heads),
-        "causal": False,
-        "head_dim": int(head_dim),
-    }
-    labels = _token_labels(own_ids, tokens, tokenizer)
+    fields = {"x_kv": _np(seen["kv"])[0]}
+    labels = _token_labels(key_ids, key_tokens, tokenizer)
     if labels is not None:
-        spec["tokens"] = labels
-    keys_labelled = _token_labels(key_ids, key_tokens, tokenizer)
-    if keys_labelled is not None:
-        spec["key_tokens"] = keys_labelled
-    spec["x"] = x
-    spec["x_kv"] = x_kv
-    spec.update(_projections(q, k, v, o))
-    scale = float(attn.scaling)
-    if not math.isclose(scale, head_dim**-0.5, rel_tol=1e-9):
-        spec["scale"] = scale
-    return validate(_ordered(spec))
+        fields["key_tokens"] = labels
+    return fields
 
 
 def _relative_bias(bias, causal):

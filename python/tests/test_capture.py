@@ -43,6 +43,14 @@ def _model(family, **fields):
     return model
 
 
+def _sharpen(model, std=0.4):
+    """Random projections wide enough that the maps are far from uniform."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, std)
+
+
 def _run(model, ids, layer):
     seen = {}
     attn = model.model.layers[layer].self_attn
@@ -198,10 +206,7 @@ OUTPUT_PROJECTION = {
 def test_encoder_gpt2_and_vit_captures_reproduce_the_model(family):
     torch.manual_seed(3)
     model = ABSOLUTE[family]().eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() == 2:
-                p.normal_(0.0, 0.4)
+    _sharpen(model)
     seen = {}
     handle = OUTPUT_PROJECTION[family](model).register_forward_hook(lambda m, a, o: seen.update(output=o[0].double().numpy()))
     try:
@@ -256,10 +261,7 @@ ENCODER_DECODERS = {
 def test_encoder_decoders_self_attention_is_captured_exactly(family, part):
     torch.manual_seed(5)
     model = ENCODER_DECODERS[family]().eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() == 2:
-                p.normal_(0.0, 0.4)
+    _sharpen(model)
     stack = model.get_decoder() if part == "decoder" else model.get_encoder()
     attn = stack.block[1].layer[0].SelfAttention if family == "t5" else stack.layers[1].self_attn
     seen = {}
@@ -289,10 +291,7 @@ def stack_maps(stages):
 def test_cross_attention_reads_its_keys_from_the_encoder(family):
     torch.manual_seed(6)
     model = ENCODER_DECODERS[family]().eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() == 2:
-                p.normal_(0.0, 0.4)
+    _sharpen(model)
     stack = model.get_decoder()
     attn = stack.block[1].layer[1].EncDecAttention if family == "t5" else stack.layers[1].encoder_attn
     seen = {}
