@@ -27,6 +27,7 @@ pub mod mask;
 pub mod mechanism;
 pub mod numeric;
 pub mod params;
+pub mod project;
 pub mod projection;
 pub mod run;
 pub mod shift_diff;
