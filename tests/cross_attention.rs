@@ -93,11 +93,23 @@ fn what_cross_attention_cannot_be_is_named() {
 }
 
 #[test]
-fn the_page_says_it_draws_self_attention_only() {
-    let parsed = parse_spec(&spec(json!({})).to_string()).expect("valid");
-    let err = parsed.page_support().expect_err("the page refuses it");
-    assert!(
-        err.to_string().contains("x_kv: a cross-attention layer"),
-        "{err}"
-    );
+fn the_page_labels_rows_with_the_queries_and_columns_with_the_second_sequence() {
+    use diffattn::engine::{MechanismKind, StageId};
+    use diffattn::explorer::Explorer;
+    use diffattn::model::Model;
+    let s = spec(json!({ "tokens": ["Le", "chat"], "key_tokens": ["the", "cat", "</s>"] }));
+    parse_spec(&s.to_string())
+        .unwrap()
+        .page_support()
+        .expect("the page draws it");
+    let mut e = Explorer::new(Model::untrained());
+    e.load_spec(&s.to_string()).unwrap();
+    e.compute().unwrap();
+    assert_eq!(e.labels(), ["Le", "chat"]);
+    assert_eq!(e.key_labels(), ["the", "cat", "</s>"]);
+    assert_eq!(e.key_count(), 3);
+    assert_eq!(e.map(StageId::A).unwrap().dim(), (2, 3));
+    assert_eq!(e.cell(1, 2).unwrap().key, "</s>");
+    // Only standard attention reads a second sequence's keys.
+    assert_eq!(e.mechanism_choices(), vec![MechanismKind::Standard]);
 }

@@ -6,6 +6,7 @@
 use super::{Explorer, Learned, MapSettings, Settings, SettingsPatch, ShiftSettings, Source};
 use crate::engine::shift_diff::Gate;
 use crate::engine::{EngineError, HeadShape, Mechanism, MechanismKind};
+use crate::names::name_of;
 use crate::schema::{self, Layer};
 
 impl Explorer {
@@ -158,6 +159,16 @@ impl Explorer {
             expected: format!("a spec with {what}"),
             found: "a spec without them".to_string(),
         };
+        if spec.weights.layout.x_kv.is_some() && kind != MechanismKind::Standard {
+            // Cross-attention (DESIGN.md §7.10): keys from a second sequence, standard only.
+            return Err(EngineError::Shape {
+                field: "mechanism",
+                expected:
+                    "standard attention (a cross-attention layer's keys are another sequence's)"
+                        .to_string(),
+                found: name_of(kind).to_string(),
+            });
+        }
         if kind == MechanismKind::DiffTransformer && spec.diff_transformer.is_none() {
             return Err(lacks(
                 "lambda_q1, lambda_k1, lambda_q2, lambda_k2 and subln",

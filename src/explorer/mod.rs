@@ -169,8 +169,15 @@ impl Explorer {
         &self.labels
     }
 
-    /// The key labels: the tokens, or for input difference the steps `a→b` between tokens.
+    /// The key labels: the tokens, for input difference the steps `a→b` between tokens, and
+    /// for a cross-attention layer its second sequence's (`key_tokens`, else `1`, `2`, …).
     pub fn key_labels(&self) -> Vec<String> {
+        if let Some(x_kv) = &self.weights().layout.x_kv {
+            return match self.meta().and_then(|m| m.key_tokens.clone()) {
+                Some(labels) => labels,
+                None => (1..=x_kv.nrows()).map(|j| j.to_string()).collect(),
+            };
+        }
         if self.kind().projects_steps() {
             self.labels
                 .windows(2)
@@ -181,9 +188,13 @@ impl Explorer {
         }
     }
 
-    /// The number of keys of every map: the tokens, or the steps between them.
+    /// The number of keys of every map: the tokens, the steps between them, or a
+    /// cross-attention layer's second sequence.
     pub fn key_count(&self) -> usize {
-        self.labels.len().saturating_sub(self.kind().key_offset())
+        match &self.weights().layout.x_kv {
+            Some(x_kv) => x_kv.nrows(),
+            None => self.labels.len().saturating_sub(self.kind().key_offset()),
+        }
     }
 
     /// The number of tokens drawn.

@@ -337,6 +337,28 @@ test('a captured gpt-oss layer (tests/golden) with learned sinks: its rows sum t
   await context.close();
 });
 
+test('a captured cross-attention layer (tests/golden, BART): rows are the decoder’s tokens, columns the encoder’s, and only standard attention is offered', async () => {
+  const { page, errors, context } = await openExplorer(h);
+  await pick(page, 'tests/golden/bart_L5x12_H4_d32_cross.spec.safetensors');
+  const v = await engineView(page);
+  assert.equal(v.mechanism, 'standard');
+  assert.deepEqual([v.tokens, v.keys], [5, 12], 'five decoder queries, twelve encoder keys');
+  assert.deepEqual(v.mechanism_choices, ['standard']);
+  const labels = await page.evaluate(() => window.diffattn.call((ex) => ex.labels()));
+  assert.ok(labels.rows.every((t) => t.startsWith('t')) && labels.rows.length === 5, `${labels.rows}`);
+  assert.ok(labels.keys.every((t) => t.startsWith('e')) && labels.keys.length === 12, `${labels.keys}`);
+  const a = await mapData(page, 'a');
+  assert.deepEqual([a.rows, a.cols], [5, 12]);
+  await page.focus('canvas.map-canvas');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('End');
+  await settled(page);
+  assert.match(await text(page, 'readout'), new RegExp(`key ${labels.keys[11]}`));
+  await screenshot(page, 'captured-cross-attention');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('reading a binary spec shows a progress bar, and it is gone once the maps are drawn', async () => {
   const { page, errors, context } = await openExplorer(h);
   const seen = await page.evaluate(async () => {
@@ -365,7 +387,7 @@ test('reading a binary spec shows a progress bar, and it is gone once the maps a
   await context.close();
 });
 
-test('a spec the page cannot draw says why and leaves the page as it was: too many tokens, an unsupported layout, a cross-attention layer, too many bytes', async () => {
+test('a spec the page cannot draw says why and leaves the page as it was: too many tokens, an unsupported layout, too many bytes', async () => {
   const { page, errors, context } = await openExplorer(h);
   const tokens0 = await page.evaluate(() => window.diffattn.call((ex) => ex.labels().rows));
   const fixture = JSON.parse(await readFile(`${FIXTURE}.json`, 'utf8'));
@@ -391,14 +413,6 @@ test('a spec the page cannot draw says why and leaves the page as it was: too ma
   for (const k of ['lambda_q1', 'lambda_k1', 'lambda_q2', 'lambda_k2', 'subln', 'pairing', 'depth', 'subln_eps']) delete steps[k];
   const noPositions = await open('steps.json', JSON.stringify(steps));
   assert.match(noPositions, /Could not draw steps\.json: rope: input_diff has no positions for its keys/);
-  // A captured cross-attention layer (tests/golden): `diffattn stages` runs it; the page says why it does not.
-  const cross = await page.evaluate(async () => {
-    const bytes = new Uint8Array(await (await fetch('/tests/golden/bart_L5x12_H4_d32_cross.spec.safetensors')).arrayBuffer());
-    await window.diffattn.view.specs.open(new File([bytes], 'cross.safetensors'));
-    await window.diffattn.settled();
-    return window.diffattn.root.getElementById('messages').textContent;
-  });
-  assert.match(cross, /Could not draw cross\.safetensors: x_kv: a cross-attention layer \(keys from a second sequence\): `diffattn stages` runs it; the page draws self-attention layers only/);
   const huge = await page.evaluate(async () => {
     await window.diffattn.view.specs.open(new File([new Uint8Array(65 * 1024 * 1024)], 'huge.json'));
     return window.diffattn.root.getElementById('messages').textContent;

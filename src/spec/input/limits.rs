@@ -83,12 +83,6 @@ impl Spec {
     /// browser tab's memory and its frame budgets. `diffattn stages` runs specs up to the
     /// library's limits.
     pub fn page_support(&self) -> Result<(), SpecError> {
-        if self.weights.layout.x_kv.is_some() {
-            return Err(SpecError::new(
-                "x_kv",
-                "a cross-attention layer (keys from a second sequence): `diffattn stages` runs it; the page draws self-attention layers only",
-            ));
-        }
         let tokens = self.x.nrows();
         if tokens > PAGE_MAX_TOKENS {
             return Err(SpecError::new(
