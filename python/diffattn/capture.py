@@ -145,6 +145,32 @@ def _check_mask(mask, tokens, window, causal=True):
         raise ValueError(f"attention_mask: capture supports one unpadded sequence with {what}")
 
 
+def _observe(attn, layer, run):
+    """Runs `run()` once (without gradients) with hooks on the attention module `attn`: what it
+    was called with (`x`, the vectors entering it; `args`, `kwargs`) and what it returned
+    (`output`). An error if it did not run."""
+    import torch
+
+    seen = {}
+
+    def pre_hook(module, args, kwargs):
+        seen.update(x=kwargs["hidden_states"] if "hidden_states" in kwargs else args[0], args=args, kwargs=kwargs)
+
+    def hook(module, args, output):
+        seen["output"] = output
+
+    handles = [attn.register_forward_pre_hook(pre_hook, with_kwargs=True), attn.register_forward_hook(hook)]
+    try:
+        with torch.no_grad():
+            run()
+    finally:
+        for h in handles:
+            h.remove()
+    if "x" not in seen:
+        raise RuntimeError(f"layer {layer}'s attention did not run")
+    return seen
+
+
 def _one_sequence(input_ids):
     import torch
 
@@ -198,22 +224,8 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     if position_ids is not None:
         position_ids = torch.as_tensor(position_ids, dtype=torch.long).reshape(1, n)
 
-    seen = {}
-
-    def pre_hook(module, args, kwargs):
-        seen["x"] = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
-        seen["rope"] = kwargs.get("position_embeddings")
-        seen["mask"] = kwargs.get("attention_mask")
-        seen["positions"] = kwargs.get("position_ids")
-
-    handle = attn.register_forward_pre_hook(pre_hook, with_kwargs=True)
-    try:
-        with torch.no_grad():
-            model(input_ids=ids, position_ids=position_ids)
-    finally:
-        handle.remove()
-    if "x" not in seen:
-        raise RuntimeError(f"layer {layer}'s attention did not run")
+    seen = _observe(attn, layer, lambda: model(input_ids=ids, position_ids=position_ids))
+    seen.update(rope=seen["kwargs"].get("position_embeddings"), mask=seen["kwargs"].get("attention_mask"), positions=seen["kwargs"].get("position_ids"))
 
     positions = seen["positions"] if seen["positions"] is not None else position_ids
     positions = list(range(n)) if positions is None else [int(p) for p in positions.reshape(-1).tolist()]
@@ -403,20 +415,9 @@ def _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, na
         ids = _one_sequence(input_ids)
         inputs = {"input_ids": ids}
 
-    seen = {}
-
-    def pre_hook(module, args, kwargs):
-        seen["x"] = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
-        seen["mask"] = kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
-
-    handle = attn.register_forward_pre_hook(pre_hook, with_kwargs=True)
-    try:
-        with torch.no_grad():
-            model(**inputs)
-    finally:
-        handle.remove()
-    if "x" not in seen:
-        raise RuntimeError(f"layer {layer}'s attention did not run")
+    seen = _observe(attn, layer, lambda: model(**inputs))
+    args = seen["args"]
+    seen["mask"] = seen["kwargs"].get("attention_mask", args[1] if len(args) > 1 else None)
 
     x = _np(seen["x"])
     if x.ndim != 3 or x.shape[0] != 1:
@@ -478,30 +479,11 @@ def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokeni
     if not isinstance(layer, int) or not 0 <= layer < len(layers):
         raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
     attn = layers[layer]
-    seen = {}
-
-    def pre_hook(module, args, kwargs):
-        seen["x"] = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
-        seen["mask"] = kwargs.get("mask", kwargs.get("attention_mask"))
-        seen["kv"] = kwargs.get("key_value_states")
-
-    def hook(module, args, output):
-        seen["bias"] = output[1] if model_type == "t5" else None
-
-    handles = [attn.register_forward_pre_hook(pre_hook, with_kwargs=True), attn.register_forward_hook(hook)]
-    try:
-        with torch.no_grad():
-            if decoder:
-                own = _one_sequence(decoder_input_ids)
-                model(input_ids=ids, decoder_input_ids=own)
-            else:
-                own = ids
-                stack(input_ids=ids)
-    finally:
-        for h in handles:
-            h.remove()
-    if "x" not in seen:
-        raise RuntimeError(f"layer {layer}'s attention did not run")
+    own = _one_sequence(decoder_input_ids) if decoder else ids
+    seen = _observe(attn, layer, lambda: model(input_ids=ids, decoder_input_ids=own) if decoder else stack(input_ids=ids))
+    kwargs = seen["kwargs"]
+    seen.update(mask=kwargs.get("mask", kwargs.get("attention_mask")), kv=kwargs.get("key_value_states"))
+    seen["bias"] = seen["output"][1] if model_type == "t5" else None
     x = _np(seen["x"])[0]
     n = x.shape[0]
     if model_type == "t5":
