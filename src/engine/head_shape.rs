@@ -4,6 +4,8 @@
 //!
 //! [`Layout`]: super::layout::Layout
 
+use std::sync::Arc;
+
 use ndarray::Array2;
 
 use super::error::EngineError;
@@ -40,10 +42,10 @@ pub struct ScoreRule {
     pub softcap: Option<f32>,
     /// A learned sink logit per softmax query head (gpt-oss): it joins each row's softmax as
     /// one more key and is dropped, so a row sums to less than 1.
-    pub sinks: Option<Vec<f32>>,
+    pub sinks: Option<Arc<[f32]>>,
     /// T5's relative position bias: row `j` is query head `j`'s bias by offset `k − i`, at
     /// column `k − i + L − 1` (§7.9).
-    pub relative_bias: Option<Array2<f32>>,
+    pub relative_bias: Option<Arc<Array2<f32>>>,
 }
 
 // Every value is finite (the spec reader checks them), so equality is an equivalence.

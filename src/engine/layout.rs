@@ -5,6 +5,8 @@
 //! A layout with nothing set is the one of §1–§6: `H` heads of width `d / H` (`d / 2H` for the
 //! Differential Transformer) re-split from square projections, as the heads slider does.
 
+use std::sync::Arc;
+
 use ndarray::{Array2, ArrayView2};
 
 use super::error::EngineError;
@@ -176,11 +178,13 @@ pub struct Layout {
     pub scale: Option<f32>,
     /// `c`: every score `s` becomes `c·tanh(s / c)` before the mask (§7.9; Gemma 2).
     pub softcap: Option<f32>,
-    /// A sink logit per softmax query head (§7.9; gpt-oss).
-    pub sinks: Option<Vec<f32>>,
+    /// A sink logit per softmax query head (§7.9; gpt-oss); shared, not copied, by every
+    /// [`HeadShape`](super::HeadShape) resolved from the layout.
+    pub sinks: Option<Arc<[f32]>>,
     /// An additive bias on the scores by the keys' offset from the query, one row of `2L − 1`
-    /// offsets (`j − i` from `−(L − 1)` to `L − 1`) per softmax query head (§7.9; T5).
-    pub relative_bias: Option<Array2<f32>>,
+    /// offsets (`j − i` from `−(L − 1)` to `L − 1`) per softmax query head (§7.9; T5); shared
+    /// like the sinks.
+    pub relative_bias: Option<Arc<Array2<f32>>>,
     /// Cross-attention (DESIGN.md §7.10): the vectors the keys and values are projected from,
     /// `(keys, d)` (an encoder-decoder's encoder output); the maps are `tokens × keys`.
     pub x_kv: Option<Array2<f32>>,

@@ -1,6 +1,8 @@
 //! The spec as JSON has it (`RawSpec`), and its validation into engine values, each error
 //! naming its field.
 
+use std::sync::Arc;
+
 use ndarray::{Array1, Array2};
 use serde::Deserialize;
 
@@ -199,8 +201,8 @@ pub(super) fn validate<L: RowLimit>(
             .softcap
             .map(|v| positive_finite("softcap", v))
             .transpose()?,
-        sinks,
-        relative_bias,
+        sinks: sinks.map(Arc::from),
+        relative_bias: relative_bias.map(Arc::new),
         x_kv,
     };
     scores::check_cross_attention(kind, raw.causal, &layout, x.ncols())?;
