@@ -20,6 +20,13 @@ esac
 export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 
+# The nightly toolchain of the shipped wasm builds (scripts/build-wasm) and of the fuzzers
+# (scripts/fuzz), pinned to one date so that a build on a new machine is the same build: the
+# wasm builds rebuild the standard library for size (`-Zbuild-std`, with panics that trap at
+# once, `-Cpanic=immediate-abort`), which only nightly does; 29 KB off the page's gzipped wasm
+# (ARCHITECTURE.md, "One build per SIMD flavour"). scripts/setup installs it with rust-src.
+WASM_TOOLCHAIN="nightly-2026-05-20"
+
 # The wasm-bindgen version pinned by Cargo.lock (the CLI must match it exactly).
 wasm_bindgen_lock_version() {
   awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/^version = "|"$/, ""); print; exit }' Cargo.lock
