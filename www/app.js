@@ -15,6 +15,7 @@ import { loadStyles, mountExplorer } from './explorer/mount.js';
 import { loadRuntime } from './explorer/runtime.js';
 import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 import { messageOf } from './explorer/messages.js';
+import { setAttr, setText } from './explorer/dom.js';
 import { WeightsStore } from './explorer/weights.js';
 import { EMBED_CONTROLS } from './explorer/controls.js';
 import { controlName, nameSet } from './explorer/attributes.js';
@@ -32,29 +33,34 @@ function translatePage(lang, version, mechanism, spec = null) {
   // Painted once the language's strings are in (Chinese is a chunk), unless another language
   // was asked for meanwhile.
   const root = document.documentElement;
-  root.dataset.strings = lang;
+  if (root.dataset.strings !== lang) root.dataset.strings = lang;
   loadStrings(lang).then((strings) => {
     if (root.dataset.strings === lang) paintPage(strings, lang, version, mechanism, spec);
   });
 }
 
 function paintPage(strings, lang, version, mechanism, spec) {
+  // Called on every change the explorer reports (a slider's tick among them): each string is
+  // written only when it differs (setText, setAttr), so that a tick leaves the page's header
+  // and footer as they are, and the maps' next drawing finds no page text to lay out again.
   const t = (key, params) => translate(strings, key, params);
-  document.documentElement.lang = lang === 'zh' ? 'zh-Hans' : 'en';
-  document.title = t('page_title');
-  for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
-  for (const node of document.querySelectorAll('[data-i18n-aria-label]')) node.setAttribute('aria-label', t(node.dataset.i18nAriaLabel));
-  const toggle = document.getElementById('lang-toggle');
-  toggle.lang = lang === 'zh' ? 'en' : 'zh-Hans';
-  document.getElementById('footer-text').textContent = t('footer', { v: version });
+  const root = document.documentElement;
+  setAttr(root, 'lang', lang === 'zh' ? 'zh-Hans' : 'en');
+  const title = t('page_title');
+  if (document.title !== title) document.title = title;
+  for (const node of document.querySelectorAll('[data-i18n]')) setText(node, t(node.dataset.i18n));
+  for (const node of document.querySelectorAll('[data-i18n-aria-label]')) setAttr(node, 'aria-label', t(node.dataset.i18nAriaLabel));
+  setAttr(document.getElementById('lang-toggle'), 'lang', lang === 'zh' ? 'en' : 'zh-Hans');
+  setText(document.getElementById('footer-text'), t('footer', { v: version }));
   const lede = `lede_${mechanism}`;
   const ledeNode = document.querySelector('.lede');
   const layer = spec?.layer;
-  if (layer?.model && layer.layer !== null && layer.layer !== undefined) ledeNode.textContent = t('lede_layer', { model: layer.model, layer: layer.layer });
-  else if (spec) ledeNode.textContent = t('lede_layer_unnamed', { name: layer?.model ?? spec.name });
-  else ledeNode.textContent = t(lede === t(lede) ? 'lede' : lede);
-  ledeNode.title = ledeNode.textContent;
-  document.querySelector('.site-header').classList.toggle('has-layer', !!spec);
+  if (layer?.model && layer.layer !== null && layer.layer !== undefined) setText(ledeNode, t('lede_layer', { model: layer.model, layer: layer.layer }));
+  else if (spec) setText(ledeNode, t('lede_layer_unnamed', { name: layer?.model ?? spec.name }));
+  else setText(ledeNode, t(lede === t(lede) ? 'lede' : lede));
+  setAttr(ledeNode, 'title', ledeNode.textContent);
+  const header = document.querySelector('.site-header');
+  if (header.classList.contains('has-layer') !== !!spec) header.classList.toggle('has-layer', !!spec);
 }
 
 /** Shows an error outside the explorer (it failed to start, or something escaped it). */

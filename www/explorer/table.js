@@ -1,20 +1,26 @@
 // The screen-reader table: the active map's numbers as an HTML table, capped at
 // TABLE_CAP × TABLE_CAP cells. The engine hands over just that window (`window`), never the
-// whole map, and the table is rebuilt at most every TABLE_INTERVAL_MS while a slider moves.
+// whole map, and the table is rebuilt once the maps have stood still for TABLE_PAUSE_MS (or
+// TABLE_MAX_WAIT_MS into a change that goes on): a thousand cells are a lot of DOM, and
+// rebuilding them between a slider's ticks held the page for tens of milliseconds right when
+// the next tick came (docs/PERFORMANCE.md, "One path for heavy work: what a person feels").
 
-import { make, setText } from './dom.js';
+import { make } from './dom.js';
 import { fmt, visibleToken } from './format.js';
 
 /** The table lists at most this many rows and columns. */
 export const TABLE_CAP = 32;
-/** The table is rebuilt at most this often while a slider moves (it is a lot of DOM). */
-export const TABLE_INTERVAL_MS = 300;
+/** The table is rebuilt once the maps have not changed for this long. */
+export const TABLE_PAUSE_MS = 300;
+/** ... or once its first unshown change is this old, if the maps keep changing. */
+export const TABLE_MAX_WAIT_MS = 2000;
 
 export class ScreenReaderTable {
   #box;
   #build;
   #timer = null;
-  #lastAt = -Infinity;
+  /** When the oldest change not yet in the table came (null: none is pending). */
+  #since = null;
   #lastKey = '';
   /** The table shown, for updating its numbers in place: `{ shape, caption, cells }`. */
   #shown = null;
@@ -25,13 +31,15 @@ export class ScreenReaderTable {
     this.#build = build;
   }
 
-  /** Rebuilds the table soon (at most every TABLE_INTERVAL_MS). */
+  /** Rebuilds the table once the maps stand still (see TABLE_PAUSE_MS). */
   schedule() {
-    if (this.#timer !== null) return;
-    const wait = Math.max(0, this.#lastAt + TABLE_INTERVAL_MS - performance.now());
+    const now = performance.now();
+    this.#since ??= now;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    const wait = Math.min(TABLE_PAUSE_MS, Math.max(0, this.#since + TABLE_MAX_WAIT_MS - now));
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.#lastAt = performance.now();
+      this.#since = null;
       this.show(this.#build());
     }, wait);
   }
@@ -63,8 +71,10 @@ export class ScreenReaderTable {
     if (this.#shown?.shape === shape) {
       // The same rows and keys (a slider's tick): the numbers change in place, nothing is
       // rebuilt, so the browser lays out only the cells that changed.
-      setText(this.#shown.caption, captionText);
-      this.#shown.cells.forEach((td, k) => setText(td, fmt(w.data[k])));
+      // Each cell's text node keeps its place and takes the new number (no node is replaced,
+      // so no style is computed again).
+      setData(this.#shown.caption, captionText);
+      this.#shown.cells.forEach((td, k) => setData(td, fmt(w.data[k])));
       return;
     }
     const table = make('table');
@@ -104,5 +114,16 @@ export class ScreenReaderTable {
   destroy() {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    this.#since = null;
+  }
+}
+
+/** Puts `text` in `el`'s one text node (made if it has none), when it differs. */
+function setData(el, text) {
+  const node = el.firstChild;
+  if (node && node.nodeType === 3 && !node.nextSibling) {
+    if (node.data !== text) node.data = text;
+  } else {
+    el.textContent = text;
   }
 }
