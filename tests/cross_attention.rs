@@ -112,4 +112,13 @@ fn the_page_labels_rows_with_the_queries_and_columns_with_the_second_sequence() 
     assert_eq!(e.cell(1, 2).unwrap().key, "</s>");
     // Only standard attention reads a second sequence's keys.
     assert_eq!(e.mechanism_choices(), vec![MechanismKind::Standard]);
+    // No key of the second sequence is after a query: the causal mask is refused, by name,
+    // and the maps stay as they were (the page hides the control: `is_cross`).
+    assert!(e.is_cross());
+    let before = e.map(StageId::A).unwrap().to_owned();
+    let err = e.update_maps(|m| m.causal = true).expect_err("refused");
+    assert!(err.to_string().contains("causal"), "{err}");
+    e.compute().unwrap();
+    assert_eq!(e.map(StageId::A).unwrap(), before);
+    assert!(!e.settings().maps.causal);
 }

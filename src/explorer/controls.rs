@@ -74,6 +74,15 @@ impl Explorer {
         change(&mut next);
         next.check()?;
         self.check_layer(next.layer, next.partner)?;
+        if next.causal && self.is_cross() {
+            return Err(EngineError::Shape {
+                field: "causal",
+                expected: "no causal mask (a cross-attention layer's keys are another \
+                           sequence's, none of them after a query)"
+                    .to_string(),
+                found: "a causal mask".to_string(),
+            });
+        }
         if next.mechanism != before.mechanism {
             self.check_source_runs(next.mechanism)?;
         }

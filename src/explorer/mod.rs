@@ -188,6 +188,12 @@ impl Explorer {
         }
     }
 
+    /// Whether the keys are a second sequence's (a captured cross-attention layer, DESIGN.md
+    /// §7.10): key j is not "after" query i, so no causal mask applies.
+    pub fn is_cross(&self) -> bool {
+        self.weights().layout.x_kv.is_some()
+    }
+
     /// The number of keys of every map: the tokens, the steps between them, or a
     /// cross-attention layer's second sequence.
     pub fn key_count(&self) -> usize {

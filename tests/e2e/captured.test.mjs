@@ -344,6 +344,9 @@ test('a captured cross-attention layer (tests/golden, BART): rows are the decode
   assert.equal(v.mechanism, 'standard');
   assert.deepEqual([v.tokens, v.keys], [5, 12], 'five decoder queries, twelve encoder keys');
   assert.deepEqual(v.mechanism_choices, ['standard']);
+  // No encoder token is "after" a decoder token: the causal mask is not offered.
+  assert.equal(v.cross, true);
+  assert.equal(await page.locator('#causal-field').isHidden(), true, 'the causal control hides');
   const labels = await page.evaluate(() => window.diffattn.call((ex) => ex.labels()));
   assert.ok(labels.rows.every((t) => t.startsWith('t')) && labels.rows.length === 5, `${labels.rows}`);
   assert.ok(labels.keys.every((t) => t.startsWith('e')) && labels.keys.length === 12, `${labels.keys}`);
@@ -355,6 +358,11 @@ test('a captured cross-attention layer (tests/golden, BART): rows are the decode
   await settled(page);
   assert.match(await text(page, 'readout'), new RegExp(`key ${labels.keys[11]}`));
   await screenshot(page, 'captured-cross-attention');
+  // A plain captured layer keeps it.
+  await pick(page, 'tests/golden/bart_L8_H4_d32_decoder_self.spec.safetensors');
+  await page.waitForFunction(() => window.diffattn.call((ex) => ex.view().cross) === false);
+  await settled(page);
+  assert.equal(await page.locator('#causal-field').isVisible(), true, 'the causal control is back');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -39,6 +39,8 @@ export function paintVisibility(v, controls, allowed) {
     'layer-field': (v.view?.layers ?? 1) > 1,
     'partner-field': v.view?.partner != null && !spec,
     'other-field': pretrained && !spec,
+    // A cross-attention layer's keys are another sequence's: no key is after a query.
+    'causal-field': !v.view?.cross,
   });
   const gate = parameters.includes('gate') && v.view.gate_learned;
   setHidden(v.el.gateSpecNote, !(gate && spec));

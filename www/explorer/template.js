@@ -195,7 +195,7 @@ ${sliders('shift')}
           <label for="head" data-i18n="head_label">Head shown</label>
           <select id="head"></select>
         </div>
-        <div class="field check" data-control="causal">
+        <div class="field check" id="causal-field" data-control="causal">
           <input type="checkbox" id="causal">
           <label for="causal" data-i18n="causal_label">Causal mask (no looking ahead)</label>
         </div>

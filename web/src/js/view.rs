@@ -40,7 +40,7 @@ impl StageJs {
 ///    parameters: string[], head_choices: number[], heads, head, head_width, d_model,
 ///    tokens: number, keys: number, readout: string | null, moved_away: string[],
 ///    gate_learned, lambda_learned, lambda_per_token, spec, layer: LayerJs | null,
-///    masked: boolean, layers: number, partner: number | null }`.
+///    masked: boolean, layers: number, partner: number | null, cross: boolean }`.
 /// `mechanism_choices` are the mechanisms that can draw what is shown (every one for the
 /// sentence; for a loaded layer those its weights fit); `parameters` names the controls the
 /// mechanism takes (`"shift"`, `"difference"`, `"fill"`, `"renormalize"`, `"gate"`, `"tau"`,
@@ -50,7 +50,8 @@ impl StageJs {
 /// whether some cell of the maps is masked; `layers` how many layers the source has (a
 /// pretrained model's; 1 otherwise), which the layer control offers; `partner` the head whose
 /// map is `A2` for the head shown (from 1), when the Differential Transformer pairs a
-/// pretrained layer's heads (the `partner` control shows then).
+/// pretrained layer's heads (the `partner` control shows then); `cross` whether the keys are
+/// a second sequence's (a captured cross-attention layer: the causal control hides).
 #[derive(Serialize)]
 pub(crate) struct ViewJs {
     pub mechanism: &'static str,
@@ -75,6 +76,7 @@ pub(crate) struct ViewJs {
     pub masked: bool,
     pub layers: usize,
     pub partner: Option<usize>,
+    pub cross: bool,
 }
 
 /// `{ settings: SettingsJs, view: ViewJs }`: what `update` and `frame` return, read once per
@@ -160,6 +162,7 @@ impl ViewJs {
             masked: (0..rows).any(|i| mask.allowed_keys(i, offset, keys) != (0..keys)),
             layers: state.layers(),
             partner: state.partner_of(state.head()).map(|h| h + 1),
+            cross: state.is_cross(),
         }
     }
 }
