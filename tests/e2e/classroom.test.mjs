@@ -72,6 +72,11 @@ test('390×844 phone: the maps come right after the sentence', async () => {
   assert.ok(b.control.top > first.top, 'the other tools come after the maps');
   const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth }));
   assert.ok(scrollWidth <= innerWidth, 'no horizontal scroll');
+  // Every view button is whole on the screen (they wrap; none is cut at the edge).
+  const cut = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('.status-line .views .button')]
+    .filter((b) => { const r = b.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth || r.width === 0; })
+    .map((b) => b.textContent));
+  assert.deepEqual(cut, [], 'view buttons cut at the edge');
   await screenshot(page, 'classroom-phone');
   assert.deepEqual(errors, []);
   await context.close();
