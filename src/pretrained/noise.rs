@@ -29,6 +29,7 @@ use ndarray::{Array2, Array3, ArrayView1, ArrayView2, Axis};
 use serde::Serialize;
 
 use crate::engine::mask::Mask;
+use crate::engine::mechanism::MechanismKind;
 use crate::engine::numeric::saturate;
 use crate::engine::shift_diff::shift_diff_maps;
 use crate::engine::{head_stats, run, EngineError, Mechanism};
@@ -137,9 +138,34 @@ pub struct HeadNoise {
     pub shift: RowShares,
 }
 
+/// The explorer's mechanisms that draw each figure's maps (the page links to them): the head
+/// as it is, the head minus λ × its partner, shift-difference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Mechanisms {
+    /// The head's own map.
+    pub before: &'static str,
+    /// `A1 − λ·A2` with the partner (`partner`, `lambda` in the explorer).
+    pub difference: &'static str,
+    /// `A′ = A + G ⊙ D`.
+    pub shift: &'static str,
+}
+
+impl Mechanisms {
+    /// The names, from the registry.
+    pub fn names() -> Mechanisms {
+        Mechanisms {
+            before: MechanismKind::Standard.key(),
+            difference: MechanismKind::DiffTransformer.key(),
+            shift: MechanismKind::ShiftDiff.key(),
+        }
+    }
+}
+
 /// The lesson's figures for one query and target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseLesson {
+    /// Which of the explorer's mechanisms draws each figure's maps.
+    pub mechanisms: Mechanisms,
     /// The query's and the target's key (from 0).
     pub query: usize,
     /// The target key.
@@ -252,6 +278,7 @@ pub fn noise_lesson(
         RowShares::mean(&heads.iter().map(f).collect::<Vec<_>>())
     };
     Ok(NoiseLesson {
+        mechanisms: Mechanisms::names(),
         query,
         target,
         sinks: sinks.to_vec(),
