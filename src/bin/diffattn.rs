@@ -117,7 +117,7 @@ share of the query's row on the target, on [CLS]/[SEP] and on the rest (signed, 
 the row's absolute values), then the same for the head minus λ × the partner head of its layer
 that cancels the most while keeping the target, and after shift-difference; with the means over
 every head and layer. JSON: {"tokens", "proposed", "lesson": {"query", "target", "sinks",
-"heads": [{"layer", "head", "before", "difference": {"head", "lambda", "shares"} | null,
+"heads": [{"layer", "head", "before", "difference": {"head", "lambda", "shares"} | null, "links",
 "shift"}], "mean_before", "mean_difference", "mean_shift"}}, layers and heads from 0.
 
 `convert-bert` converts a BERT in Hugging Face's files (DIR/model.safetensors, config.json,

@@ -136,27 +136,65 @@ pub struct HeadNoise {
     pub difference: Option<Partner>,
     /// After shift-difference.
     pub shift: RowShares,
+    /// Where the explorer draws each figure's maps.
+    pub links: Links,
 }
 
-/// The explorer's mechanisms that draw each figure's maps (the page links to them): the head
-/// as it is, the head minus λ × its partner, shift-difference.
+/// The explorer's settings that draw one bar's maps (the page links each bar to them, with the
+/// model and the text): the layer and head from 1, as the address counts them; for the
+/// difference the partner (from 1) and λ (to two places).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Mechanisms {
-    /// The head's own map.
-    pub before: &'static str,
-    /// `A1 − λ·A2` with the partner (`partner`, `lambda` in the explorer).
-    pub difference: &'static str,
-    /// `A′ = A + G ⊙ D`.
-    pub shift: &'static str,
+pub struct MapsLink {
+    /// The explorer's mechanism.
+    pub mechanism: &'static str,
+    /// The model's heads per layer (the heads the explorer splits the layer into).
+    pub heads: usize,
+    /// The layer, from 1.
+    pub layer: usize,
+    /// The head, from 1.
+    pub head: usize,
+    /// The partner head, from 1 (the difference only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partner: Option<usize>,
+    /// λ (the difference only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f64>,
 }
 
-impl Mechanisms {
-    /// The names, from the registry.
-    pub fn names() -> Mechanisms {
-        Mechanisms {
-            before: MechanismKind::Standard.key(),
-            difference: MechanismKind::DiffTransformer.key(),
-            shift: MechanismKind::ShiftDiff.key(),
+/// The three bars' maps in the explorer: the head as it is (standard attention), the head minus
+/// λ × its partner (the Differential Transformer's `A1 − λ·A2`; the head as it is when no
+/// partner was chosen), shift-difference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Links {
+    /// The head's own map.
+    pub before: MapsLink,
+    /// `A1 − λ·A2`.
+    pub difference: MapsLink,
+    /// `A′ = A + G ⊙ D`.
+    pub shift: MapsLink,
+}
+
+impl Links {
+    fn of(layer: usize, head: usize, heads: usize, partner: Option<&Partner>) -> Links {
+        let link = |kind: MechanismKind| MapsLink {
+            mechanism: kind.key(),
+            heads,
+            layer: layer + 1,
+            head: head + 1,
+            partner: None,
+            lambda: None,
+        };
+        Links {
+            before: link(MechanismKind::Standard),
+            difference: match partner {
+                Some(p) => MapsLink {
+                    partner: Some(p.head + 1),
+                    lambda: Some((f64::from(p.lambda) * 100.0).round() / 100.0),
+                    ..link(MechanismKind::DiffTransformer)
+                },
+                None => link(MechanismKind::Standard),
+            },
+            shift: link(MechanismKind::ShiftDiff),
         }
     }
 }
@@ -164,8 +202,6 @@ impl Mechanisms {
 /// The lesson's figures for one query and target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseLesson {
-    /// Which of the explorer's mechanisms draws each figure's maps.
-    pub mechanisms: Mechanisms,
     /// The query's and the target's key (from 0).
     pub query: usize,
     /// The target key.
@@ -265,12 +301,14 @@ pub fn noise_lesson(
         let params = shift.params(shift.uniform_gate(n));
         let fused = shift_diff_maps(&stacked, &params, Mask::FULL)?.fused;
         for head in 0..n {
+            let difference = search_partner(r.view(), head, target, sinks);
             heads.push(HeadNoise {
                 layer,
                 head,
                 before: RowShares::of(r.row(head), target, sinks),
-                difference: search_partner(r.view(), head, target, sinks),
+                difference,
                 shift: RowShares::of(fused.index_axis(Axis(0), head).row(0), target, sinks),
+                links: Links::of(layer, head, n, difference.as_ref()),
             });
         }
     }
@@ -278,7 +316,6 @@ pub fn noise_lesson(
         RowShares::mean(&heads.iter().map(f).collect::<Vec<_>>())
     };
     Ok(NoiseLesson {
-        mechanisms: Mechanisms::names(),
         query,
         target,
         sinks: sinks.to_vec(),
@@ -433,6 +470,13 @@ mod tests {
             "{:?}",
             lesson.heads[0]
         );
+        // The bars' maps in the explorer: layer and head from 1.
+        let links = lesson.heads[0].links;
+        assert_eq!(
+            (links.shift.layer, links.shift.head, links.shift.heads),
+            (1, 1, 1)
+        );
+        assert_eq!(links.shift.mechanism, "shift_diff");
         // A sink cannot be the target.
         assert!(noise_lesson(&rows, 1, 0, &[0, 3]).is_err());
     }

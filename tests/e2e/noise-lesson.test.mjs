@@ -99,8 +99,10 @@ test('the lesson opens on the pronoun sentence, proposes «it» → «animal», 
   assert.equal(before.get('text'), NOISE_EXAMPLES.pronoun);
   const p = lesson.heads[37].difference;
   const diff = new URLSearchParams(bars['4:2:difference'].href.split('?')[1]);
-  assert.deepEqual([diff.get('mechanism'), diff.get('partner'), diff.get('lambda')], [lesson.mechanisms.difference, String(p.head + 1), String(Number(p.lambda.toFixed(2)))]);
-  assert.equal(new URLSearchParams(bars['4:2:shift'].href.split('?')[1]).get('mechanism'), lesson.mechanisms.shift);
+  const links = lesson.heads[37].links;
+  assert.deepEqual([diff.get('mechanism'), diff.get('partner'), diff.get('lambda')], [links.difference.mechanism, String(p.head + 1), String(Number(p.lambda.toFixed(2)))]);
+  assert.notEqual(links.difference.mechanism, links.before.mechanism);
+  assert.equal(new URLSearchParams(bars['4:2:shift'].href.split('?')[1]).get('mechanism'), links.shift.mechanism);
   // The page says what it searched and found, and what a negative value means.
   const said = await page.evaluate(() => ['noise-search', 'noise-negative', 'noise-paper', 'noise-picked'].map((id) => window.diffattn.root.getElementById(id).textContent));
   assert.match(said[0], /layer 4, head 2 − 0\.\d\d × head \d+/);

@@ -16,7 +16,7 @@ function el(tag, attrs = {}, text) {
 }
 
 /** The bars of a group, left to right: each signed share, then its share of absolute values. */
-const KINDS = ['answer', 'answer_abs', 'noise', 'noise_abs'];
+const KINDS = Object.freeze(['answer', 'answer_abs', 'noise', 'noise_abs']);
 
 /** The axis range: at least 0 to 1, widened to every value (rounded out to 0.25). */
 export function barRange(groups) {

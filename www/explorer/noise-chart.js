@@ -42,7 +42,7 @@ export function noiseChart(lesson, { text, tip, href, mark = null }, width) {
   const svg = el('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'noise-chart', role: 'img' });
   svg.append(el('title', {}, text('chart_title')));
   for (let h = 0; h < heads; h++) svg.append(el('text', { x: pad.left + cellW * (h + 0.5), y: 11, class: 'col' }, String(h + 1)));
-  for (let l = 0; l < layers; l++) svg.append(el('text', { x: pad.left - 6, y: pad.top + l * rowH + barMax / 2 + 4, class: 'row' }, text('layer', { layer: l + 1 })));
+  for (let l = 0; l < layers; l++) svg.append(el('text', { x: pad.left - 6, y: pad.top + l * rowH + barMax / 2 + 4, class: 'row' }, text('layer', { l: l + 1 })));
   for (const h of lesson.heads) {
     const x0 = pad.left + cellW * h.head + (cellW - 3 * bar - 2) / 2;
     const base = pad.top + h.layer * rowH + barMax;

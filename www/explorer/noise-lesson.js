@@ -220,21 +220,17 @@ export class NoiseLesson {
     this.#draw();
   }
 
-  /** The explorer's address for head `h`'s bar `kind`. */
+  /** The explorer's address for head `h`'s bar `kind`: the engine's settings for its maps, on this model and text. */
   href(h, kind) {
-    const m = this.lesson.mechanisms;
-    const params = { weights: 'minilm', text: this.state.text, layer: h.layer + 1, head: h.head + 1, heads: this.#model?.heads ?? 12, mechanism: m[kind], lang: this.state.lang };
-    if (kind === 'difference' && h.difference) Object.assign(params, { partner: h.difference.head + 1, lambda: Number(h.difference.lambda.toFixed(2)) });
-    if (kind === 'difference' && !h.difference) params.mechanism = m.before;
-    return this.#explorerHref(params);
+    return this.#explorerHref({ weights: 'minilm', text: this.state.text, lang: this.state.lang, ...h.links[kind] });
   }
 
   #tip(h, kind) {
-    const at = { layer: h.layer + 1, head: h.head + 1 };
+    const at = { l: h.layer + 1, h: h.head + 1 };
     const figures = (s) => ({ t: f2(s.target), ta: f2(s.target_abs), s: f2(s.sinks), sa: f2(s.sinks_abs), o: f2(s.other), oa: f2(s.other_abs) });
     if (kind === 'difference') {
       if (!h.difference) return this.#t('tip_none', at);
-      return this.#t('tip_partner', { ...at, lambda: h.difference.lambda.toFixed(2), partner: h.difference.head + 1, ...figures(h.difference.shares) });
+      return this.#t('tip_partner', { ...at, lam: h.difference.lambda.toFixed(2), p: h.difference.head + 1, ...figures(h.difference.shares) });
     }
     return this.#t('tip', { ...at, what: this.#t(kind === 'before' ? 'bar_before' : 'bar_shift'), ...figures(kind === 'before' ? h.before : h.shift) });
   }
@@ -281,7 +277,7 @@ export class NoiseLesson {
       noiseChart(lesson, { text: (k, p) => this.#t(k, p), tip: (h, kind) => this.#tip(h, kind), href: (h, kind) => this.href(h, kind), mark: best }, width),
     );
     const d = best.difference;
-    const found = d ? this.#t('search_found', { layer: best.layer + 1, head: best.head + 1, lambda: d.lambda.toFixed(2), partner: d.head + 1, t: f2(d.shares.target), t0: f2(best.before.target), s: f2(d.shares.sinks), s0: f2(best.before.sinks) }) : '';
+    const found = d ? this.#t('search_found', { l: best.layer + 1, h: best.head + 1, lam: d.lambda.toFixed(2), p: d.head + 1, t: f2(d.shares.target), t0: f2(best.before.target), s: f2(d.shares.sinks), s0: f2(best.before.sinks) }) : '';
     e.search.textContent = this.#t('search', { found });
     // The means: one row per map, target / sinks / rest, signed with the share of |values|.
     const head = make('tr');
