@@ -48,7 +48,7 @@ export async function startNoiseLesson(base, translatePage, pageMessage) {
   const state = { lang: detectLanguage(navigator.languages ?? [navigator.language]), ...decodeNoise(location.search) };
   translatePage(state.lang, '', '');
   document.body.classList.add('lesson-mode');
-  document.querySelector('.lesson-link')?.remove();
+  for (const link of document.querySelectorAll('.lesson-link')) link.remove();
   const host = document.getElementById('explorer-host');
   let styles;
   try {

@@ -9,6 +9,7 @@ export const ZH = Object.freeze({
   lede: '输入一句话。页面会计算它的注意力图 A，将其移位，求差分 D，用门控 G 加权，再融合成 A′ = A + G ⊙ D，全部在浏览器中实时完成。',
   skip: '跳到注意力图',
   lesson_link: '检索课',
+  noise_link: '噪声课',
   model_untrained: '权重：未训练（随机种子），d_model = {d}',
   model_trained: '权重：已训练（{mech}），d_model = {d}',
   model_loading: '权重：正在加载已训练的 {mech} 模型…',

@@ -19,6 +19,7 @@ export const STRINGS = Object.freeze({
     lede: 'Type a sentence. The page computes its attention map A, shifts it, takes the difference D, gates it with G and fuses A′ = A + G ⊙ D, live, in your browser.',
     skip: 'Skip to the maps',
     lesson_link: 'Retrieval lesson',
+    noise_link: 'Noise lesson',
     model_untrained: 'Weights: untrained (seeded random), d_model = {d}',
     model_trained: 'Weights: trained ({mech}), d_model = {d}',
     model_loading: 'Weights: loading the trained {mech} model…',
