@@ -74,7 +74,7 @@ test('both languages have the same noise-lesson strings and placeholders; every 
   const used = new Set();
   for (const f of ['www/explorer/noise-lesson.js', 'www/noise-page.js']) {
     const text = await readFile(new URL(`../../${f}`, import.meta.url), 'utf8');
-    for (const m of text.matchAll(/(?:#t\(|noiseText\([\w.]+, )'(\w+)'/g)) used.add(m[1]);
+    for (const m of text.matchAll(/(?:#say\(|noiseText\([\w.]+, )'(\w+)'/g)) used.add(m[1]);
   }
   assert.ok(used.size > 15, `found only ${used.size} keys: the scan is broken`);
   for (const k of used) assert.ok(k in NOISE_STRINGS.en, `missing noise-lesson key ${k}`);

@@ -91,20 +91,20 @@ export class NoiseLesson {
     this.translate();
   }
 
-  #t(key, params) {
+  #say(key, params) {
     return noiseText(this.state.lang, key, params);
   }
 
   /** Loads the model (once for the page), then runs the text. */
   async start() {
-    this.#status(this.#t('loading', { mb: '0.0' }));
+    this.#status(this.#say('loading', { mb: '0.0' }));
     try {
-      const runtime = await this.load((loaded) => this.#status(this.#t('loading', { mb: (loaded / 1e6).toFixed(1) })));
+      const runtime = await this.load((loaded) => this.#status(this.#say('loading', { mb: (loaded / 1e6).toFixed(1) })));
       this.#model = runtime.model;
       this.version = runtime.glue.version?.() ?? '';
       this.#encoder = new runtime.glue.Encoder();
     } catch (err) {
-      this.#status(this.#t('failed', { msg: messageOf(err) }));
+      this.#status(this.#say('failed', { msg: messageOf(err) }));
       return;
     }
     this.#status('');
@@ -153,7 +153,7 @@ export class NoiseLesson {
       const i = Number(chip.dataset.index);
       const which = e.pickQuery.checked ? 'query' : 'target';
       if (which === 'target' && this.lesson.sinks.includes(i)) {
-        e.picked.textContent = this.#t('sink_target');
+        e.picked.textContent = this.#say('sink_target');
         return;
       }
       const next = { query: this.lesson.query, target: this.lesson.target, [which]: i };
@@ -170,7 +170,7 @@ export class NoiseLesson {
     const run = (async () => {
       const info = this.#encoder.set_text(this.state.text);
       this.tokens = info.tokens;
-      this.#status(this.#t('computing'));
+      this.#status(this.#say('computing'));
       const layers = this.#model.layers;
       while (!this.#encoder.work(layers - 1, WORK_MS)) {
         await new Promise((r) => requestAnimationFrame(r));
@@ -205,18 +205,18 @@ export class NoiseLesson {
   /** Every string in the state's language. */
   translate() {
     const e = this.#el;
-    e.title.textContent = this.#t('title');
-    e.intro.textContent = this.#t('intro');
-    e.textLabel.textContent = this.#t('text');
-    e.pronoun.textContent = this.#t('example_pronoun');
-    e.retrieval.textContent = this.#t('example_retrieval');
-    e.pickQueryLabel.textContent = this.#t('pick_query');
-    e.pickTargetLabel.textContent = this.#t('pick_target');
-    e.meansTitle.textContent = this.#t('means_title');
-    e.paper.textContent = this.#t('paper');
-    e.honest.textContent = this.#t('honest');
-    e.negative.textContent = this.#t('negative');
-    e.legend.replaceChildren(...['target', 'sinks', 'other'].flatMap((k) => [make('span', `swatch ${k}`), ` ${this.#t(`legend_${k}`)}  `]));
+    e.title.textContent = this.#say('title');
+    e.intro.textContent = this.#say('intro');
+    e.textLabel.textContent = this.#say('text');
+    e.pronoun.textContent = this.#say('example_pronoun');
+    e.retrieval.textContent = this.#say('example_retrieval');
+    e.pickQueryLabel.textContent = this.#say('pick_query');
+    e.pickTargetLabel.textContent = this.#say('pick_target');
+    e.meansTitle.textContent = this.#say('means_title');
+    e.paper.textContent = this.#say('paper');
+    e.honest.textContent = this.#say('honest');
+    e.negative.textContent = this.#say('negative');
+    e.legend.replaceChildren(...['target', 'sinks', 'other'].flatMap((k) => [make('span', `swatch ${k}`), ` ${this.#say(`legend_${k}`)}  `]));
     this.#draw();
   }
 
@@ -229,10 +229,10 @@ export class NoiseLesson {
     const at = { l: h.layer + 1, h: h.head + 1 };
     const figures = (s) => ({ t: f2(s.target), ta: f2(s.target_abs), s: f2(s.sinks), sa: f2(s.sinks_abs), o: f2(s.other), oa: f2(s.other_abs) });
     if (kind === 'difference') {
-      if (!h.difference) return this.#t('tip_none', at);
-      return this.#t('tip_partner', { ...at, lam: h.difference.lambda.toFixed(2), p: h.difference.head + 1, ...figures(h.difference.shares) });
+      if (!h.difference) return this.#say('tip_none', at);
+      return this.#say('tip_partner', { ...at, lam: h.difference.lambda.toFixed(2), p: h.difference.head + 1, ...figures(h.difference.shares) });
     }
-    return this.#t('tip', { ...at, what: this.#t(kind === 'before' ? 'bar_before' : 'bar_shift'), ...figures(kind === 'before' ? h.before : h.shift) });
+    return this.#say('tip', { ...at, what: this.#say(kind === 'before' ? 'bar_before' : 'bar_shift'), ...figures(kind === 'before' ? h.before : h.shift) });
   }
 
   /** The head the lesson points at: the one that puts the most of the query's row on the target. */
@@ -248,7 +248,7 @@ export class NoiseLesson {
     const q = lesson?.query ?? -1;
     const t = lesson?.target ?? -1;
     const sinks = lesson?.sinks ?? [];
-    e.tokensLabel.textContent = this.#t('tokens', { which: this.#t(e.pickQuery.checked ? 'pick_query' : 'pick_target') });
+    e.tokensLabel.textContent = this.#say('tokens', { which: this.#say(e.pickQuery.checked ? 'pick_query' : 'pick_target') });
     e.tokens.replaceChildren(
       ...this.tokens.map((tok, i) => {
         const role = i === q ? 'query' : i === t ? 'target' : sinks.includes(i) ? 'sink' : '';
@@ -261,27 +261,27 @@ export class NoiseLesson {
       }),
     );
     if (!lesson) {
-      e.picked.textContent = this.tokens.length ? this.#t('no_proposal') : '';
+      e.picked.textContent = this.tokens.length ? this.#say('no_proposal') : '';
       for (const k of ['chart', 'means']) e[k].replaceChildren();
       for (const k of ['chartTitle', 'chartCaption', 'search']) e[k].textContent = '';
       return;
     }
     const chosen = this.state.query !== null || this.state.target !== null;
     const proposedKind = lesson && this.proposed && !chosen ? (this.tokens[this.proposed.query] === '?' ? 'proposed_retrieval' : 'proposed_pronoun') : 'chosen';
-    e.picked.textContent = `${this.#t('picked', { query: this.tokens[q], target: this.tokens[t] })}: ${this.#t(proposedKind)}`;
-    e.chartTitle.textContent = this.#t('chart_title', { query: this.tokens[q] });
-    e.chartCaption.textContent = this.#t('chart_caption', { target: this.tokens[t] });
+    e.picked.textContent = `${this.#say('picked', { query: this.tokens[q], target: this.tokens[t] })}: ${this.#say(proposedKind)}`;
+    e.chartTitle.textContent = this.#say('chart_title', { query: this.tokens[q] });
+    e.chartCaption.textContent = this.#say('chart_caption', { target: this.tokens[t] });
     const best = this.#best();
     const width = Math.max(340, Math.min(900, e.chart.clientWidth || 760));
     e.chart.replaceChildren(
-      noiseChart(lesson, { text: (k, p) => this.#t(k, p), tip: (h, kind) => this.#tip(h, kind), href: (h, kind) => this.href(h, kind), mark: best }, width),
+      noiseChart(lesson, { text: (k, p) => this.#say(k, p), tip: (h, kind) => this.#tip(h, kind), href: (h, kind) => this.href(h, kind), mark: best }, width),
     );
     const d = best.difference;
-    const found = d ? this.#t('search_found', { l: best.layer + 1, h: best.head + 1, lam: d.lambda.toFixed(2), p: d.head + 1, t: f2(d.shares.target), t0: f2(best.before.target), s: f2(d.shares.sinks), s0: f2(best.before.sinks) }) : '';
-    e.search.textContent = this.#t('search', { found });
+    const found = d ? this.#say('search_found', { l: best.layer + 1, h: best.head + 1, lam: d.lambda.toFixed(2), p: d.head + 1, t: f2(d.shares.target), t0: f2(best.before.target), s: f2(d.shares.sinks), s0: f2(best.before.sinks) }) : '';
+    e.search.textContent = this.#say('search', { found });
     // The means: one row per map, target / sinks / rest, signed with the share of |values|.
     const head = make('tr');
-    head.append(make('th'), ...['means_target', 'means_sinks', 'means_other'].map((k) => make('th', '', this.#t(k))));
+    head.append(make('th'), ...['means_target', 'means_sinks', 'means_other'].map((k) => make('th', '', this.#say(k))));
     const rows = [
       ['means_row_before', lesson.mean_before, 'before'],
       ['means_row_difference', lesson.mean_difference, 'difference'],
@@ -289,7 +289,7 @@ export class NoiseLesson {
     ].map(([label, s, kind]) => {
       const tr = make('tr');
       tr.dataset.kind = kind;
-      tr.append(make('th', '', this.#t(label)), ...[['target', 'target_abs'], ['sinks', 'sinks_abs'], ['other', 'other_abs']].map(([a, b]) => make('td', '', `${f2(s[a])} (${f2(s[b])})`)));
+      tr.append(make('th', '', this.#say(label)), ...[['target', 'target_abs'], ['sinks', 'sinks_abs'], ['other', 'other_abs']].map(([a, b]) => make('td', '', `${f2(s[a])} (${f2(s[b])})`)));
       return tr;
     });
     e.means.replaceChildren(head, ...rows);
