@@ -27,18 +27,14 @@ const MARKUP = `
   <div class="noise-top">
     <div class="lesson-input">
       <label for="noise-text" id="noise-text-label"></label>
-      <textarea id="noise-text" rows="3" spellcheck="false"></textarea>
+      <textarea id="noise-text" rows="2" spellcheck="false"></textarea>
       <div class="lesson-buttons"><button type="button" id="noise-pronoun"></button> <button type="button" id="noise-retrieval"></button></div>
+    </div>
+    <div class="noise-pieces">
       <p class="lesson-small" id="noise-tokens-label"></p>
       <div class="noise-pick" role="group"><label><input type="radio" name="noise-pick" value="query" id="noise-pick-query"> <span id="noise-pick-query-label"></span></label> <label><input type="radio" name="noise-pick" value="target" id="noise-pick-target" checked> <span id="noise-pick-target-label"></span></label></div>
       <div class="lesson-tokens" id="noise-tokens"></div>
       <p class="noise-picked" id="noise-picked"></p>
-    </div>
-    <div class="noise-means">
-      <h3 id="noise-means-title"></h3>
-      <table id="noise-means"></table>
-      <p class="lesson-small" id="noise-negative"></p>
-      <p class="lesson-small" id="noise-paper"></p>
     </div>
   </div>
   <h3 id="noise-chart-title"></h3>
@@ -46,6 +42,12 @@ const MARKUP = `
   <p class="noise-legend" id="noise-legend"></p>
   <div id="noise-chart"></div>
   <p class="lesson-small" id="noise-search"></p>
+  <div class="noise-means">
+    <h3 id="noise-means-title"></h3>
+    <table id="noise-means"></table>
+    <p class="lesson-small" id="noise-negative"></p>
+    <p class="lesson-small" id="noise-paper"></p>
+  </div>
   <p class="lesson-small" id="noise-honest"></p>
 </section>`;
 
@@ -216,7 +218,8 @@ export class NoiseLesson {
     e.paper.textContent = this.#say('paper');
     e.honest.textContent = this.#say('honest');
     e.negative.textContent = this.#say('negative');
-    e.legend.replaceChildren(...['target', 'sinks', 'other'].flatMap((k) => [make('span', `swatch ${k}`), ` ${this.#say(`legend_${k}`)}  `]));
+    const order = this.#say('bars_order', { a: this.#say('bar_before'), b: this.#say('bar_difference'), c: this.#say('bar_shift') });
+    e.legend.replaceChildren(...['target', 'sinks', 'other'].flatMap((k) => [make('span', `swatch ${k}`), ` ${this.#say(`legend_${k}`)}  `]), order);
     this.#draw();
   }
 
