@@ -112,7 +112,7 @@ builds (scripts/setup runs scripts/fetch-model); a missing file says so.
 `noise` is the noise lesson on the same model (docs/LESSON.md, "The noise lesson on the real
 model"; the page's `?lesson=noise`): for the query word piece --query and the one it should find,
 --target (from 0, [CLS] being 0; without them the lesson proposes the question mark and the
-answer of a retrieval text, or a pronoun and the first noun before it), every layer's and head's
+answer of a retrieval text, or a pronoun and the first noun of its sentence), every layer's and head's
 share of the query's row on the target, on [CLS]/[SEP] and on the rest (signed, and as shares of
 the row's absolute values), then the same for the head minus λ × the partner head of its layer
 that cancels the most while keeping the target, and after shift-difference; with the means over

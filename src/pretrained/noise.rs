@@ -364,8 +364,9 @@ pub fn query_rows(
 /// What the page proposes for `pieces` (the model's word pieces, `[CLS]` … `[SEP]`): in a
 /// retrieval text (the facts `the NOUN of NAME is N .` and the question `what is the NOUN of
 /// NAME ?` at the end, `retrieval::task`), the question mark and the answer's number; else the
-/// first pronoun after a noun and that noun, the first word after `the`, `a` or `an` (the
-/// subject, the usual antecedent). `(query, target)`, or `None`.
+/// first pronoun whose sentence has a noun before it, and that noun: the first word after `the`,
+/// `a` or `an` in the pronoun's sentence (its subject, the usual antecedent). `(query, target)`,
+/// or `None`.
 pub fn propose<S: AsRef<str>>(pieces: &[S]) -> Option<(usize, usize)> {
     let n = pieces.len();
     let inner = pieces.get(1..n.saturating_sub(1))?;
@@ -378,12 +379,19 @@ pub fn propose<S: AsRef<str>>(pieces: &[S]) -> Option<(usize, usize)> {
     const PRONOUNS: [&str; 9] = [
         "it", "he", "she", "they", "him", "her", "them", "its", "their",
     ];
+    const ENDS: [&str; 3] = [".", "!", "?"];
     let word = |i: usize| pieces[i].as_ref();
-    let noun = (1..n.saturating_sub(2))
-        .find(|&i| DETERMINERS.contains(&word(i)) && !word(i + 1).starts_with("##"))
-        .map(|i| i + 1)?;
-    let pronoun = (noun + 1..n).find(|&i| PRONOUNS.contains(&word(i)))?;
-    Some((pronoun, noun))
+    (1..n)
+        .filter(|&p| PRONOUNS.contains(&word(p)))
+        .find_map(|p| {
+            let start = (1..p)
+                .rev()
+                .find(|&i| ENDS.contains(&word(i)))
+                .map_or(1, |i| i + 1);
+            (start..p.saturating_sub(1))
+                .find(|&i| DETERMINERS.contains(&word(i)) && !word(i + 1).starts_with("##"))
+                .map(|i| (p, i + 1))
+        })
 }
 
 #[cfg(test)]
@@ -493,6 +501,12 @@ mod tests {
                 .split(' ')
                 .collect();
         assert_eq!(propose(&pieces), Some((17, 6)));
+        // The noun is the pronoun's sentence's.
+        let pieces: Vec<&str> =
+            "[CLS] the film was long . the dog chased a cat until it slept . [SEP]"
+                .split(' ')
+                .collect();
+        assert_eq!(propose(&pieces), Some((12, 7)));
         assert_eq!(propose(&["[CLS]", "hello", "[SEP]"]), None);
     }
 }
