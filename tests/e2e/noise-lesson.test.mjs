@@ -128,10 +128,15 @@ test('a clicked target is the lesson’s and the address’s, with the command l
   // [CLS] cannot be the target.
   await page.evaluate(() => window.diffattn.root.querySelector('#noise-tokens [data-index="0"]').click());
   assert.match(await page.evaluate(() => window.diffattn.root.getElementById('noise-picked').textContent), /sinks/);
-  // The address opens the same choice.
+  // The address opens the same choice; a sink as the target is refused with the engine's reason.
   const again = await openNoise(`&target=${street}`);
   assert.equal((await drawn(again.page)).lesson.target, street);
   await again.context.close();
+  const sink = await openNoise('&target=0');
+  assert.equal((await drawn(sink.page)).lesson, null);
+  assert.match(await sink.page.evaluate(() => window.diffattn.root.getElementById('noise-status').textContent), /not \[CLS\] or \[SEP\]/);
+  assert.deepEqual(sink.errors, []);
+  await sink.context.close();
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -58,6 +58,7 @@ export class NoiseLesson {
   #el = {};
   #encoder = null;
   #model = null;
+  #runtime = null;
   #onChange;
   #explorerHref;
   #generation = 0;
@@ -102,6 +103,7 @@ export class NoiseLesson {
     this.#status(this.#say('loading', { mb: '0.0' }));
     try {
       const runtime = await this.load((loaded) => this.#status(this.#say('loading', { mb: (loaded / 1e6).toFixed(1) })));
+      this.#runtime = runtime;
       this.#model = runtime.model;
       this.version = runtime.glue.version?.() ?? '';
       this.#encoder = new runtime.glue.Encoder();
@@ -170,33 +172,50 @@ export class NoiseLesson {
     if (!this.#encoder) return Promise.resolve();
     const generation = ++this.#generation;
     const run = (async () => {
-      const info = this.#encoder.set_text(this.state.text);
-      this.tokens = info.tokens;
-      this.#status(this.#say('computing'));
-      const layers = this.#model.layers;
-      while (!this.#encoder.work(layers - 1, WORK_MS)) {
-        await new Promise((r) => requestAnimationFrame(r));
-        if (generation !== this.#generation) return;
-      }
-      this.#status('');
-      const proposed = this.#encoder.propose() ?? null;
-      this.proposed = proposed;
-      if (generation !== this.#generation) return;
-      const query = this.state.query ?? proposed?.query ?? null;
-      const target = this.state.target ?? proposed?.target ?? null;
       try {
-        this.lesson = query !== null && target !== null && query < this.tokens.length && target < this.tokens.length ? (this.#encoder.noise_lesson(query, target) ?? null) : null;
+        await this.#compute(generation);
       } catch (err) {
+        // A panic in the model's module: its instance is thrown away and made afresh
+        // (pretrained.js `reset`), and this lesson takes a fresh encoder on it.
         this.lesson = null;
         this.#status(messageOf(err));
+        if (err instanceof WebAssembly.RuntimeError) {
+          try {
+            this.#runtime.reset(err);
+            this.#encoder = new this.#runtime.glue.Encoder();
+          } catch {
+            this.#encoder = null;
+          }
+        }
+        this.#draw();
       }
-      this.#draw();
     })();
     const done = run.finally(() => {
       if (this.#pending === done) this.#pending = null;
     });
     this.#pending = done;
     return done;
+  }
+
+  /** The text through the model, then the figures, unless a newer run began meanwhile. */
+  async #compute(generation) {
+    const info = this.#encoder.set_text(this.state.text);
+    this.tokens = info.tokens;
+    this.#status(this.#say('computing'));
+    const layers = this.#model.layers;
+    while (!this.#encoder.work(layers - 1, WORK_MS)) {
+      await new Promise((r) => requestAnimationFrame(r));
+      if (generation !== this.#generation) return;
+    }
+    this.#status('');
+    const proposed = this.#encoder.propose() ?? null;
+    this.proposed = proposed;
+    if (generation !== this.#generation) return;
+    const query = this.state.query ?? proposed?.query ?? null;
+    const target = this.state.target ?? proposed?.target ?? null;
+    const inside = (i) => i !== null && i < this.tokens.length;
+    this.lesson = inside(query) && inside(target) ? (this.#encoder.noise_lesson(query, target) ?? null) : null;
+    this.#draw();
   }
 
   #status(text) {
