@@ -8,6 +8,8 @@
 //! output ([`Explorer::similarity_need`]). The explorer never holds the model, so the page's
 //! module carries none of its code; the CLI and the tests (`tests/minilm.rs`) take this path.
 
+pub mod noise;
+
 use std::sync::Arc;
 
 use crate::engine::EngineError;

@@ -118,7 +118,11 @@ function reportHeight() {
 async function main() {
   // The repository root: this module runs as www/dist/app.js.
   const base = new URL('../../', import.meta.url);
-  if (new URLSearchParams(location.search).has('lesson')) {
+  const lesson = new URLSearchParams(location.search).get('lesson');
+  if (lesson === 'noise') {
+    const { startNoiseLesson } = await import('./noise-page.js');
+    if (await startNoiseLesson(base, translatePage, pageMessage)) return;
+  } else if (lesson !== null) {
     const { startLesson } = await import('./lesson-page.js');
     if (await startLesson(base, translatePage, pageMessage)) return;
   }

@@ -67,7 +67,7 @@ export async function startLesson(base, translatePage, pageMessage) {
   const state = { lang: detectLanguage(navigator.languages ?? [navigator.language]), ...decodeLesson(location.search) };
   translatePage(state.lang, '', '');
   document.body.classList.add('lesson-mode');
-  document.querySelector('.lesson-link')?.remove();
+  for (const link of document.querySelectorAll('.lesson-link')) link.remove();
   const host = document.getElementById('explorer-host');
   const glue = wasmGlue;
   let styles;

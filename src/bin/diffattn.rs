@@ -26,6 +26,8 @@ mod bench_bert;
 mod convert;
 #[path = "diffattn/encode.rs"]
 mod encode;
+#[path = "diffattn/noise.rs"]
+mod noise;
 #[path = "diffattn/predict.rs"]
 mod predict;
 #[path = "diffattn/retrieve.rs"]
@@ -47,6 +49,7 @@ USAGE
     diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
     diffattn encode [--model FILE] [--attentions] "TEXT"
+    diffattn noise [--model FILE] [--query N] [--target N] [--pretty] "TEXT"
     diffattn convert-bert [--name NAME] [--source TEXT] DIR OUT
     diffattn bench-bert [--model FILE] [--pieces 16,128,512] [--reps N] TEXTFILE
     diffattn bench [--tokens L] [--heads H] [--mechanism M] [--json]   (see bench --help)
@@ -84,8 +87,8 @@ trained retrieval model of mechanism M (default diff_transformer; also standard,
 diff_transformer_v2; docs/LESSON.md) and prints JSON:
     {"mechanism": M, "answer": "N" (the predicted number), "probability": P(answer),
      "expected": "N" | null (what the context's last fact about the key says),
-     "answer_attention", "noise_attention", "noise_magnitude": the lesson's measure at layer N
-     (default the last, the layer that retrieves; 1 is the first), "layer": N,
+     "answer_attention", "noise_attention", "noise_magnitude": the lesson's measure at layer N,
+     "answer_abs", "noise_abs": the same as shares of the row's absolute values (default the last, the layer that retrieves; 1 is the first), "layer": N,
      "layers": [every layer's measure], "mean_over_layers": {...} (the paper's average),
      "tokens", "unknown": [tokens read as <unk>], "answer_tokens": [their indices],
      "question": {"noun", "name"}, "unknown_keys": [the question's keys outside the vocabulary],
@@ -105,6 +108,17 @@ and prints one JSON object:
 A text of more than 512 word pieces (the model's positions) is cut, and standard error says
 so. Without --model it reads weights/minilm/minilm.bin in this checkout, which the set-up
 builds (scripts/setup runs scripts/fetch-model); a missing file says so.
+
+`noise` is the noise lesson on the same model (docs/LESSON.md, "The noise lesson on the real
+model"; the page's `?lesson=noise`): for the query word piece --query and the one it should find,
+--target (from 0, [CLS] being 0; without them the lesson proposes the question mark and the
+answer of a retrieval text, or a pronoun and the first noun of its sentence), every layer's and head's
+share of the query's row on the target, on [CLS]/[SEP] and on the rest (signed, and as shares of
+the row's absolute values), then the same for the head minus λ × the partner head of its layer
+that cancels the most while keeping the target, and after shift-difference; with the means over
+every head and layer. JSON: {"tokens", "proposed", "lesson": {"query", "target", "sinks",
+"heads": [{"layer", "head", "before", "difference": {"head", "lambda", "shares"} | null, "links",
+"shift"}], "mean_before", "mean_difference", "mean_shift"}}, layers and heads from 0.
 
 `convert-bert` converts a BERT in Hugging Face's files (DIR/model.safetensors, config.json,
 tokenizer.json) to the project's weights file OUT, matrices in half floats; the same files
@@ -210,6 +224,7 @@ fn main() -> ExitCode {
         Some(Some("retrieve")) => retrieve::run(args),
         Some(Some("schema")) => schema::run(args),
         Some(Some("encode")) => encode::run(args),
+        Some(Some("noise")) => noise::run(args),
         #[cfg(not(target_arch = "wasm32"))]
         Some(Some("convert-bert")) => convert::run(args),
         Some(Some("bench-bert")) => bench_bert::run(args),

@@ -74,6 +74,17 @@ impl Mean {
     }
 }
 
+/// The sink keys of a pretrained BERT's word pieces (`labels`): where its `[CLS]` and `[SEP]`
+/// are (empty when it has none). The explorer's `sink_keys` and the noise lesson read them here.
+pub fn sink_pieces<S: AsRef<str>>(labels: &[S]) -> Vec<usize> {
+    labels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| matches!(l.as_ref(), "[CLS]" | "[SEP]"))
+        .map(|(j, _)| j)
+        .collect()
+}
+
 /// The statistics of `map` (rows = queries at positions `0..rows`, columns = keys, key `j` at
 /// position `j + key_offset`, as [`Mask`] places them), leaving out the cells `mask` forbids;
 /// `sinks` are the sink keys' columns (those past the map are ignored). The previous token of

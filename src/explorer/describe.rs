@@ -5,6 +5,7 @@
 use ndarray::{s, Array2};
 
 use super::Explorer;
+use crate::engine::head_stats::sink_pieces;
 use crate::engine::numeric::sigmoid;
 use crate::engine::shift_diff::{Difference, Gate, Renormalize};
 use crate::engine::{head_stats, HeadStats};
@@ -164,10 +165,7 @@ impl Explorer {
     /// `[SEP]` pieces, else the first key.
     pub fn sink_keys(&self) -> Vec<usize> {
         if self.is_pretrained() {
-            let sinks: Vec<usize> = (self.key_labels().iter().enumerate())
-                .filter(|(_, l)| *l == "[CLS]" || *l == "[SEP]")
-                .map(|(j, _)| j)
-                .collect();
+            let sinks = sink_pieces(&self.key_labels());
             if !sinks.is_empty() {
                 return sinks;
             }

@@ -15,7 +15,10 @@
 //! softmax map `1 − answer − noise` is what the query keeps on the question. Both sums are
 //! signed, as in the paper: `A1 − λ·A2` and `A′` have negative cells, and negative noise
 //! cancels positive noise. [`Shares::noise_magnitude`] sums `|M|` instead, to show how much
-//! cancelled. The paper averages over heads and layers ([`Measure::mean`]); the lesson also
+//! cancelled, and [`Shares::answer_abs`] and [`Shares::noise_abs`] are the **shares of absolute
+//! values**: each head's row made a distribution, `p_j = |M[?, j]| / Σ_k |M[?, k]|` over every
+//! key (DESIGN.md §8), summed over the answer and over the noise, averaged over heads. They lie
+//! between 0 and 1 whatever the signs, and equal the signed shares on a softmax map. The paper averages over heads and layers ([`Measure::mean`]); the lesson also
 //! reports the layer that retrieves, the last one ([`Measure::retrieving`]): in these models the
 //! first layer ties each number to its name and noun, and only the second can look the answer up.
 //!
@@ -36,6 +39,11 @@ pub struct Shares {
     pub noise: f64,
     /// `Σ |M|` over the same noise tokens: equal to `noise` for a softmax map.
     pub noise_magnitude: f64,
+    /// The answer's share of the row's absolute values, `Σ_{answer} |M| / Σ_{all keys} |M|`
+    /// (0 for a row of zeros): equal to `answer` for a softmax map.
+    pub answer_abs: f64,
+    /// The noise's share of the row's absolute values, `Σ_{noise} |M| / Σ_{all keys} |M|`.
+    pub noise_abs: f64,
 }
 
 impl Shares {
@@ -73,14 +81,22 @@ impl Shares {
         }
         let mut total = Shares::default();
         for row in rows.axis_iter(Axis(0)) {
+            let (mut answer_abs, mut noise_abs) = (0.0, 0.0);
             for j in 0..context {
                 let v = f64::from(row[j]);
                 if answer.contains(&j) {
                     total.answer += v;
+                    answer_abs += v.abs();
                 } else {
                     total.noise += v;
                     total.noise_magnitude += v.abs();
+                    noise_abs += v.abs();
                 }
+            }
+            let whole: f64 = row.iter().map(|&v| f64::from(v).abs()).sum();
+            if whole > 0.0 && whole.is_finite() {
+                total.answer_abs += answer_abs / whole;
+                total.noise_abs += noise_abs / whole;
             }
         }
         let h = heads as f64;
@@ -88,15 +104,21 @@ impl Shares {
             answer: total.answer / h,
             noise: total.noise / h,
             noise_magnitude: total.noise_magnitude / h,
+            answer_abs: total.answer_abs / h,
+            noise_abs: total.noise_abs / h,
         })
     }
 
-    fn mean(all: &[Shares]) -> Shares {
+    /// The mean of `all`, figure by figure (the paper's mean over layers).
+    pub fn mean(all: &[Shares]) -> Shares {
         let n = all.len().max(1) as f64;
+        let of = |f: fn(&Shares) -> f64| all.iter().map(f).sum::<f64>() / n;
         Shares {
-            answer: all.iter().map(|s| s.answer).sum::<f64>() / n,
-            noise: all.iter().map(|s| s.noise).sum::<f64>() / n,
-            noise_magnitude: all.iter().map(|s| s.noise_magnitude).sum::<f64>() / n,
+            answer: of(|s| s.answer),
+            noise: of(|s| s.noise),
+            noise_magnitude: of(|s| s.noise_magnitude),
+            answer_abs: of(|s| s.answer_abs),
+            noise_abs: of(|s| s.noise_abs),
         }
     }
 }
@@ -181,6 +203,9 @@ mod tests {
         assert!((s.answer - 0.4).abs() < 1e-7, "{s:?}");
         assert!((s.noise - 0.35).abs() < 1e-7, "{s:?}");
         assert_eq!(s.noise, s.noise_magnitude);
+        // Softmax-like rows: the shares of absolute values are the signed shares.
+        assert!((s.answer_abs - s.answer).abs() < 1e-7, "{s:?}");
+        assert!((s.noise_abs - s.noise).abs() < 1e-7, "{s:?}");
     }
 
     #[test]
@@ -198,6 +223,22 @@ mod tests {
         assert!((s.answer - 0.5).abs() < 1e-7);
         assert!(s.noise.abs() < 1e-7);
         assert!((s.noise_magnitude - 0.2).abs() < 1e-7);
+        // The row's absolute values sum to 0.1 + 0.5 + 0.1 + 0.2 = 0.9: the answer holds
+        // 0.5 / 0.9 of them, the noise 0.2 / 0.9 (the query's own 0.2 is neither).
+        assert!((s.answer_abs - 0.5 / 0.9).abs() < 1e-7, "{s:?}");
+        assert!((s.noise_abs - 0.2 / 0.9).abs() < 1e-7, "{s:?}");
+    }
+
+    #[test]
+    fn a_negative_answer_is_signed_below_zero_and_a_positive_share_of_absolute_values() {
+        // Query 2 over keys 0..3, answer key 0, context 0..2: row [-0.6, 0.2, 0.4] (the map it
+        // subtracts outweighs the first at the answer). Signed: answer -0.6, noise 0.2. Absolute
+        // values sum to 1.2: answer 0.5, noise 0.2 / 1.2.
+        let m = array![[[0.0f32, 0.0, 0.0], [0.0, 0.0, 0.0], [-0.6, 0.2, 0.4]]];
+        let s = Shares::of(m.view(), 2, &[0], 2).unwrap();
+        assert!((s.answer + 0.6).abs() < 1e-7, "{s:?}");
+        assert!((s.answer_abs - 0.5).abs() < 1e-7, "{s:?}");
+        assert!((s.noise_abs - 0.2 / 1.2).abs() < 1e-7, "{s:?}");
     }
 
     #[test]

@@ -90,6 +90,7 @@ test('the lesson opens from its address with every model answering and four bar 
   });
   assert.equal(note.hidden, false);
   assert.match(note.text, /below 0/);
+  assert.match(note.text, /absolute values/);
   for (const m of Object.keys(b)) assert.equal(note.text.includes(`${m},`) || note.text.includes(`${m})`), negative.includes(m), `${m} named exactly when its share is below 0: ${note.text}`);
   assert.deepEqual(errors, []);
 });
@@ -137,6 +138,15 @@ test('editing the context changes the answer and the bars; the shares are the CL
     assert.equal(out.answer, m.answer, m.name);
     assert.ok(Math.abs(out.answer_attention - page_.answer) < 1e-6, `${m.name}: ${out.answer_attention} vs ${page_.answer}`);
     assert.ok(Math.abs(out.noise_attention - page_.noise) < 1e-6, `${m.name}: ${out.noise_attention} vs ${page_.noise}`);
+    assert.ok(Math.abs(out.answer_abs - page_.answer_abs) < 1e-6, `${m.name}: ${out.answer_abs} vs ${page_.answer_abs}`);
+    assert.ok(Math.abs(out.noise_abs - page_.noise_abs) < 1e-6, `${m.name}: ${out.noise_abs} vs ${page_.noise_abs}`);
+  }
+  // Each signed share has its share of absolute values beside it, drawn (between 0 and 1).
+  const drawn = await bars(page);
+  for (const [m, v] of Object.entries(drawn)) {
+    for (const k of ['answer_abs', 'noise_abs']) assert.ok(v[k] >= 0 && v[k] <= 1, `${m} ${k} ${v[k]}`);
+    const layer = asked.models.find((x) => x.name === m).layers.at(-1);
+    assert.ok(Math.abs(v.answer_abs - layer.answer_abs) < 1e-4 && Math.abs(v.noise_abs - layer.noise_abs) < 1e-4, m);
   }
   assert.deepEqual(errors, []);
 });

@@ -200,9 +200,11 @@ test('what differential attention is for: one line on the explorer, opened a car
     });
     assert.match(body.text, lang === 'en' ? /noise-cancelling headphones/ : /降噪耳机/);
     assert.match(body.text, /A − shift\(A\)/);
-    assert.equal(body.picture, 48, 'three 4 × 4 maps');
+    assert.equal(body.picture, 64, 'four rows of the real model, 16 word pieces each');
+    assert.match(body.text, lang === 'en' ? /0\.68 on «animal»/ : /0\.68/);
     assert.equal(body.link, true, 'the page links its lesson');
     await screenshot(page, `maps-teach-purpose-${lang}`);
+    assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('purpose-lesson').getAttribute('href')), '?lesson=noise');
     assert.deepEqual(errors, []);
     await context.close();
   }

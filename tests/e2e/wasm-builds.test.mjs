@@ -165,7 +165,7 @@ test('wasm-features.js picks the simd128 build in Chromium and the baseline buil
   }
 });
 
-test('the page, the lesson, the element and the single file each instantiate the build wasm-features.js picks, and draw', async () => {
+test('the page, the lessons, the element and the single file each instantiate the build wasm-features.js picks, and draw', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'diffattn-builds-'));
   temps.push(dir);
   await copyFile(path.join(ROOT, 'pkg', 'diffattn-explorer.inline.js'), path.join(dir, 'diffattn-explorer.inline.js'));
@@ -201,6 +201,18 @@ test('the page, the lesson, the element and the single file each instantiate the
       await waitForReady(page);
       assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(simd ? 'simd128' : 'baseline', 'diffattn_lesson')], `the lesson, ${label}`);
       assert.deepEqual(lessonRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_lesson_simd_bg.wasm' : '/pkg/diffattn_lesson_bg.wasm'], `the lesson fetches its own module's build, ${label}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+
+      // The noise lesson (`?lesson=noise`): the model's module only, the same build.
+      ({ page, errors, context } = await h.newPage());
+      await recordInstances(page, { simd });
+      const noiseRequested = [];
+      page.on('request', (req) => noiseRequested.push(new URL(req.url()).pathname));
+      await page.goto(h.url('/www/?lesson=noise'));
+      await waitForReady(page);
+      assert.deepEqual(await page.evaluate(() => window.wasmInstances), [hashOf(simd ? 'simd128' : 'baseline', 'diffattn_pretrained')], `the noise lesson, ${label}`);
+      assert.deepEqual(noiseRequested.filter((p) => p.endsWith('.wasm')), [simd ? '/pkg/diffattn_pretrained_simd_bg.wasm' : '/pkg/diffattn_pretrained_bg.wasm'], `the noise lesson fetches the model's module only, ${label}`);
       assert.deepEqual(errors, []);
       await context.close();
 

@@ -74,12 +74,15 @@ struct LayerInfoJs {
     formula: &'static str,
 }
 
-/// `{ answer, noise, noise_magnitude }`.
+/// `{ answer, noise, noise_magnitude, answer_abs, noise_abs }` (the signed shares and the
+/// shares of absolute values: `retrieval::measure`).
 #[derive(Serialize, Clone, Copy)]
 struct SharesJs {
     answer: f64,
     noise: f64,
     noise_magnitude: f64,
+    answer_abs: f64,
+    noise_abs: f64,
 }
 
 impl From<Shares> for SharesJs {
@@ -88,6 +91,8 @@ impl From<Shares> for SharesJs {
             answer: s.answer,
             noise: s.noise,
             noise_magnitude: s.noise_magnitude,
+            answer_abs: s.answer_abs,
+            noise_abs: s.noise_abs,
         }
     }
 }

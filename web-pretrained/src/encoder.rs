@@ -18,6 +18,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{js_error, now_ms, to_js};
 use diffattn::model::bert::{self, Bert};
+use diffattn::pretrained::noise;
 
 thread_local! {
     /// The model once read (`Encoder.load`), for every encoder of the instance.
@@ -60,10 +61,19 @@ struct SimilarityJs {
     mechanism: f32,
 }
 
+/// `{ query, target }`: the noise lesson's proposal.
+#[derive(Serialize)]
+struct ProposalJs {
+    query: usize,
+    target: usize,
+}
+
 /// One text through the pretrained model, in pieces (see the module's header).
 #[wasm_bindgen]
 pub struct Encoder {
     encoder: bert::Encoder,
+    /// The word pieces of the text set last.
+    pieces: Vec<String>,
 }
 
 #[wasm_bindgen]
@@ -88,6 +98,7 @@ impl Encoder {
             .ok_or_else(|| js_error("pretrained model: none read (Encoder.load)"))?;
         Ok(Encoder {
             encoder: bert::Encoder::new(bert),
+            pieces: Vec::new(),
         })
     }
 
@@ -101,6 +112,7 @@ impl Encoder {
     /// `{ tokens, total, truncated }`.
     pub fn set_text(&mut self, text: &str) -> Result<JsValue, JsError> {
         let pieces = self.encoder.set_text(text);
+        self.pieces.clone_from(&pieces.pieces);
         to_js(&PiecesJs {
             tokens: pieces.pieces,
             total: pieces.total,
@@ -185,6 +197,32 @@ impl Encoder {
             }),
             None => Ok(JsValue::UNDEFINED),
         }
+    }
+
+    /// The noise lesson's proposal for the text's word pieces (`diffattn::pretrained::noise::
+    /// propose`): `{ query, target }` (from 0), or `undefined`.
+    pub fn propose(&self) -> Result<JsValue, JsError> {
+        match noise::propose(&self.pieces) {
+            Some((query, target)) => to_js(&ProposalJs { query, target }),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The noise lesson's figures (`diffattn::pretrained::noise::noise_lesson`, the function
+    /// behind `diffattn noise`) for the query piece `query` and its target `target` (from 0),
+    /// once `work` brought every layer's input in (`work(layers − 1, …)`); `undefined` before.
+    /// `{ query, target, sinks, heads: [{ layer, head, before, difference: { head, lambda,
+    /// shares } | null, shift }], mean_before, mean_difference, mean_shift }`, each figure set
+    /// `{ target, sinks, other, target_abs, sinks_abs, other_abs }`; throws for a target that
+    /// is a sink or past the text.
+    pub fn noise_lesson(&self, query: usize, target: usize) -> Result<JsValue, JsError> {
+        let Some(rows) = noise::query_rows(&self.encoder, query) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let rows = rows.map_err(|e| js_error(e.to_string()))?;
+        let lesson = noise::noise_lesson(&rows, query, target, &noise::sink_pieces(&self.pieces))
+            .map_err(|e| js_error(e.to_string()))?;
+        to_js(&lesson)
     }
 
     /// How many of the model's layers this encoder ran (nothing is computed twice).

@@ -26,6 +26,12 @@ use wasm_bindgen::prelude::*;
 pub use bench::BenchBert;
 pub use encoder::Encoder;
 
+/// The crate version, so the noise lesson's page can show what it runs.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
 /// Installs the panic hook once, when the module is instantiated: a panic then prints its
 /// message to the console before the call traps with a `WebAssembly.RuntimeError`.
 #[wasm_bindgen(start)]

@@ -16,6 +16,7 @@ export const LESSON_STRINGS = Object.freeze({
     bars_title: 'Attention from «?» at layer {layer}',
     bar_answer: 'on the answer',
     bar_noise: 'on the noise',
+    bar_abs: 'outlined: share of |values|',
     model: 'Maps of',
     layer: 'Layer',
     answers: '{model} answers {answer} ({p} %)',
@@ -31,7 +32,7 @@ export const LESSON_STRINGS = Object.freeze({
     failed: 'The lesson could not start: {msg}',
     back: 'Back to the explorer',
     honest: 'Over three seeds these small models do not reproduce the paper’s effect (docs/LESSON.md): these are the seed-1 models.',
-    negative_share: 'A share below 0 ({models}): the map is a difference (A1 − λ·A2, or A − shift(A)), and its cells are negative where the subtracted map outweighs the first. The layer then subtracts those tokens’ values from its output instead of adding them, and the projections after it can still read them, with the sign turned: a weight, not a probability. Each model’s answer (below) comes from all of its layers.',
+    negative_share: 'A share below 0 ({models}) means that the map is a difference (A1 − λ·A2, or A − shift(A)) whose subtracted map outweighs the first at those tokens, so the layer takes their values away from its output instead of adding them (a weight, not a probability); the outlined bars beside each share count the same tokens as a share of the row’s absolute values, which stays between 0 and 1. Each model’s answer (below) comes from all of its layers.',
     lede: 'The noise lesson: the Differential Transformer paper’s measure, live, on four small trained models.',
   }),
   zh: Object.freeze({
@@ -45,6 +46,7 @@ export const LESSON_STRINGS = Object.freeze({
     bars_title: '第 {layer} 层「?」的注意力',
     bar_answer: '落在答案上',
     bar_noise: '落在噪声上',
+    bar_abs: '空心：绝对值的份额',
     model: '显示的模型',
     layer: '层',
     answers: '{model} 的回答是 {answer}（{p} %）',
@@ -60,7 +62,7 @@ export const LESSON_STRINGS = Object.freeze({
     failed: '检索课无法启动：{msg}',
     back: '返回探索器',
     honest: '在三个随机种子上，这些小模型都没有稳定复现论文的效果（docs/LESSON.md）：这里显示的是种子 1 的模型。',
-    negative_share: '份额低于 0（{models}）：注意力图是一个差（A1 − λ·A2，或 A − shift(A)），在被减去的那张图超过第一张的地方，格子就是负的。这一层的输出于是减去而不是加上这些词元的值，之后的投影仍能以相反的符号读出它们：这是权重而不是概率。每个模型的回答（见下）来自它的全部层。',
+    negative_share: '份额低于 0（{models}）表示这张图是一个差（A1 − λ·A2，或 A − shift(A)），在这些词元上被减去的图超过了第一张图，所以这一层从输出中减去而不是加上它们的值（这是权重而不是概率）；每个份额旁边的空心柱把同样的词元算作该行绝对值中的份额，总在 0 与 1 之间。每个模型的回答（见下）来自它的全部层。',
     lede: '噪声课：差分 Transformer 论文的度量，在四个训练好的小模型上实时计算。',
   }),
 });

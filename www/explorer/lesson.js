@@ -286,7 +286,7 @@ export class RetrievalLesson {
     e.barsTitle.textContent = lt('bars_title', { layer });
     const groups = asked.models.filter((m) => m.layers).map((m) => ({ name: m.name, ...m.layers[Math.min(layer, m.layers.length) - 1] }));
     const width = Math.max(280, Math.min(560, e.bars.clientWidth || 480));
-    e.bars.replaceChildren(groups.length ? barChart(groups, { answer: lt('bar_answer'), noise: lt('bar_noise') }, width) : '');
+    e.bars.replaceChildren(groups.length ? barChart(groups, { answer: lt('bar_answer'), noise: lt('bar_noise'), abs: lt('bar_abs') }, width) : '');
     // A share below 0 (a difference map's): what it means, for the models that have one.
     const negative = groups.filter((g) => g.answer < 0 || g.noise < 0).map((g) => g.name);
     e.negative.hidden = negative.length === 0;

@@ -39,33 +39,46 @@ function sliders(group) {
 }
 
 /**
- * The picture of what differential attention is for: two 4 × 4 maps that share a bright first
- * column (attention noise: mass on a token that carries nothing) and differ in one cell (the
- * token the query looks for); their difference keeps the cell and cancels the column. Static
- * markup, the colours of the page's scales (viridis for the maps, PuOr for the difference).
+ * The picture of what differential attention is for, drawn from the real model's numbers: the
+ * row of «it» in all-MiniLM-L6-v2's layer 4 on "The animal didn't cross the street because it
+ * was too tired." (16 word pieces; `diffattn encode --attentions`, rounded to two places). Head 2
+ * (`A1`) looks at «animal»; head 8 (`A2`) spreads over `[CLS]` and the first words. Their
+ * difference `A1 − 0.8·A2` keeps «animal» and cancels what both share (below 0 where `A2` had
+ * more); the seed article's `A − shift(A)` instead puts a negative copy beside the peak. One
+ * small bar chart per row (the maps' bars up from 0; a difference's up and down, in the
+ * colours of the page's diverging scale).
  */
+const PURPOSE_ROWS = Object.freeze([
+  ['A1', [0.1, 0.04, 0.68, 0, 0, 0, 0.01, 0, 0.05, 0, 0.06, 0, 0, 0.02, 0, 0.01]],
+  ['0.8·A2', [0.22, 0.19, 0.15, 0.03, 0.02, 0.01, 0.01, 0.02, 0.02, 0.01, 0.02, 0.02, 0.01, 0.01, 0.03, 0.04]],
+  ['A1 − 0.8·A2', [-0.11, -0.15, 0.52, -0.03, -0.01, -0.01, 0.01, -0.01, 0.02, -0.01, 0.04, -0.01, -0.01, 0.01, -0.03, -0.03]],
+  ['A − shift(A)', [0.09, -0.06, 0.63, -0.67, 0, 0, 0.01, -0.01, 0.05, -0.05, 0.06, -0.06, 0, 0.02, -0.01, 0.01]],
+]);
+
 function purposePicture() {
-  const cells = (map, x0, colour) => {
-    const out = [];
-    for (let r = 0; r < 4; r++) {
-      for (let c = 0; c < 4; c++) out.push(`<rect x="${x0 + c * 14}" y="${18 + r * 14}" width="13" height="13" fill="${colour(map[r][c])}"/>`);
-    }
-    return out.join('');
-  };
-  const viridis = (v) => ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'][Math.round(v * 4)];
-  const puor = (v) => (v > 0.05 ? '#542788' : v < -0.05 ? '#b35806' : '#f7f7f7');
-  const noise = [0.75, 0.25, 0, 0];
-  const a1 = [noise, [0.75, 0.25, 0, 1], noise, noise];
-  const a2 = [noise, noise, noise, noise];
-  const diff = a1.map((row, r) => row.map((v, c) => v - a2[r][c]));
-  const label = (x, text) => `<text x="${x + 27}" y="12" text-anchor="middle">${text}</text>`;
-  return `<svg class="purpose-picture" viewBox="0 0 236 80" role="img" aria-labelledby="purpose-picture-label">
+  const x0 = 74;
+  const step = 13;
+  const unit = 50; // pixels per 1.0 of attention
+  let y = 16;
+  const rows = PURPOSE_ROWS.map(([label, row], r) => {
+    const signed = r >= 2;
+    const up = Math.ceil(Math.max(...row) * unit);
+    const down = signed ? Math.ceil(-Math.min(...row) * unit) : 0;
+    const base = y + up + 1;
+    const bars = row.map((v, c) => {
+      const h = Math.max(0.5, Math.abs(v) * unit);
+      const cls = !signed ? 'attn' : v < 0 ? 'neg' : 'pos';
+      return `<rect class="${cls}" x="${x0 + c * step + 1}" y="${(v < 0 ? base : base - h).toFixed(1)}" width="${step - 2}" height="${h.toFixed(1)}"><title>${v}</title></rect>`;
+    });
+    const out = `<text x="${x0 - 4}" y="${base + 3}" text-anchor="end">${label}</text><line x1="${x0}" x2="${x0 + 16 * step}" y1="${base}" y2="${base}"/>${bars.join('')}`;
+    y = base + down + 6;
+    return out;
+  });
+  const column = (c, text, anchor = 'middle') => `<text x="${x0 + c * step + 6.5}" y="10" text-anchor="${anchor}">${text}</text>`;
+  return `<svg class="purpose-picture" viewBox="0 0 ${x0 + 16 * step + 14} ${y}" role="img" aria-labelledby="purpose-picture-label">
   <title id="purpose-picture-label" data-i18n="purpose_picture"></title>
-  ${label(0, 'A1')}${cells(a1, 0, viridis)}
-  <text x="66" y="50" class="op">−</text>
-  ${label(80, 'λ·A2')}${cells(a2, 80, viridis)}
-  <text x="146" y="50" class="op">=</text>
-  ${label(160, 'A1 − λ·A2')}${cells(diff, 160, puor)}
+  ${column(0, '[CLS]')}${column(2.4, 'animal')}${column(15, '[SEP]')}
+  ${rows.join('\n  ')}
 </svg>`;
 }
 
@@ -93,10 +106,15 @@ const MARKUP = `
   <details id="purpose" class="purpose" part="purpose" data-control="purpose">
     <summary data-i18n="purpose_title">What is differential attention for?</summary>
     <div class="purpose-body">
-      <p data-i18n="purpose_noise"></p>
-      ${purposePicture()}
-      <p data-i18n="purpose_shift"></p>
-      <p id="purpose-lesson-line" hidden><a id="purpose-lesson" data-i18n="purpose_lesson" href="?lesson=retrieval"></a></p>
+      <div class="purpose-text">
+        <p data-i18n="purpose_noise"></p>
+        <p data-i18n="purpose_shift"></p>
+        <p id="purpose-lesson-line" hidden><a id="purpose-lesson" data-i18n="purpose_lesson" href="?lesson=noise"></a></p>
+      </div>
+      <figure class="purpose-figure">
+        ${purposePicture()}
+        <figcaption class="purpose-caption" data-i18n="purpose_picture"></figcaption>
+      </figure>
     </div>
   </details>
 

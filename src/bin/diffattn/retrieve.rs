@@ -83,6 +83,8 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
             "answer_attention": s.answer,
             "noise_attention": s.noise,
             "noise_magnitude": s.noise_magnitude,
+            "answer_abs": s.answer_abs,
+            "noise_abs": s.noise_abs,
         })
     };
     let chosen = measure.layers[at];
@@ -111,6 +113,8 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
         "answer_attention": chosen.answer,
         "noise_attention": chosen.noise,
         "noise_magnitude": chosen.noise_magnitude,
+        "answer_abs": chosen.answer_abs,
+        "noise_abs": chosen.noise_abs,
         "layers": measure.layers.iter().map(shares).collect::<Vec<_>>(),
         "mean_over_layers": shares(&measure.mean()),
         "tokens": asked.tokens,

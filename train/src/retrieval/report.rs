@@ -43,14 +43,7 @@ fn pick(layers: &[Shares], which: Which) -> Shares {
     match which {
         Which::Retrieving => *layers.last().expect("a layer"),
         Which::Layer(l) => layers[l],
-        Which::Mean => {
-            let n = layers.len() as f64;
-            Shares {
-                answer: layers.iter().map(|s| s.answer).sum::<f64>() / n,
-                noise: layers.iter().map(|s| s.noise).sum::<f64>() / n,
-                noise_magnitude: layers.iter().map(|s| s.noise_magnitude).sum::<f64>() / n,
-            }
-        }
+        Which::Mean => Shares::mean(layers),
     }
 }
 

@@ -1,0 +1,118 @@
+// The noise lesson's strings in English and Simplified Chinese (the texts stay English: the
+// model reads English), and its example texts. Plain data, so node can check that both
+// languages have the same keys (tests/e2e/noise-lesson.test.mjs).
+
+import { formatParts } from './i18n.js';
+
+export const NOISE_STRINGS = Object.freeze({
+  en: Object.freeze({
+    title: 'The noise lesson: what a difference of two heads cancels, on a real model',
+    intro: 'A real Transformer, all-MiniLM-L6-v2 (6 layers of 12 heads), reads the text. For one query token and the token it should find (the target), each head’s row of the query is split into the target, the sinks [CLS] and [SEP] (attention parked where it carries nothing: the paper’s attention noise) and every other token. Then the same row after a difference: the head minus λ × a partner head of its layer (A1 − λ·A2), and after the seed article’s shift-difference (A + G ⊙ (A − shift(A))).',
+    text: 'Text',
+    example_pronoun: 'A pronoun',
+    example_retrieval: 'A retrieval context',
+    tokens: 'Word pieces: click one to make it the {which}',
+    pick_query: 'query',
+    pick_target: 'target',
+    picked: 'Query «{query}», target «{target}»',
+    proposed_pronoun: 'proposed: a pronoun and the first noun of its sentence (click other pieces to change them)',
+    proposed_retrieval: 'proposed: the question mark and the answer (click other pieces to change them)',
+    chosen: 'chosen by you',
+    no_proposal: 'Click a word piece to make it the query, then one to make it the target.',
+    loading: 'Loading the model (45.5 MB, once; the browser keeps it)… {mb} MB',
+    computing: 'Running the model…',
+    failed: 'The lesson could not start: {msg}',
+    sink_target: '[CLS] and [SEP] are the sinks: pick another target.',
+    chart_title: 'Every head of every layer: where the row of «{query}» goes',
+    chart_caption: 'Each head has three bars, as shares of the row’s absolute values: its own map, minus λ × its partner, and after shift-difference. Red: on «{target}»; dark: on [CLS]/[SEP]; light: everything else. Click a bar to open its maps in the explorer.',
+    legend_target: 'on the target',
+    legend_sinks: 'on [CLS]/[SEP]',
+    legend_other: 'on the rest',
+    bars_order: '· bars, left to right: {a} | {b} | {c}',
+    bar_before: 'the head',
+    bar_difference: 'minus λ × partner',
+    bar_shift: 'shift-difference',
+    layer: 'layer {l}',
+    head: 'head {h}',
+    tip: 'Layer {l}, head {h}, {what}: target {t} ({ta} of |row|), [CLS]/[SEP] {s} ({sa}), rest {o} ({oa})',
+    tip_partner: 'Layer {l}, head {h} − {lam} × head {p}: target {t} ({ta} of |row|), [CLS]/[SEP] {s} ({sa}), rest {o} ({oa})',
+    tip_none: 'Layer {l}, head {h}: no partner keeps half the target and raises its share; the head as it is',
+    search: 'The partner: for each head the page tried the other 11 heads of its layer and λ = 0.05, 0.10, … 1.00, and kept the difference whose target is the largest share of the row’s absolute values while it keeps at least half the head’s own target. {found}',
+    search_found: 'Here: layer {l}, head {h} − {lam} × head {p} keeps {t} of {t0} on the target and leaves {s} on [CLS]/[SEP] (was {s0}).',
+    means_title: 'Mean over the 72 heads (signed; share of absolute values in brackets)',
+    means_row_before: 'the heads',
+    means_row_difference: 'minus λ × partner',
+    means_row_shift: 'shift-difference',
+    means_target: 'target',
+    means_sinks: '[CLS]/[SEP]',
+    means_other: 'rest',
+    paper: 'For comparison, the paper’s trained models (Ye et al., Differential Transformer, Table 3; 3-billion-parameter models, 4K-token retrieval, mean over heads and layers): Transformer 0.03–0.09 on the answer and 0.49–0.54 on the noise; Differential Transformer 0.27–0.40 and 0.01–0.02.',
+    negative: 'A signed value below 0 means that the subtracted map outweighs the first there, so the layer takes that token’s value away instead of adding it: a weight, not a probability.',
+    honest: 'A what-if: these are a standard Transformer’s heads, trained as plain softmax heads and never as pairs, so this shows what the subtraction does to real maps, not what a trained Differential Transformer learns (docs/LESSON.md).',
+    open_maps: 'Open the maps',
+    back: 'Back to the explorer',
+    lede: 'The noise lesson: what differential attention cancels, on every head of a real model.',
+  }),
+  zh: Object.freeze({
+    title: '噪声课：两个头相减能抵消什么——在真实模型上',
+    intro: '一个真实的 Transformer，all-MiniLM-L6-v2（6 层，每层 12 个头），读取这段文本。对于一个查询词元和它应当找到的词元（目标），把每个头中查询的那一行分成三部分：目标、汇点 [CLS] 和 [SEP]（停放在不携带信息之处的注意力：论文所说的注意力噪声）以及其余所有词元。然后看相减之后的同一行：该头减去同层一个搭档头的 λ 倍（A1 − λ·A2），以及种子文章的移位差分（A + G ⊙ (A − shift(A))）之后。',
+    text: '文本',
+    example_pronoun: '一个代词',
+    example_retrieval: '一段检索上下文',
+    tokens: '词片：点击一个，把它设为{which}',
+    pick_query: '查询',
+    pick_target: '目标',
+    picked: '查询「{query}」，目标「{target}」',
+    proposed_pronoun: '建议：一个代词和它所在句子的第一个名词（点击其他词片可更改）',
+    proposed_retrieval: '建议：问号和答案（点击其他词片可更改）',
+    chosen: '由你选择',
+    no_proposal: '点击一个词片设为查询，再点击一个设为目标。',
+    loading: '正在加载模型（45.5 MB，只下载一次，浏览器会保留）… {mb} MB',
+    computing: '正在运行模型…',
+    failed: '噪声课无法启动：{msg}',
+    sink_target: '[CLS] 和 [SEP] 是汇点：请选择别的目标。',
+    chart_title: '每一层的每个头：「{query}」这一行的注意力去了哪里',
+    chart_caption: '每个头有三根柱，按该行绝对值的份额：它自己的图、减去 λ 倍搭档之后、移位差分之后。红色：落在「{target}」上；深色：落在 [CLS]/[SEP] 上；浅色：其余。点击一根柱即可在探索器中打开它的注意力图。',
+    legend_target: '落在目标上',
+    legend_sinks: '落在 [CLS]/[SEP] 上',
+    legend_other: '落在其余部分',
+    bars_order: '· 每组柱从左到右：{a} | {b} | {c}',
+    bar_before: '该头',
+    bar_difference: '减去 λ 倍搭档',
+    bar_shift: '移位差分',
+    layer: '第 {l} 层',
+    head: '头 {h}',
+    tip: '第 {l} 层，头 {h}，{what}：目标 {t}（占 |行| 的 {ta}），[CLS]/[SEP] {s}（{sa}），其余 {o}（{oa}）',
+    tip_partner: '第 {l} 层，头 {h} − {lam} × 头 {p}：目标 {t}（占 |行| 的 {ta}），[CLS]/[SEP] {s}（{sa}），其余 {o}（{oa}）',
+    tip_none: '第 {l} 层，头 {h}：没有搭档能在保留一半目标的同时提高它的份额；保持原样',
+    search: '搭档：对每个头，页面尝试了同层其余 11 个头以及 λ = 0.05、0.10……1.00，保留这样的差：在至少保留该头自身目标一半的前提下，目标占该行绝对值的份额最大。{found}',
+    search_found: '这里：第 {l} 层，头 {h} − {lam} × 头 {p} 在目标上保留 {t}（原为 {t0}），[CLS]/[SEP] 上剩下 {s}（原为 {s0}）。',
+    means_title: '72 个头的平均（有符号；括号中为绝对值份额）',
+    means_row_before: '各头本身',
+    means_row_difference: '减去 λ 倍搭档',
+    means_row_shift: '移位差分',
+    means_target: '目标',
+    means_sinks: '[CLS]/[SEP]',
+    means_other: '其余',
+    paper: '作为对照，论文中训练好的模型（Ye 等，差分 Transformer，表 3；30 亿参数模型，4K 词元检索，按头和层平均）：Transformer 在答案上 0.03–0.09、在噪声上 0.49–0.54；差分 Transformer 为 0.27–0.40 和 0.01–0.02。',
+    negative: '有符号的值低于 0 表示被减去的图在那里超过了第一张图，所以这一层减去而不是加上该词元的值：这是权重而不是概率。',
+    honest: '这是一个假设实验：这些是标准 Transformer 的头，作为普通 softmax 头训练，从未成对训练，所以这里显示的是减法对真实注意力图的作用，而不是训练好的差分 Transformer 会学到什么（docs/LESSON.md）。',
+    open_maps: '打开注意力图',
+    back: '返回探索器',
+    lede: '噪声课：差分注意力抵消了什么，在真实模型的每个头上。',
+  }),
+});
+
+/** The example texts (English: the model reads English). */
+export const NOISE_EXAMPLES = Object.freeze({
+  pronoun: "The animal didn't cross the street because it was too tired.",
+  retrieval: 'The room of Anna is 42. The film was long but never dull. The room of Ben is 15. The code of Maria is 7. It was a cold and quiet morning. What is the room of Anna?',
+});
+
+/** The string `key` in `lang` with `{placeholders}` filled, as text. */
+export function noiseText(lang, key, params = {}) {
+  const table = NOISE_STRINGS[lang] ?? NOISE_STRINGS.en;
+  return formatParts(table[key] ?? NOISE_STRINGS.en[key] ?? key, params)
+    .map(String)
+    .join('');
+}
