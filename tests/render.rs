@@ -122,6 +122,7 @@ fn layout_spec() -> impl Strategy<Value = LayoutSpec> {
                     title_em: ti,
                     colorbar,
                     padded: colorbar,
+                    strip: None,
                 }
             },
         )
@@ -311,6 +312,7 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 320);
 
@@ -363,6 +365,7 @@ fn svg_text_is_the_layout_font_size() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(Array2::zeros((2, 2)).view(), &frame, 200, 200);
     let size: f64 = svg
@@ -391,6 +394,7 @@ fn empty_maps_draw_a_frame() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 600, 500);
     assert!(svg.contains("∅ (1 × 0)"));
@@ -425,6 +429,7 @@ fn labels_are_truncated_and_mismatched_labels_tolerated() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 300, 300);
     assert!(svg.contains("internation…") && !svg.contains("internationalisation"));
@@ -462,6 +467,7 @@ fn panels_sit_side_by_side() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = panel_svg(
         &[
@@ -518,7 +524,7 @@ proptest! {
             masked_label: "",
             constant: None,
             constant_label: "",
-            parts: FrameParts::ALL,
+            parts: FrameParts::ALL, strip: None,
         };
         let svg = heatmap_svg(map.view(), &frame, 360, 300);
         assert_only_known_markup(&svg);
@@ -548,6 +554,7 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 400);
     let light = hex(MASKED_RGB[1]);
@@ -608,6 +615,7 @@ fn a_constant_map_says_so_instead_of_stretching_noise() {
         constant: constant_value(d.view()),
         constant_label: "constant",
         parts: FrameParts::ALL,
+        strip: None,
     };
     assert_eq!(frame.constant, Some(0.0));
     let svg = heatmap_svg(d.view(), &frame, 400, 400);
@@ -653,6 +661,7 @@ fn the_colorbar_as_one_image_runs_from_the_scales_top_down_to_its_bottom() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let layout = frame.layout_with(
         400,

@@ -23,6 +23,7 @@ mod describe;
 mod lambda;
 mod pretrained;
 mod settings;
+mod sink;
 mod source;
 mod work;
 

@@ -11,6 +11,7 @@ fn maps(count: usize, tokens: usize) -> Vec<GridMap> {
             cols: tokens,
             col_label_em: 4.0,
             own_bar_em: None,
+            strip: None,
         };
         count
     ]
@@ -55,6 +56,7 @@ fn plot_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> PixelRect {
             title_em: 0.0,
             colorbar: place.parts.colorbar,
             padded: place.parts.padded,
+            strip: None,
         },
         grid.font_px,
     );
@@ -168,6 +170,7 @@ fn a_map_with_its_own_colorbar_is_wider_and_its_plot_the_same() {
         cols: 32,
         col_label_em: 1.5,
         own_bar_em: Some(2.5),
+        strip: None,
     };
     let s = GridSpec {
         legend_entries: 1,
