@@ -2,8 +2,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use diffattn::render::{
-    cells_rgba, heatmap_svg, panel_svg, Frame, FrameParts, HeatmapLayout, LayoutSpec, Palette,
-    Panel, Scale, Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
+    cells_rgba, heatmap_svg, panel_svg, strip_rgba, Frame, FrameParts, HeatmapLayout, LayoutSpec,
+    Palette, Panel, Scale, Strip, Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
 };
 use ndarray::{array, Array2};
 use proptest::prelude::*;
@@ -346,6 +346,85 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
         })
         .count();
     assert_eq!(inside, 3 * 4);
+}
+
+#[test]
+fn the_sinks_strip_is_one_cell_wide_right_of_the_plot_labelled_and_on_the_maps_scale() {
+    // Two rows that kept 0.75 and 0.25 of their mass: the sink took 0.25 and 0.75.
+    let tokens = labels(&["the", "cat"]);
+    let map = array![[0.5_f32, 0.25], [0.125, 0.125]];
+    let shares = [0.25_f32, 0.75];
+    let scale = Scale::sequential(0.0, 0.75);
+    let theme = Theme::light();
+    let plain = Frame {
+        title: "A",
+        row_labels: &tokens,
+        col_labels: &tokens,
+        scale: &scale,
+        theme: &theme,
+        font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
+        parts: FrameParts::ALL,
+        strip: None,
+    };
+    let frame = Frame {
+        strip: Some(Strip {
+            values: &shares,
+            label: "sink",
+        }),
+        ..plain
+    };
+    let layout = frame.layout(400, 320);
+    let (p, s) = (layout.plot, layout.strip);
+    // A cell wide, as tall as the plot, a gap right of it, the colour bar further right.
+    assert_eq!(s.width, p.width / 2);
+    assert_eq!((s.y, s.height), (p.y, p.height));
+    assert!(s.x > p.right() && layout.colorbar.x > s.right());
+    assert_eq!(
+        layout.strip_row_at(f64::from(s.x), f64::from(s.bottom() - 1)),
+        Some(1)
+    );
+    assert_eq!(
+        layout.strip_row_at(f64::from(p.right() - 1), f64::from(p.y)),
+        None
+    );
+    // Without a strip nothing of it is laid out, and the plot is as large as the room allows.
+    let without = plain.layout(400, 320);
+    assert_eq!(without.strip.width, 0);
+    assert!(without.plot.width >= p.width);
+
+    // The strip's pixels: each row of pixels the colour of its row's share.
+    let mut rgba = Vec::new();
+    strip_rgba(&frame.strip.unwrap(), &scale, &layout, &mut rgba);
+    assert_eq!(rgba.len(), (s.width * s.height * 4) as usize);
+    let at = |y: u32| rgba[(y * s.width * 4) as usize..][..3].to_vec();
+    assert_eq!(at(0), scale.color(0.25).to_vec());
+    assert_eq!(at(s.height - 1), scale.color(0.75).to_vec());
+    assert_eq!(
+        at(s.height - 1),
+        VIRIDIS_HIGH.to_vec(),
+        "0.75 is the top of the scale"
+    );
+
+    // The SVG export: one rectangle per strip cell in its colour, and the label.
+    let svg = heatmap_svg(map.view(), &frame, 400, 320);
+    let drawn = rects(&svg);
+    for (row, &v) in shares.iter().enumerate() {
+        let cell = layout.strip_cell_rect(row);
+        assert!(
+            drawn.iter().any(
+                |r| (r.0, r.1, r.2, r.3) == (cell.x, cell.y, cell.width, cell.height)
+                    && r.4 == hex(scale.color(v))
+            ),
+            "strip cell {row} at {cell:?}"
+        );
+    }
+    let says_sink = |svg: &str| svg.lines().any(|l| l.trim() == "sink");
+    assert!(says_sink(&svg));
+    assert!(!says_sink(&heatmap_svg(map.view(), &plain, 400, 320)));
 }
 
 #[test]
