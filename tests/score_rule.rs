@@ -4,8 +4,8 @@
 //! Captured layers of those models against transformers: tests/golden.rs.
 #![cfg(not(target_arch = "wasm32"))]
 
-use diffattn::engine::StageId;
-use diffattn::explorer::Explorer;
+use diffattn::engine::{MechanismKind, StageId};
+use diffattn::explorer::{Explorer, SettingsPatch};
 use diffattn::model::Model;
 use diffattn::spec::{parse_spec, spec_json};
 use serde_json::{json, Value};
@@ -233,6 +233,16 @@ fn the_sink_strip_beside_a_holds_each_rows_share_and_its_cell_says_so() {
     let key = e.cell(1, 1).expect("a key's cell");
     assert!(!key.sink_cell && (f64::from(key.sink[0].1) - want[1]).abs() < 1e-6);
 
+    // Cosine attention, which the page also runs on this layer, has scores of its own and
+    // no sink: its rows sum to 1 and it has no strip.
+    e.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::Cosine),
+        ..Default::default()
+    })
+    .unwrap();
+    e.compute().unwrap();
+    assert!(!e.has_sink(StageId::A) && e.sink_shares(StageId::A, 0).is_none());
+    assert!(!e.is_sink_column(2) && e.cell(0, 1).unwrap().sink.is_empty());
     // The same layer without its sink: no strip, no column past the keys.
     e.load_spec(&spec(json!({ "scale": 1.0 })).to_string())
         .unwrap();

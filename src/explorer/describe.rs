@@ -127,7 +127,7 @@ impl Explorer {
             || layout.softcap.is_some()
             || layout.sinks.is_some()
             || layout.qk_norm.is_some();
-        if !changed || !base.contains("softmax(") || kind == MechanismKind::Cosine {
+        if !changed || !base.contains("softmax(") || !kind.scores_by_dot_product() {
             return base.to_string();
         }
         let product = if layout.qk_norm.is_some() {

@@ -11,10 +11,13 @@ use crate::engine::StageId;
 
 impl Explorer {
     /// Whether the mechanism shown has a map of `stage` whose rows lost mass to a learned sink:
-    /// the layer has sinks and each row of that map is one softmax they joined
-    /// ([`StageId::takes_sink`]: `A`, or `A1` and `A2`). Only such a map has a sink strip.
+    /// the layer has sinks, the mechanism's scores take them (the scaled dot product's; the
+    /// page also runs a layer with sinks as cosine or hierarchical attention, whose softmax has
+    /// none) and each row of that map is one softmax they joined ([`StageId::takes_sink`]:
+    /// `A`, or `A1` and `A2`). Only such a map has a sink strip.
     pub fn has_sink(&self, stage: StageId) -> bool {
         self.weights().layout.sinks.is_some()
+            && self.kind().scores_by_dot_product()
             && stage.takes_sink()
             && self.stages().contains(&stage)
     }

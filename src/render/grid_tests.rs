@@ -241,8 +241,8 @@ fn a_map_with_the_sinks_strip_holds_its_plot_and_the_strip_inside_its_canvas() {
                         grid.width_px <= w && grid.height_px <= h,
                         "{tokens} × {count} in {w}"
                     );
-                    for i in 0..count {
-                        let (layout, place) = (layout_of(&s, &grid, i), grid.places[i]);
+                    for (i, (map, place)) in maps.iter().zip(&grid.places).enumerate() {
+                        let layout = layout_of(&s, &grid, i);
                         if grid.plot_px as usize >= tokens {
                             assert_eq!(
                                 layout.plot.height, place.plot.height,
@@ -253,8 +253,7 @@ fn a_map_with_the_sinks_strip_holds_its_plot_and_the_strip_inside_its_canvas() {
                                 "{tokens} × {count} in {w}, map {i}"
                             );
                         }
-                        let drawn =
-                            maps[i].strip.is_some() && (focus.is_none() || focus == Some(i));
+                        let drawn = map.strip.is_some() && (focus.is_none() || focus == Some(i));
                         assert_eq!(layout.strip.width > 0, drawn, "{tokens} × {count}, map {i}");
                         if drawn {
                             let (p, st) = (layout.plot, layout.strip);
