@@ -60,7 +60,7 @@ pub struct Frame<'a> {
 /// only the first column draws row labels, only a map with none below it column labels, and
 /// maps that share a scale show it once, in a legend; the grid also picks the label font for
 /// every map, so none shrinks it on its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FrameParts {
     /// Row labels left of the plot.
     pub row_labels: bool,
@@ -100,17 +100,16 @@ impl Frame<'_> {
         (width_px, height_px, self.title, self.font_px.to_bits()).hash(&mut h);
         self.row_labels.hash(&mut h);
         self.col_labels.hash(&mut h);
-        // The small rest as written out (f32 ranges, colours, the mask, the parts).
+        (self.parts, self.strip.map(|s| s.label)).hash(&mut h);
+        // The small rest as written out (f32 ranges, colours, the mask).
         format!(
-            "{:?}|{:?}|{:?}|{}|{:?}|{}|{:?}|{:?}",
+            "{:?}|{:?}|{:?}|{}|{:?}|{}",
             self.scale,
             self.theme,
             self.mask,
             self.masked_label,
             self.constant.map(f32::to_bits),
             self.constant_label,
-            self.parts,
-            self.strip.map(|s| s.label)
         )
         .hash(&mut h);
         h.finish()
