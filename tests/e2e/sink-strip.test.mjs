@@ -166,6 +166,18 @@ test('a map without sinks, and every map after A, draws no strip', async () => {
     const cells = await stripCells(page, i, 2);
     assert.equal(cells[0] !== null, stages[i] === 'a', `${stages[i]}: a strip only beside A`);
   }
+  const flags = await page.evaluate(() => window.diffattn.view.view.stages.map((s) => [s.id, s.sink]));
+  assert.deepEqual(flags, stages.map((id) => [id, id === 'a']), 'the view says which maps have a strip');
+  // The guided walk's first step says A's rows sum to less than 1 and points at the strip; the
+  // next, shift(A), has no strip and says nothing of it.
+  await page.click('#view-walk');
+  await settled(page);
+  assert.match(await text(page, 'walk-text'), /sums to less than 1, and the strip right of the map, labelled sink/);
+  await page.click('#walk-next');
+  await settled(page);
+  assert.doesNotMatch(await text(page, 'walk-text'), /sink/);
+  await page.click('#view-explore');
+  await settled(page);
   await screenshot(page, 'sink-strip-shift-diff');
   assert.deepEqual(errors, []);
   await context.close();

@@ -225,6 +225,8 @@ export const STRINGS = Object.freeze({
     walk_title: 'Step {n} of {total}: {name}',
     walk_output_name: 'the output',
     walk_a: 'Each row is one token, the query, sharing out its attention over the keys (the columns); every row sums to 1. The brightest cell: «{q}» attends most to «{key}» ({v}).',
+    walk_a_sink: 'Each row is one token, the query, sharing out its attention over the keys (the columns) and this layer’s learned sink, which takes its share and is dropped: so every row sums to less than 1, and the strip right of the map, labelled sink, is what the sink took of each row. The brightest cell: «{q}» attends most to «{key}» ({v}).',
+    walk_sink: 'This layer’s learned sink takes a share of each row of this map and is dropped, so its rows sum to less than 1: the strip right of the map, labelled sink, is what it took.',
     walk_shifted: 'The same rows, moved {k} column(s) to the right ({fill}): what a token gave to key j now sits on key j + {k}. It asks: what did my neighbour attend to? Its brightest cell is now «{q}» → «{key}» ({v}).',
     walk_shifted_back: 'The rows moved {k} column(s) the other way, to the left ({fill}), for the symmetric difference. Brightest: «{q}» → «{key}» ({v}).',
     walk_d: 'D = A − shift(A): purple where a token attends more to a key than its shifted copy does, orange where less, near-white where they agree. The darkest purple cell, «{q}» → «{key}» (+{v}), is where attention is sharper than its neighbour’s; the deepest orange, «{q_min}» → «{key_min}» ({v_min}), where it is weaker.',
