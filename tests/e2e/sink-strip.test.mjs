@@ -111,6 +111,12 @@ test('a captured gpt-oss layer draws the sink strip beside A: each row’s share
   }
   assert.ok(matched > 0, 'some cell of A holds a value the strip shows');
 
+  // The screen-reader table has the strip as one more column after the keys.
+  await page.waitForFunction(() => [...window.diffattn.root.querySelectorAll('#table-fallback th[scope="col"]')].at(-1)?.textContent === 'sink');
+  const lastColumn = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('#table-fallback tbody tr')].map((tr) => tr.lastElementChild.textContent));
+  assert.equal(lastColumn.length, a.rows);
+  lastColumn.forEach((v, i) => assert.ok(Math.abs(Number(v.replace('\u2212', '-')) - shares[i]) < 1e-4, `table row ${i + 1}: ${v} vs ${shares[i]}`));
+
   // Hovering the strip cell of the row the sink takes most of: the readout says it is the
   // sink's share, with the number.
   const top = order[order.length - 1];
@@ -144,6 +150,9 @@ test('a map without sinks, and every map after A, draws no strip', async () => {
   const { page, errors, context } = await openExplorer(h, 'mechanism=shift_diff');
   const plain = await stripCells(page, 0, 3);
   assert.deepEqual(plain, [null, null, null], 'no strip beside A without sinks');
+  await page.waitForFunction(() => window.diffattn.root.querySelectorAll('#table-fallback th[scope="col"]').length > 1);
+  const headers = await page.evaluate(() => [...window.diffattn.root.querySelectorAll('#table-fallback th[scope="col"]')].map((th) => th.textContent));
+  assert.ok(headers.length > 1 && !headers.includes('sink'), 'no sink column in the table');
   const svg = await page.evaluate(() => window.diffattn.call((ex) => ex.export_svg('a')));
   assert.ok(!svg.split('\n').some((l) => l.trim() === 'sink'));
   // Hovering right of the plot hits no cell.

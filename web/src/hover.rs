@@ -102,6 +102,25 @@ impl Explorer {
         }
     }
 
+    /// The learned sink's share of rows `row..row + rows` of the shown head's map of `stage`
+    /// (its strip's cells, as a `Float32Array`), or `undefined` for a map without a sink strip
+    /// or not yet computed: the screen-reader table's column beside `window`'s.
+    pub fn sink_window(
+        &self,
+        stage: &str,
+        row: usize,
+        rows: usize,
+    ) -> Result<Option<Vec<f32>>, JsError> {
+        let stage = self.stage_shown(stage)?;
+        let Some(shares) = self.state.sink_shares(stage, self.state.head()) else {
+            return Ok(None);
+        };
+        let end = row.saturating_add(rows).min(shares.len());
+        Ok(Some(
+            shares.get(row.min(end)..end).unwrap_or_default().to_vec(),
+        ))
+    }
+
     /// The largest and smallest allowed cells of the shown head's map of `stage`:
     /// `{ max: { row, col, value, query, key }, min: { … } }`, or `undefined` (also while the
     /// maps are still being computed).
