@@ -2,8 +2,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use diffattn::render::{
-    cells_rgba, heatmap_svg, panel_svg, Frame, FrameParts, HeatmapLayout, LayoutSpec, Palette,
-    Panel, Scale, Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
+    cells_rgba, heatmap_svg, panel_svg, strip_rgba, Frame, FrameParts, HeatmapLayout, LayoutSpec,
+    Palette, Panel, Scale, Strip, Theme, LABEL_PITCH_EM, LABEL_SHRINK, NAN_COLOR,
 };
 use ndarray::{array, Array2};
 use proptest::prelude::*;
@@ -122,6 +122,7 @@ fn layout_spec() -> impl Strategy<Value = LayoutSpec> {
                     title_em: ti,
                     colorbar,
                     padded: colorbar,
+                    strip: None,
                 }
             },
         )
@@ -311,6 +312,7 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 320);
 
@@ -347,6 +349,85 @@ fn svg_has_title_escaped_labels_and_one_rect_per_cell() {
 }
 
 #[test]
+fn the_sinks_strip_is_one_cell_wide_right_of_the_plot_labelled_and_on_the_maps_scale() {
+    // Two rows that kept 0.75 and 0.25 of their mass: the sink took 0.25 and 0.75.
+    let tokens = labels(&["the", "cat"]);
+    let map = array![[0.5_f32, 0.25], [0.125, 0.125]];
+    let shares = [0.25_f32, 0.75];
+    let scale = Scale::sequential(0.0, 0.75);
+    let theme = Theme::light();
+    let plain = Frame {
+        title: "A",
+        row_labels: &tokens,
+        col_labels: &tokens,
+        scale: &scale,
+        theme: &theme,
+        font_px: 12.0,
+        mask: None,
+        masked_label: "",
+        constant: None,
+        constant_label: "",
+        parts: FrameParts::ALL,
+        strip: None,
+    };
+    let frame = Frame {
+        strip: Some(Strip {
+            values: &shares,
+            label: "sink",
+        }),
+        ..plain
+    };
+    let layout = frame.layout(400, 320);
+    let (p, s) = (layout.plot, layout.strip);
+    // A cell wide, as tall as the plot, a gap right of it, the colour bar further right.
+    assert_eq!(s.width, p.width / 2);
+    assert_eq!((s.y, s.height), (p.y, p.height));
+    assert!(s.x > p.right() && layout.colorbar.x > s.right());
+    assert_eq!(
+        layout.strip_row_at(f64::from(s.x), f64::from(s.bottom() - 1)),
+        Some(1)
+    );
+    assert_eq!(
+        layout.strip_row_at(f64::from(p.right() - 1), f64::from(p.y)),
+        None
+    );
+    // Without a strip nothing of it is laid out, and the plot is as large as the room allows.
+    let without = plain.layout(400, 320);
+    assert_eq!(without.strip.width, 0);
+    assert!(without.plot.width >= p.width);
+
+    // The strip's pixels: each row of pixels the colour of its row's share.
+    let mut rgba = Vec::new();
+    strip_rgba(&frame.strip.unwrap(), &scale, &layout, &mut rgba);
+    assert_eq!(rgba.len(), (s.width * s.height * 4) as usize);
+    let at = |y: u32| rgba[(y * s.width * 4) as usize..][..3].to_vec();
+    assert_eq!(at(0), scale.color(0.25).to_vec());
+    assert_eq!(at(s.height - 1), scale.color(0.75).to_vec());
+    assert_eq!(
+        at(s.height - 1),
+        VIRIDIS_HIGH.to_vec(),
+        "0.75 is the top of the scale"
+    );
+
+    // The SVG export: one rectangle per strip cell in its colour, and the label.
+    let svg = heatmap_svg(map.view(), &frame, 400, 320);
+    let drawn = rects(&svg);
+    for (row, &v) in shares.iter().enumerate() {
+        let cell = layout.strip_cell_rect(row);
+        assert!(
+            drawn.iter().any(
+                |r| (r.0, r.1, r.2, r.3) == (cell.x, cell.y, cell.width, cell.height)
+                    && r.4 == hex(scale.color(v))
+            ),
+            "strip cell {row} at {cell:?}"
+        );
+    }
+    let says_sink = |svg: &str| svg.lines().any(|l| l.trim() == "sink");
+    assert!(says_sink(&svg));
+    assert!(!says_sink(&heatmap_svg(map.view(), &plain, 400, 320)));
+}
+
+#[test]
 fn svg_text_is_the_layout_font_size() {
     // plotters' SVG backend divides text sizes by 1.24; the export compensates, so 12 px
     // labels are written as font-size 12 (up to float noise).
@@ -363,6 +444,7 @@ fn svg_text_is_the_layout_font_size() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(Array2::zeros((2, 2)).view(), &frame, 200, 200);
     let size: f64 = svg
@@ -391,6 +473,7 @@ fn empty_maps_draw_a_frame() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 600, 500);
     assert!(svg.contains("∅ (1 × 0)"));
@@ -425,6 +508,7 @@ fn labels_are_truncated_and_mismatched_labels_tolerated() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 300, 300);
     assert!(svg.contains("internation…") && !svg.contains("internationalisation"));
@@ -462,6 +546,7 @@ fn panels_sit_side_by_side() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = panel_svg(
         &[
@@ -518,7 +603,7 @@ proptest! {
             masked_label: "",
             constant: None,
             constant_label: "",
-            parts: FrameParts::ALL,
+            parts: FrameParts::ALL, strip: None,
         };
         let svg = heatmap_svg(map.view(), &frame, 360, 300);
         assert_only_known_markup(&svg);
@@ -548,6 +633,7 @@ fn masked_cells_are_drawn_as_masked_and_named_in_the_legend() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let svg = heatmap_svg(map.view(), &frame, 400, 400);
     let light = hex(MASKED_RGB[1]);
@@ -608,6 +694,7 @@ fn a_constant_map_says_so_instead_of_stretching_noise() {
         constant: constant_value(d.view()),
         constant_label: "constant",
         parts: FrameParts::ALL,
+        strip: None,
     };
     assert_eq!(frame.constant, Some(0.0));
     let svg = heatmap_svg(d.view(), &frame, 400, 400);
@@ -653,6 +740,7 @@ fn the_colorbar_as_one_image_runs_from_the_scales_top_down_to_its_bottom() {
         constant: None,
         constant_label: "",
         parts: FrameParts::ALL,
+        strip: None,
     };
     let layout = frame.layout_with(
         400,

@@ -4,7 +4,8 @@
 //! Captured layers of those models against transformers: tests/golden.rs.
 #![cfg(not(target_arch = "wasm32"))]
 
-use diffattn::explorer::Explorer;
+use diffattn::engine::{MechanismKind, StageId};
+use diffattn::explorer::{Explorer, SettingsPatch};
 use diffattn::model::Model;
 use diffattn::spec::{parse_spec, spec_json};
 use serde_json::{json, Value};
@@ -194,11 +195,97 @@ fn the_page_says_what_the_sink_took_from_the_row_it_points_at() {
     // (e + 1) / (e + 2) of row 0 stays, 1 / (e + 2) went to the sink.
     let e1 = 1f64.exp();
     assert!((f64::from(sum) - (e1 + 1.0) / (e1 + 2.0)).abs() < 1e-6);
-    assert!((f64::from(cell.sink.expect("the layer has sinks")) - 1.0 / (e1 + 2.0)).abs() < 1e-6);
+    assert_eq!(cell.sink.len(), 1, "one map, A, lost mass to the sink");
+    assert!((f64::from(cell.sink[0].1) - 1.0 / (e1 + 2.0)).abs() < 1e-6);
     // Without sinks the readout has no sink line.
     e.load_spec(&spec(json!({})).to_string()).unwrap();
     e.compute().unwrap();
-    assert_eq!(e.cell(0, 1).unwrap().sink, None);
+    assert!(e.cell(0, 1).unwrap().sink.is_empty());
+}
+
+#[test]
+fn the_sink_strip_beside_a_holds_each_rows_share_and_its_cell_says_so() {
+    // Products [[1, 0], [0, 4]] unscaled, and a sink of ln 2 (e^σ = 2): row 0 keeps
+    // (e + 1) / (e + 3) and gives 2 / (e + 3) to the sink; row 1 gives 2 / (e^4 + 3).
+    let mut e = Explorer::new(Model::untrained());
+    let ln2 = 2f32.ln();
+    e.load_spec(&spec(json!({ "scale": 1.0, "sinks": [ln2] })).to_string())
+        .unwrap();
+    e.compute().unwrap();
+    let (e1, e4) = (1f64.exp(), 4f64.exp());
+    let want = [2.0 / (e1 + 3.0), 2.0 / (e4 + 3.0)];
+    assert!(e.has_sink(StageId::A));
+    let shares = e.sink_shares(StageId::A, 0).expect("A has a sink strip");
+    assert_eq!(shares.len(), 2);
+    for (got, want) in shares.iter().zip(want) {
+        assert!((f64::from(*got) - want).abs() < 1e-6, "{got} vs {want}");
+    }
+    // The strip is the column past the two keys; its cell of row 0 is the sink's share, and
+    // the row's sum is what the keys kept.
+    assert!(e.is_sink_column(2) && !e.is_sink_column(1));
+    let cell = e.cell(0, 2).expect("the strip's cell");
+    assert!(cell.sink_cell && cell.values.is_empty() && !cell.masked);
+    assert_eq!(cell.sink[0].0, StageId::A);
+    assert!((f64::from(cell.sink[0].1) - want[0]).abs() < 1e-6);
+    let kept = f64::from(cell.row_sums[0].1);
+    assert!((kept - (e1 + 1.0) / (e1 + 3.0)).abs() < 1e-6, "{kept}");
+    // A key's cell names the strip's share too, and is no strip cell.
+    let key = e.cell(1, 1).expect("a key's cell");
+    assert!(!key.sink_cell && (f64::from(key.sink[0].1) - want[1]).abs() < 1e-6);
+
+    // Cosine attention, which the page also runs on this layer, has scores of its own and
+    // no sink: its rows sum to 1 and it has no strip.
+    e.update(&SettingsPatch {
+        mechanism: Some(MechanismKind::Cosine),
+        ..Default::default()
+    })
+    .unwrap();
+    e.compute().unwrap();
+    assert!(!e.has_sink(StageId::A) && e.sink_shares(StageId::A, 0).is_none());
+    assert!(!e.is_sink_column(2) && e.cell(0, 1).unwrap().sink.is_empty());
+    // The same layer without its sink: no strip, no column past the keys.
+    e.load_spec(&spec(json!({ "scale": 1.0 })).to_string())
+        .unwrap();
+    e.compute().unwrap();
+    assert!(!e.has_sink(StageId::A) && e.sink_shares(StageId::A, 0).is_none());
+    assert!(!e.is_sink_column(2) && e.cell(0, 2).is_none());
+}
+
+#[test]
+fn a_differential_layer_with_sinks_has_a_strip_beside_a1_and_a2_and_none_beside_the_difference() {
+    // Two diff heads' worth of softmax heads (2H = 2 for H = 1), each with its own sink.
+    let mut e = Explorer::new(Model::untrained());
+    let eye4 = json!([
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0]
+    ]);
+    let layer = json!({
+        "mechanism": "diff_transformer", "heads": 1, "causal": true, "depth": 0, "scale": 1.0,
+        "x": [[1.0, 0.0, 0.0, 1.0], [0.0, 2.0, 1.0, 0.0]],
+        "w_q": eye4, "w_k": eye4, "w_v": eye4, "w_o": eye4,
+        "lambda_q1": [0.0, 0.0], "lambda_k1": [0.0, 0.0], "lambda_q2": [0.0, 0.0], "lambda_k2": [0.0, 0.0],
+        "sinks": [0.0, 1.0],
+    });
+    e.load_spec(&layer.to_string()).unwrap();
+    e.compute().unwrap();
+    assert!(e.has_sink(StageId::A1) && e.has_sink(StageId::A2));
+    assert!(!e.has_sink(StageId::Diff) && e.sink_shares(StageId::Diff, 0).is_none());
+    // Causal row 0 sees key 0 only: A1's score q·k = 1 (x₀'s first half [1, 0] with itself),
+    // A2's 1 (its second half [0, 1]); so A1 gives 1 / (e + 1) to a sink of 0, A2 e / (e + e).
+    let e1 = 1f64.exp();
+    let a1 = e.sink_shares(StageId::A1, 0).unwrap();
+    let a2 = e.sink_shares(StageId::A2, 0).unwrap();
+    assert!(
+        (f64::from(a1[0]) - 1.0 / (e1 + 1.0)).abs() < 1e-6,
+        "{}",
+        a1[0]
+    );
+    assert!((f64::from(a2[0]) - 0.5).abs() < 1e-6, "{}", a2[0]);
+    let cell = e.cell(0, 2).expect("the strips' cell");
+    let stages: Vec<StageId> = cell.sink.iter().map(|s| s.0).collect();
+    assert_eq!(stages, [StageId::A1, StageId::A2]);
 }
 
 #[test]

@@ -197,6 +197,18 @@ impl MechanismKind {
         }
     }
 
+    /// Whether the mechanism's scores are the scaled dot product `q·k`, which a captured layer's
+    /// scale, soft cap, learned sinks and relative bias change (DESIGN.md §7.9): every mechanism
+    /// but cosine attention (τ over normalised vectors), input difference (keys are steps) and
+    /// hierarchical attention (scores over segment summaries too), which have scores of their
+    /// own and take none of them.
+    pub fn scores_by_dot_product(self) -> bool {
+        !matches!(
+            self,
+            MechanismKind::Cosine | MechanismKind::InputDiff | MechanismKind::Hierarchical
+        )
+    }
+
     /// Whether λ is one per token and head (V2's `σ(x·W_λ)`) rather than one per layer.
     pub fn lambda_per_token(self) -> bool {
         self == MechanismKind::DiffTransformerV2

@@ -6,7 +6,7 @@
 //! same bits: both sum a row's allowed cells in eight partial sums, the `n`-th allowed cell in
 //! sum `n % 8`, and multiply by `1 / Σ` (kernels::reference::softmax).
 
-use ndarray::{ArrayViewMut2, Axis};
+use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 
 use super::kernels::{self, reference::SUM_LANES};
 use super::mask::Mask;
@@ -128,4 +128,25 @@ pub fn softmax_range_with_sink(cells: &mut [f32], range: std::ops::Range<usize>,
         + f64::from(kernels::reference::exp(sink - top));
     row.iter_mut()
         .for_each(|s| *s = (f64::from(*s) / total) as f32);
+}
+
+/// The learned sink's share of each row of a softmax map whose rows lost mass to it (§7.9):
+/// `1 − Σ_j a_ij`, summed in f64 and kept within `[0, 1]` (a row with no allowed key is all
+/// zeros: the sink took everything). What the page's sink strip draws and its readout says.
+///
+/// ```
+/// use diffattn::engine::softmax::sink_shares;
+/// use ndarray::array;
+/// // A row that kept a quarter and a half, and one that kept nothing.
+/// let a = array![[0.25f32, 0.5], [0.0, 0.0]];
+/// assert_eq!(sink_shares(a.view()), vec![0.25, 1.0]);
+/// ```
+pub fn sink_shares(map: ArrayView2<f32>) -> Vec<f32> {
+    map.rows()
+        .into_iter()
+        .map(|row| {
+            let kept: f64 = row.iter().map(|&a| f64::from(a)).sum();
+            (1.0 - kept).clamp(0.0, 1.0) as f32
+        })
+        .collect()
 }

@@ -128,6 +128,15 @@ impl StageId {
         matches!(self, StageId::Lambda | StageId::OutputGate)
     }
 
+    /// Whether each row of the stage's map is one softmax over the keys, which a learned sink
+    /// (DESIGN.md §7.9) joins and takes its share of: `A`, and the Differential Transformers'
+    /// `A1` and `A2` (each with its own query head's sink). The maps made from them (`shift(A)`,
+    /// `D`, `A′`, `A1 − λ·A2`) are not softmax rows, and the mechanisms with other maps take no
+    /// sinks.
+    pub fn takes_sink(self) -> bool {
+        matches!(self, StageId::A | StageId::A1 | StageId::A2)
+    }
+
     /// The stages this one shares a colour scale with, when scales are shared.
     pub fn scale_group(self) -> ScaleGroup {
         match self {

@@ -38,9 +38,11 @@ pub struct CellInfo {
     pub gate: Option<(f32, f32, f32)>,
     /// Row sums of the first and the final map for this query row.
     pub row_sums: Vec<(StageId, f32)>,
-    /// The learned sink's share of this row of the first map, `1 − Σ_j A_ij`, when the layer
-    /// has sinks (DESIGN.md §7.9).
-    pub sink: Option<f32>,
+    /// The learned sink's share of this row, `1 − Σ_j A_ij`, of each map with a sink strip
+    /// (`A`, or `A1` and `A2`), when the layer has sinks (DESIGN.md §7.9); empty otherwise.
+    pub sink: Vec<(StageId, f32)>,
+    /// Whether the cell is the sink strip's (the column past the keys), not a key's.
+    pub sink_cell: bool,
     /// The Differential Transformer's lambda.
     pub lambda: Option<f32>,
     /// Gated attention's output gate of the shown head at this query, one value per channel
@@ -126,7 +128,7 @@ impl Explorer {
             || layout.softcap.is_some()
             || layout.sinks.is_some()
             || layout.qk_norm.is_some();
-        if !changed || !base.contains("softmax(") || kind == MechanismKind::Cosine {
+        if !changed || !base.contains("softmax(") || !kind.scores_by_dot_product() {
             return base.to_string();
         }
         let product = if layout.qk_norm.is_some() {
@@ -179,10 +181,14 @@ impl Explorer {
     pub fn head_statistics(&self, stage: StageId, head: usize) -> Option<HeadStats> {
         let (mask, key_offset) = self.stage_mask(stage)?;
         let map = self.head_map(stage, head)?;
-        // A learned sink (§7.9) takes its share of the softmax map, the first stage.
-        let learned =
-            self.weights().layout.sinks.is_some() && self.stages().first() == Some(&stage);
-        head_stats(map, mask, key_offset, &self.sink_keys(), learned)
+        // A learned sink (§7.9) takes its share of each softmax map (sink.rs).
+        head_stats(
+            map,
+            mask,
+            key_offset,
+            &self.sink_keys(),
+            self.has_sink(stage),
+        )
     }
 
     /// The loaded layer's name, index and head layout; `None` for the sentence.
@@ -275,6 +281,9 @@ impl Explorer {
     /// value where that key falls: its segment, or the shown head's λ); `None` outside the map
     /// or before [`compute`](Self::compute).
     pub fn cell(&self, row: usize, col: usize) -> Option<CellInfo> {
+        if self.is_sink_column(col) {
+            return self.sink_cell(row);
+        }
         let keys = self.key_labels();
         let (query, key) = (self.labels().get(row)?.clone(), keys.get(col)?.clone());
         let stages = self.stages();
@@ -294,10 +303,6 @@ impl Explorer {
             .filter(|s| s.columns() == Columns::Keys)
             .filter_map(|s| Some((s, self.map(s)?.row(row).sum())))
             .collect();
-        let sink = self.weights().layout.sinks.as_ref().and_then(|_| {
-            let (first, sum) = row_sums.first()?;
-            (*first == stages[0]).then_some(1.0 - sum)
-        });
         let gate = self.kind().takes(Parameter::Gate).then(|| {
             let g: Gate = self.gate();
             let h = self.head().min(g.alpha.len().saturating_sub(1));
@@ -310,7 +315,8 @@ impl Explorer {
             values,
             gate,
             row_sums,
-            sink,
+            sink: self.sinks_at(row),
+            sink_cell: false,
             lambda: self.lambda().or_else(|| self.lambda_at(row)),
             output_gate: self.output_gate_at(row),
             masked: !mask.allows(row, col + offset),

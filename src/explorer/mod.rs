@@ -12,7 +12,8 @@
 //! Split by concern: the state and its caches' layers here; `controls` (the settings changed,
 //! the choices they offer, what was learned), `source` (another model, a loaded spec, the
 //! exports), `work` (the caches filled in short pieces: the projections, each head, the layer
-//! output), `describe` (what the page shows), `settings` (the settings and their patch).
+//! output), `describe` (what the page shows), `sink` (a layer's learned sinks: the share of each
+//! row they took, for the strip beside the map), `settings` (the settings and their patch).
 //!
 //! [`BaseMaps`]: crate::engine::BaseMaps
 //! [`ShiftDiffMaps`]: crate::engine::shift_diff::ShiftDiffMaps
@@ -23,6 +24,7 @@ mod describe;
 mod lambda;
 mod pretrained;
 mod settings;
+mod sink;
 mod source;
 mod work;
 

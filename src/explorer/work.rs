@@ -78,6 +78,9 @@ pub(super) struct HeadCache {
     /// The extremes of the rows computed so far of the maps being computed, found by each piece
     /// while its rows are still in cache; they join `stats` when their map is complete.
     partial: Vec<(StageId, MapStats)>,
+    /// The learned sink's share of each row of its softmax maps, found once per map when first
+    /// drawn (`sink.rs`).
+    pub(super) sinks: RefCell<Vec<(StageId, std::sync::Arc<[f32]>)>>,
 }
 
 impl Default for HeadCache {
@@ -92,6 +95,7 @@ impl Default for HeadCache {
             fresh: false,
             stats: RefCell::default(),
             partial: Vec::new(),
+            sinks: RefCell::default(),
         }
     }
 }
@@ -101,6 +105,7 @@ impl HeadCache {
     pub(super) fn clear_maps(&mut self) {
         self.base_rows = 0;
         self.stats.get_mut().clear();
+        self.sinks.get_mut().clear();
         self.partial.clear();
         self.clear_shift();
     }

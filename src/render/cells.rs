@@ -120,7 +120,7 @@ pub fn cells_rgba(map: ArrayView2<f32>, scale: &Scale, out: &mut Vec<u8>) {
 /// use ndarray::array;
 /// let layout = HeatmapLayout::new(&LayoutSpec {
 ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 2, cols: 2,
-///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
+///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true, strip: None,
 /// });
 /// let map = array![[0.0_f32, 1.0], [1.0, 0.0]];
 /// let mut out = Vec::new();
@@ -271,6 +271,7 @@ mod tests {
                 title_em: 1.0,
                 colorbar: true,
                 padded: true,
+                strip: None,
             });
             let mut out = Vec::new();
             plot_rgba(map.view(), &scale, &layout, None, &mut out);
@@ -306,6 +307,7 @@ mod tests {
             title_em: 0.0,
             colorbar: true,
             padded: true,
+            strip: None,
         });
         let mut out = vec![1, 2, 3];
         plot_rgba(
@@ -336,6 +338,7 @@ mod tests {
             title_em: 0.0,
             colorbar: true,
             padded: true,
+            strip: None,
         });
         let mask = CellMask::new(Mask::causal(true), 0);
         assert!(mask.forbids_any(3, 3));

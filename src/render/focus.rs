@@ -16,7 +16,7 @@ use super::layout::{Bands, LayoutSpec};
 ///
 /// ```
 /// use diffattn::render::{fit_focus, GridMap, GridSpec};
-/// let map = GridMap { rows: 11, cols: 11, col_label_em: 4.0, own_bar_em: None };
+/// let map = GridMap { rows: 11, cols: 11, col_label_em: 4.0, own_bar_em: None, strip: None };
 /// let maps = [map; 3];
 /// let spec = GridSpec {
 ///     width_px: 1000, height_px: Some(600), maps: &maps, font_px: 12.0, row_label_em: 4.0,
@@ -73,6 +73,7 @@ fn arrange(spec: &GridSpec, focus: usize, across: usize, plot_px: u32) -> GridLa
         colorbar: false,
         shrink_labels: false,
         padded: false,
+        strip: false,
     };
     let thumb_pad = Bands::at(&bare(font, false), font).pad;
     let mut places = vec![None; count];
@@ -112,6 +113,7 @@ fn arrange(spec: &GridSpec, focus: usize, across: usize, plot_px: u32) -> GridLa
         colorbar: map.own_bar_em.is_some(),
         shrink_labels: false,
         padded: false,
+        strip: map.strip.is_some(),
     };
     let bands = Bands::at(
         &LayoutSpec {
@@ -119,6 +121,7 @@ fn arrange(spec: &GridSpec, focus: usize, across: usize, plot_px: u32) -> GridLa
             col_label_em: map.col_label_em,
             tick_label_em: map.own_bar_em.unwrap_or(0.0),
             colorbar: parts.colorbar,
+            strip: map.strip,
             ..bare(font, false)
         },
         font,
@@ -130,7 +133,8 @@ fn arrange(spec: &GridSpec, focus: usize, across: usize, plot_px: u32) -> GridLa
     } else {
         0
     };
-    let focus_w = 2 * bands.pad + bands.left + plot_w + bands.right;
+    let strip = super::strip::extent_px(map.strip.is_some(), cell, font);
+    let focus_w = 2 * bands.pad + bands.left + plot_w + strip + bands.right;
     let focus_h = 2 * bands.pad + (plot_h + bands.below).max(bar);
     let fx = thumb_w + gap;
     places[focus] = Some(GridPlace {
@@ -186,6 +190,7 @@ fn bare(font: f32, padded: bool) -> LayoutSpec {
         title_em: 0.0,
         colorbar: false,
         padded,
+        strip: None,
     }
 }
 
@@ -201,6 +206,7 @@ mod tests {
             cols: 11,
             col_label_em: 4.0,
             own_bar_em: None,
+            strip: None,
         };
         let out = GridMap {
             cols: 32,

@@ -13,9 +13,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{Color, FontDesc, FontFamily, FontStyle, FontTransform, RGBColor, TextStyle};
 
 use super::cells::{masked_rgba, CellMask};
+use super::label::LabelWidths;
 use super::label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
 use super::layout::{HeatmapLayout, LayoutSpec, PixelRect, TITLE_SCALE};
 use super::scale::Scale;
+use super::strip::{draw_strip_frame, Strip};
 use super::theme::Theme;
 
 /// The most bands the colorbar's gradient is drawn with; more would not be visible.
@@ -49,13 +51,16 @@ pub struct Frame<'a> {
     /// Which parts are drawn: a map in a grid shares its labels with its neighbours and its
     /// colorbar with the maps of its scale ([`FrameParts::ALL`] for a map on its own).
     pub parts: FrameParts,
+    /// The learned sink's strip right of the plot, for a softmax map that lost mass to it
+    /// (DESIGN.md §7.9); `None` for every other map. Drawn where [`FrameParts::strip`] says.
+    pub strip: Option<Strip<'a>>,
 }
 
 /// The parts of a frame a map draws itself. In a grid of maps ([`crate::render::fit_grid`])
 /// only the first column draws row labels, only a map with none below it column labels, and
 /// maps that share a scale show it once, in a legend; the grid also picks the label font for
 /// every map, so none shrinks it on its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FrameParts {
     /// Row labels left of the plot.
     pub row_labels: bool,
@@ -68,6 +73,8 @@ pub struct FrameParts {
     pub shrink_labels: bool,
     /// A margin of half an em around everything (on its own); in a grid, the grid's gaps.
     pub padded: bool,
+    /// The sink's strip, when the frame has one (the guided walk's thumbnails leave it out).
+    pub strip: bool,
 }
 
 impl FrameParts {
@@ -78,6 +85,7 @@ impl FrameParts {
         colorbar: true,
         shrink_labels: true,
         padded: true,
+        strip: true,
     };
 }
 
@@ -92,16 +100,16 @@ impl Frame<'_> {
         (width_px, height_px, self.title, self.font_px.to_bits()).hash(&mut h);
         self.row_labels.hash(&mut h);
         self.col_labels.hash(&mut h);
-        // The small rest as written out (f32 ranges, colours, the mask, the parts).
+        (self.parts, self.strip.map(|s| s.label)).hash(&mut h);
+        // The small rest as written out (f32 ranges, colours, the mask).
         format!(
-            "{:?}|{:?}|{:?}|{}|{:?}|{}|{:?}",
+            "{:?}|{:?}|{:?}|{}|{:?}|{}",
             self.scale,
             self.theme,
             self.mask,
             self.masked_label,
             self.constant.map(f32::to_bits),
             self.constant_label,
-            self.parts
         )
         .hash(&mut h);
         h.finish()
@@ -117,7 +125,7 @@ impl Frame<'_> {
     ///     title: "A", row_labels: &tokens, col_labels: &tokens,
     ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
     ///     mask: None, masked_label: "", constant: None, constant_label: "",
-    ///     parts: FrameParts::ALL,
+    ///     parts: FrameParts::ALL, strip: None,
     /// };
     /// let layout = frame.layout(420, 420);
     /// assert_eq!((layout.rows, layout.cols), (3, 3));
@@ -175,12 +183,18 @@ impl Frame<'_> {
             title_em: text_width_em(&display_label(self.title, MAX_TITLE_GRAPHEMES)),
             colorbar: parts.colorbar,
             padded: parts.padded,
+            strip: self.drawn_strip().map(|s| s.label_em()),
         };
         if parts.shrink_labels {
             HeatmapLayout::new(&spec)
         } else {
             HeatmapLayout::at_font(&spec, self.font_px)
         }
+    }
+
+    /// The strip this frame draws: its own, where its parts have one.
+    pub fn drawn_strip(&self) -> Option<Strip<'_>> {
+        self.strip.filter(|_| self.parts.strip)
     }
 
     /// The widest text beside the colorbar of a map of `(rows, cols)`, in em: the tick labels
@@ -211,40 +225,6 @@ impl Frame<'_> {
     }
 }
 
-/// The widest row label and the widest column label as drawn, in em (zero for none). Measuring
-/// walks every label's graphemes, so a render measures once for all its maps: at 512 tokens
-/// measuring per map cost more than drawing the map's text.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LabelWidths {
-    /// The widest row label, in em.
-    pub rows_em: f32,
-    /// The widest column label, in em.
-    pub cols_em: f32,
-}
-
-impl LabelWidths {
-    /// Measures the labels as [`draw_frame`] draws them (made safe and shortened).
-    ///
-    /// ```
-    /// use diffattn::render::{text_width_em, LabelWidths};
-    /// let rows: Vec<String> = ["a", "cat"].map(String::from).to_vec();
-    /// let w = LabelWidths::measure(&rows, &[]);
-    /// assert_eq!((w.rows_em, w.cols_em), (text_width_em("cat"), 0.0));
-    /// ```
-    pub fn measure(row_labels: &[String], col_labels: &[String]) -> LabelWidths {
-        let widest = |labels: &[String]| {
-            labels
-                .iter()
-                .map(|l| text_width_em(&display_label(l, MAX_LABEL_GRAPHEMES)))
-                .fold(0.0_f32, f32::max)
-        };
-        LabelWidths {
-            rows_em: widest(row_labels),
-            cols_em: widest(col_labels),
-        }
-    }
-}
-
 /// Draws the frame of one map on `area`: background, title, row and column labels, a border
 /// around the plot and the colorbar with its ticks, and returns where everything went. The
 /// plot rectangle itself is left as background, for the cells. A map with no rows or no
@@ -258,7 +238,7 @@ impl LabelWidths {
 ///     title: "D = A - shift(A)", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::diverging(0.5), theme: &Theme::dark(), font_px: 24.0,
 ///     mask: None, masked_label: "", constant: None, constant_label: "",
-///     parts: FrameParts::ALL,
+///     parts: FrameParts::ALL, strip: None,
 /// };
 /// let mut svg = String::new();
 /// let layout = {
@@ -414,6 +394,9 @@ fn draw_frame_parts<DB: DrawingBackend>(
             &col_style,
             (x, plot.bottom() + layout.gap_px),
         )?;
+    }
+    if let Some(strip) = frame.drawn_strip() {
+        draw_strip_frame(area, &strip, &layout, &theme.grid, &col_style)?;
     }
 
     if !parts.colorbar {

@@ -23,6 +23,9 @@ pub struct GridMap {
     /// The widest tick label of its own colorbar, in em; `None` when the legend shows its
     /// scale (a map whose scale no other map shares, such as the layer output, has its own).
     pub own_bar_em: Option<f32>,
+    /// The learned sink's strip beside it ([`crate::render::Strip`]): its label's width in em,
+    /// or `None` for no strip.
+    pub strip: Option<f32>,
 }
 
 /// What the grid is fitted to.
@@ -125,7 +128,7 @@ pub fn label_font(font_px: f32, cell_px: f64) -> f32 {
 ///
 /// ```
 /// use diffattn::render::{fit_grid, GridMap, GridSpec};
-/// let map = GridMap { rows: 11, cols: 11, col_label_em: 4.0, own_bar_em: None };
+/// let map = GridMap { rows: 11, cols: 11, col_label_em: 4.0, own_bar_em: None, strip: None };
 /// let maps = [map; 5];
 /// let grid = fit_grid(&GridSpec {
 ///     width_px: 1000, height_px: Some(700), maps: &maps, font_px: 12.0, row_label_em: 4.0,
@@ -304,6 +307,7 @@ fn arrange(spec: &GridSpec, cols: usize, short: Short, plot_px: u32) -> GridLayo
             colorbar: map.own_bar_em.is_some(),
             shrink_labels: false,
             padded: false,
+            strip: map.strip.is_some(),
         };
         let bands = Bands::at(
             &LayoutSpec {
@@ -326,12 +330,14 @@ fn arrange(spec: &GridSpec, cols: usize, short: Short, plot_px: u32) -> GridLayo
                 title_em: 0.0,
                 colorbar: parts.colorbar,
                 padded: false,
+                strip: map.strip,
             },
             font,
         );
         let plot_w = plot_width(map.cols, cell);
         let plot_h = i64::from(plot_px);
-        let width = 2 * bands.pad + bands.left + plot_w + bands.right;
+        let strip = super::strip::extent_px(map.strip.is_some(), cell, font);
+        let width = 2 * bands.pad + bands.left + plot_w + strip + bands.right;
         // A colorbar is at least eight labels tall, whatever the plot.
         let bar = if parts.colorbar {
             (8.0 * f64::from(font)).round() as i64

@@ -2,7 +2,7 @@
 //! exactly the grid's size when laid out on its own ([`HeatmapLayout::at_font`]).
 
 use super::*;
-use crate::render::HeatmapLayout;
+use crate::render::{fit_focus, HeatmapLayout};
 
 fn maps(count: usize, tokens: usize) -> Vec<GridMap> {
     vec![
@@ -11,6 +11,7 @@ fn maps(count: usize, tokens: usize) -> Vec<GridMap> {
             cols: tokens,
             col_label_em: 4.0,
             own_bar_em: None,
+            strip: None,
         };
         count
     ]
@@ -33,8 +34,19 @@ fn spec(maps: &[GridMap], width_px: u32, height_px: Option<u32>) -> GridSpec<'_>
 
 /// The plot HeatmapLayout finds on `place`'s canvas, drawn as the page draws it.
 fn plot_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> PixelRect {
+    let p = layout_of(spec, grid, i).plot;
+    let place = grid.places[i];
+    PixelRect {
+        x: p.x + place.canvas.x,
+        y: p.y + place.canvas.y,
+        ..p
+    }
+}
+
+/// The layout HeatmapLayout finds on `place`'s canvas, relative to the canvas.
+fn layout_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> HeatmapLayout {
     let (map, place) = (spec.maps[i], grid.places[i]);
-    let layout = HeatmapLayout::at_font(
+    HeatmapLayout::at_font(
         &LayoutSpec {
             width_px: place.canvas.width,
             height_px: place.canvas.height,
@@ -55,15 +67,10 @@ fn plot_of(spec: &GridSpec, grid: &GridLayout, i: usize) -> PixelRect {
             title_em: 0.0,
             colorbar: place.parts.colorbar,
             padded: place.parts.padded,
+            strip: map.strip.filter(|_| place.parts.strip),
         },
         grid.font_px,
-    );
-    let p = layout.plot;
-    PixelRect {
-        x: p.x + place.canvas.x,
-        y: p.y + place.canvas.y,
-        ..p
-    }
+    )
 }
 
 #[test]
@@ -168,6 +175,7 @@ fn a_map_with_its_own_colorbar_is_wider_and_its_plot_the_same() {
         cols: 32,
         col_label_em: 1.5,
         own_bar_em: Some(2.5),
+        strip: None,
     };
     let s = GridSpec {
         legend_entries: 1,
@@ -207,4 +215,55 @@ fn any_room_gives_a_grid_inside_it() {
     }
     let none = fit_grid(&spec(&[], 500, Some(500)));
     assert!(none.places.is_empty() && none.legend.is_none());
+}
+
+#[test]
+fn a_map_with_the_sinks_strip_holds_its_plot_and_the_strip_inside_its_canvas() {
+    // A (and A1, A2) with the strip, the other maps without: every canvas still holds a plot
+    // of exactly the grid's size, and the strip, as tall as the plot, sits right of it.
+    for tokens in [1, 2, 5, 11, 64, 300, 2048] {
+        for count in 1..=5 {
+            for (w, h) in [(200, 150), (390, 600), (1000, 700), (1920, 900)] {
+                let mut maps = maps(count, tokens);
+                maps[0].strip = Some(2.4);
+                if count > 2 {
+                    maps[1].strip = Some(2.4);
+                }
+                let s = spec(&maps, w, Some(h));
+                for (grid, focus) in [
+                    (fit_grid(&s), None),
+                    (fit_focus(&s, count - 1), Some(count - 1)),
+                ] {
+                    if grid.plot_px <= 1 {
+                        continue;
+                    }
+                    assert!(
+                        grid.width_px <= w && grid.height_px <= h,
+                        "{tokens} × {count} in {w}"
+                    );
+                    for (i, (map, place)) in maps.iter().zip(&grid.places).enumerate() {
+                        let layout = layout_of(&s, &grid, i);
+                        if grid.plot_px as usize >= tokens {
+                            assert_eq!(
+                                layout.plot.height, place.plot.height,
+                                "{tokens} × {count} in {w}, map {i}"
+                            );
+                            assert_eq!(
+                                layout.plot, place.plot,
+                                "{tokens} × {count} in {w}, map {i}"
+                            );
+                        }
+                        let drawn = map.strip.is_some() && (focus.is_none() || focus == Some(i));
+                        assert_eq!(layout.strip.width > 0, drawn, "{tokens} × {count}, map {i}");
+                        if drawn {
+                            let (p, st) = (layout.plot, layout.strip);
+                            assert!(st.x > p.right() && st.right() <= place.canvas.width as i32);
+                            assert_eq!((st.y, st.height), (p.y, p.height));
+                            assert!(st.width >= (grid.font_px.round() as u32).max(4), "{st:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

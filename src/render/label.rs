@@ -176,3 +176,37 @@ mod tests {
         assert!((text_width_em("e\u{301}") - NARROW_EM).abs() < 1e-6);
     }
 }
+
+/// The widest row label and the widest column label as drawn, in em (zero for none). Measuring
+/// walks every label's graphemes, so a render measures once for all its maps: at 512 tokens
+/// measuring per map cost more than drawing the map's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LabelWidths {
+    /// The widest row label, in em.
+    pub rows_em: f32,
+    /// The widest column label, in em.
+    pub cols_em: f32,
+}
+
+impl LabelWidths {
+    /// Measures the labels as [`draw_frame`] draws them (made safe and shortened).
+    ///
+    /// ```
+    /// use diffattn::render::{text_width_em, LabelWidths};
+    /// let rows: Vec<String> = ["a", "cat"].map(String::from).to_vec();
+    /// let w = LabelWidths::measure(&rows, &[]);
+    /// assert_eq!((w.rows_em, w.cols_em), (text_width_em("cat"), 0.0));
+    /// ```
+    pub fn measure(row_labels: &[String], col_labels: &[String]) -> LabelWidths {
+        let widest = |labels: &[String]| {
+            labels
+                .iter()
+                .map(|l| text_width_em(&display_label(l, MAX_LABEL_GRAPHEMES)))
+                .fold(0.0_f32, f32::max)
+        };
+        LabelWidths {
+            rows_em: widest(row_labels),
+            cols_em: widest(col_labels),
+        }
+    }
+}

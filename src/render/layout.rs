@@ -79,6 +79,9 @@ pub struct LayoutSpec {
     /// Whether a margin of half an em surrounds everything (a map on its own); a map in a
     /// grid has a hairline one, the grid's gaps separating the maps.
     pub padded: bool,
+    /// The learned sink's strip right of the plot ([`crate::render::Strip`]): the width of its
+    /// label in em, or `None` for no strip.
+    pub strip: Option<f32>,
 }
 
 /// The room around a plot, in device pixels, at one label font: what [`HeatmapLayout`]
@@ -141,10 +144,11 @@ impl Bands {
             } else {
                 0
             },
-            below: if spec.padded || spec.col_label_em > 0.0 {
-                em_px(spec.col_label_em) + gap
-            } else {
-                0
+            // The strip's label sits with the keys' labels, and is drawn whether they are or not.
+            below: match spec.strip {
+                Some(strip) => em_px(spec.col_label_em.max(strip)) + gap,
+                None if spec.padded || spec.col_label_em > 0.0 => em_px(spec.col_label_em) + gap,
+                None => 0,
             },
             right: if spec.colorbar {
                 bar_gap + bar_width + tick_len + gap + em_px(spec.tick_label_em)
@@ -179,6 +183,9 @@ pub struct HeatmapLayout {
     /// Where the cells go. For an empty map (no rows or no columns) a square box that is drawn
     /// empty; then no point hits a cell.
     pub plot: PixelRect,
+    /// The learned sink's strip right of the plot ([`crate::render::Strip`]), as tall as the
+    /// plot; empty (width 0) without one.
+    pub strip: PixelRect,
     /// The colour gradient, high values at the top. Its tick labels go right of it.
     pub colorbar: PixelRect,
     /// How many ticks to ask the scale for, given the colorbar's height.
@@ -207,7 +214,7 @@ impl HeatmapLayout {
     /// // Four tokens on a 420 x 300 canvas with 12 px text and 3-em labels.
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 420, height_px: 300, font_px: 12.0, rows: 4, cols: 4,
-    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0, colorbar: true, padded: true,
+    ///     row_label_em: 3.0, col_label_em: 3.0, tick_label_em: 1.86, title_em: 5.0, colorbar: true, padded: true, strip: None,
     /// });
     /// // The cells are square, whole pixels, and the plot is whole cells.
     /// let cell = layout.cell_rect(0, 0);
@@ -278,6 +285,15 @@ impl HeatmapLayout {
         let inner_h = (height - 2 * pad).max(0);
         let avail_w = (inner_w - row_band - right_band).max(0);
         let avail_h = (inner_h - title_h - col_band).max(0);
+        // The sink's strip (strip.rs) takes a gap and a cell's width (at least an em) right of
+        // the plot; the cells share what is left.
+        let strip = spec.strip.is_some();
+        let (strip_gap, strip_min) = if strip {
+            (super::strip::gap_px(f), super::strip::min_width_px(f))
+        } else {
+            (0, 0)
+        };
+        let room_w = (avail_w - strip_gap).max(0);
 
         // An empty map keeps a square box, so the frame still looks like a heatmap.
         let (grid_rows, grid_cols) = if rows == 0 || cols == 0 {
@@ -286,24 +302,34 @@ impl HeatmapLayout {
             (rows, cols)
         };
         let (grid_rows, grid_cols) = (grid_rows as i64, grid_cols as i64);
-        let (plot_w, plot_h) = if avail_w == 0 || avail_h == 0 {
+        // Whole pixels per cell where one fits, the strip a cell wide (or its least width).
+        let whole = (room_w / (grid_cols + i64::from(strip)))
+            .min(avail_h / grid_rows)
+            .min((room_w - strip_min).max(0) / grid_cols);
+        let cells_w = (room_w - strip_min).max(0);
+        let (plot_w, plot_h) = if avail_w == 0 || avail_h == 0 || cells_w == 0 {
             (0, 0)
-        } else if avail_w >= grid_cols && avail_h >= grid_rows {
-            let cell = (avail_w / grid_cols).min(avail_h / grid_rows);
-            (cell * grid_cols, cell * grid_rows)
+        } else if whole >= 1 {
+            (whole * grid_cols, whole * grid_rows)
         } else {
             // Under a pixel per cell; keep at least one pixel each way so the plot is visible.
-            let cell = (avail_w as f64 / grid_cols as f64).min(avail_h as f64 / grid_rows as f64);
+            let cell = (cells_w as f64 / grid_cols as f64).min(avail_h as f64 / grid_rows as f64);
             let fit =
                 |count: i64, avail: i64| ((cell * count as f64).floor() as i64).clamp(1, avail);
-            (fit(grid_cols, avail_w), fit(grid_rows, avail_h))
+            (fit(grid_cols, cells_w), fit(grid_rows, avail_h))
         };
+        let strip_w = if strip && plot_h > 0 {
+            super::strip::width_px(plot_h as f64 / grid_rows as f64, f)
+        } else {
+            0
+        };
+        let strip_extent = if strip { strip_gap + strip_w } else { 0 };
 
         // A map much taller than wide (V2's λ, tokens × heads) gets cells wider than tall, so
         // its plot is at least a quarter as wide as it is tall (whole pixels per cell where
         // cells are whole pixels).
         let plot_w = if grid_rows > 4 * grid_cols && plot_h > 0 {
-            let want = (plot_h / 4).min(avail_w);
+            let want = (plot_h / 4).min(avail_w - strip_extent);
             if plot_w >= grid_cols {
                 (want / grid_cols).max(plot_w / grid_cols) * grid_cols
             } else {
@@ -318,7 +344,7 @@ impl HeatmapLayout {
         } else {
             0
         };
-        let group_w = row_band + plot_w + right_band;
+        let group_w = row_band + plot_w + strip_extent + right_band;
         let group_h = title_h + (plot_h + col_band).max(bar_h);
         let left = pad + ((inner_w - group_w) / 2).max(0);
         let top = pad + ((inner_h - group_h) / 2).max(0);
@@ -329,8 +355,14 @@ impl HeatmapLayout {
             width: plot_w as u32,
             height: plot_h as u32,
         };
+        let strip = PixelRect {
+            x: clamp_i32(left + row_band + plot_w + strip_gap),
+            y: plot.y,
+            width: strip_w as u32,
+            height: if strip { plot_h as u32 } else { 0 },
+        };
         let colorbar = PixelRect {
-            x: clamp_i32(left + row_band + plot_w + bar_gap),
+            x: clamp_i32(left + row_band + plot_w + strip_extent + bar_gap),
             y: plot.y,
             width: if spec.colorbar { bar_w as u32 } else { 0 },
             height: bar_h.max(0) as u32,
@@ -365,6 +397,7 @@ impl HeatmapLayout {
             rows,
             cols,
             plot,
+            strip,
             colorbar,
             colorbar_ticks,
             title_at,
@@ -397,6 +430,7 @@ impl HeatmapLayout {
                 width: width_px,
                 height: height_px,
             },
+            strip: PixelRect::default(),
             colorbar: PixelRect::default(),
             colorbar_ticks: 2,
             title_at: None,
@@ -417,7 +451,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true, strip: None,
     /// });
     /// let p = layout.plot;
     /// assert_eq!(layout.cell_at(f64::from(p.x), f64::from(p.y)), Some((0, 0)));
@@ -443,7 +477,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true, strip: None,
     /// });
     /// let cell = layout.cell_rect(2, 0);
     /// let y = f64::from(cell.y) + 1.0;
@@ -469,7 +503,7 @@ impl HeatmapLayout {
     /// use diffattn::render::{HeatmapLayout, LayoutSpec};
     /// let layout = HeatmapLayout::new(&LayoutSpec {
     ///     width_px: 200, height_px: 200, font_px: 10.0, rows: 3, cols: 2,
-    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true,
+    ///     row_label_em: 2.0, col_label_em: 2.0, tick_label_em: 2.0, title_em: 0.0, colorbar: true, padded: true, strip: None,
     /// });
     /// let (a, b) = (layout.cell_rect(1, 0), layout.cell_rect(1, 1));
     /// assert_eq!(a.right(), b.x);

@@ -15,6 +15,7 @@ fn spec(width_px: u32, height_px: u32, rows: usize, cols: usize) -> LayoutSpec {
         title_em: 0.0,
         colorbar: true,
         padded: true,
+        strip: None,
     }
 }
 

@@ -30,6 +30,7 @@ mod legend;
 mod row;
 mod scale;
 mod stats;
+mod strip;
 mod svg;
 mod theme;
 mod ticks;
@@ -40,13 +41,14 @@ pub use colormap::{Palette, Rgb};
 pub use focus::fit_focus;
 pub use frame::{
     colorbar_rgba, draw_frame, draw_frame_around_images_at, draw_frame_at, Frame, FrameParts,
-    LabelWidths,
 };
 pub use grid::{
     fit_grid, label_font, legend_entry_px, legend_min_width_px, GridLayout, GridMap, GridPlace,
     GridSpec,
 };
-pub use label::{display_label, text_width_em, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES};
+pub use label::{
+    display_label, text_width_em, LabelWidths, MAX_LABEL_GRAPHEMES, MAX_TITLE_GRAPHEMES,
+};
 pub use layout::{
     Bands, HeatmapLayout, LayoutSpec, PixelRect, LABEL_PITCH_EM, LABEL_SHRINK, TITLE_SCALE,
 };
@@ -54,6 +56,7 @@ pub use legend::{legend_bar_rgba, Legend, LegendEntry, LegendSlot};
 pub use row::{draw_row_chart, RowChart, RowLayout, RowSeries};
 pub use scale::{ColorLut, Scale, ABS_MAX_FLOOR, LUT_STEPS, NAN_COLOR};
 pub use stats::{constant_of, constant_value, MapStats};
+pub use strip::{extent_px as strip_extent_px, strip_rgba, Strip};
 pub use svg::{heatmap_svg, panel_svg, Panel};
 pub use theme::Theme;
 pub use viewport::Viewport;

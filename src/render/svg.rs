@@ -14,6 +14,7 @@ use plotters::style::{Color, RGBColor};
 use super::cells::MASKED_RGB;
 use super::frame::{draw_frame_for_shape, Frame};
 use super::layout::HeatmapLayout;
+use super::strip::draw_strip_cells;
 
 /// plotters' SVG backend writes a text size `s` as `font-size="s / 1.24"` (a canvas uses `s`
 /// pixels); multiplying by this makes the SVG's text the same size as on the canvas.
@@ -41,7 +42,7 @@ pub struct Panel<'a> {
 ///     title: "A", row_labels: &tokens, col_labels: &tokens,
 ///     scale: &Scale::unit(), theme: &Theme::light(), font_px: 12.0,
 ///     mask: None, masked_label: "", constant: None, constant_label: "",
-///     parts: FrameParts::ALL,
+///     parts: FrameParts::ALL, strip: None,
 /// };
 /// let svg = heatmap_svg(attn.view(), &frame, 300, 300);
 /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -69,7 +70,7 @@ pub fn heatmap_svg(map: ArrayView2<f32>, frame: &Frame, width_px: u32, height_px
 /// let frame = |title, scale| Frame {
 ///     title, row_labels: &tokens, col_labels: &tokens, scale, theme: &theme, font_px: 12.0,
 ///     mask: None, masked_label: "", constant: None, constant_label: "",
-///     parts: FrameParts::ALL,
+///     parts: FrameParts::ALL, strip: None,
 /// };
 /// let svg = panel_svg(
 ///     &[
@@ -124,6 +125,9 @@ fn draw_heatmap<DB: DrawingBackend>(
             let diagonal = vec![(cell.x, cell.bottom()), (cell.right(), cell.y)];
             area.draw(&PathElement::new(diagonal, dark.stroke_width(1)))?;
         }
+    }
+    if let Some(strip) = frame.drawn_strip() {
+        draw_strip_cells(area, &strip, frame.scale, &layout)?;
     }
     Ok(layout)
 }

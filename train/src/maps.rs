@@ -125,6 +125,7 @@ pub fn write_figures(weights: &Path, dir: &Path) -> Result<String, String> {
                     constant: None,
                     constant_label: "",
                     parts: FrameParts::ALL,
+                    strip: None,
                 },
             })
             .collect();

@@ -12,7 +12,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 use super::js_error;
 use diffattn::render::{
     colorbar_rgba, draw_frame_around_images_at, draw_row_chart, legend_bar_rgba, plot_rgba,
-    CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
+    strip_rgba, CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames, and what each canvas of the
@@ -85,6 +85,21 @@ impl Painter {
         .map_err(|_| JsError::new("cannot make the map's image"))?;
         ctx.put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
             .map_err(|_| JsError::new("cannot draw the map's cells"))?;
+        // The learned sink's strip, on the map's scale: cells too, put on every time.
+        if let Some(strip) = frame.drawn_strip() {
+            strip_rgba(&strip, frame.scale, &layout, &mut self.rgba);
+            if !self.rgba.is_empty() {
+                let s = layout.strip;
+                let image = ImageData::new_with_u8_clamped_array_and_sh(
+                    Clamped(&self.rgba),
+                    s.width,
+                    s.height,
+                )
+                .map_err(|_| JsError::new("cannot make the strip's image"))?;
+                ctx.put_image_data(&image, f64::from(s.x), f64::from(s.y))
+                    .map_err(|_| JsError::new("cannot draw the strip"))?;
+            }
+        }
         Ok(layout)
     }
 

@@ -384,6 +384,7 @@ impl Lesson {
                 constant: constant_value(map.view()),
                 constant_label: "",
                 parts: FrameParts::ALL,
+                strip: None,
             };
             let layout = self
                 .painter

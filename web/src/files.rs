@@ -6,7 +6,9 @@ use wasm_bindgen::prelude::*;
 
 use super::handle::Explorer;
 use super::js::{js_error, to_js, TokensJs};
-use diffattn::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Theme};
+use diffattn::engine::StageId;
+use diffattn::render::Viewport;
+use diffattn::render::{constant_value, heatmap_svg, panel_svg, Frame, Panel, Scale, Strip, Theme};
 
 #[wasm_bindgen]
 impl Explorer {
@@ -61,12 +63,14 @@ impl Explorer {
             .state
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
-        let scale = Scale::for_values(stage.scale_kind(), map);
+        let scale = self.export_scale(stage, map);
         let shown = self.stage_viewport(stage, map.dim());
         let labels = self.shared_labels(&[stage]);
         let theme = Theme::light();
+        let shares = self.state.sink_shares(stage, self.state.head());
         let mut frame = self.frame(stage, stage.label(), &labels, shown, &scale, &theme, 14.0);
         frame.constant = constant_value(map);
+        frame.strip = self.strip_of(shares.as_deref(), shown);
         Ok(heatmap_svg(shown.slice(map), &frame, 640, 600))
     }
 
@@ -80,16 +84,18 @@ impl Explorer {
             .map(|s| {
                 let map = self.state.map(s)?;
                 let shown = self.stage_viewport(s, map.dim());
-                Some((s, map, Scale::for_values(s.scale_kind(), map), shown))
+                let shares = self.state.sink_shares(s, self.state.head());
+                Some((s, map, self.export_scale(s, map), shown, shares))
             })
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let panels: Vec<Panel> = maps
             .iter()
-            .map(|(s, map, scale, shown)| Panel {
+            .map(|(s, map, scale, shown, shares)| Panel {
                 map: shown.slice(*map),
                 frame: Frame {
                     constant: constant_value(*map),
+                    strip: self.strip_of(shares.as_deref(), *shown),
                     ..self.frame(*s, s.label(), &labels, *shown, scale, &theme, 14.0)
                 },
             })
@@ -99,6 +105,23 @@ impl Explorer {
 }
 
 impl Explorer {
+    /// The colour scale of the shown head's map of `stage` in an export: its own, reaching the
+    /// largest share of its sink strip when it has one.
+    fn export_scale(&self, stage: StageId, map: ndarray::ArrayView2<f32>) -> Scale {
+        match self.drawn_stats(stage, self.state.head()) {
+            Some(stats) => Scale::from_stats(stage.scale_kind(), stats),
+            None => Scale::for_values(stage.scale_kind(), map),
+        }
+    }
+
+    /// The sink strip of a map drawn from `shown`, from its shares (`None`: no strip).
+    fn strip_of<'a>(&'a self, shares: Option<&'a [f32]>, shown: Viewport) -> Option<Strip<'a>> {
+        shares.map(|s| Strip {
+            values: s.get(shown.row_range()).unwrap_or_default(),
+            label: &self.sink_label,
+        })
+    }
+
     /// The tokens of the loaded spec: `{ tokens, total, truncated }`.
     fn spec_tokens(&self) -> Result<JsValue, JsError> {
         let tokens = self.state.labels();

@@ -12,7 +12,7 @@ use super::js::{js_error, to_js, RectJs};
 use diffattn::engine::{ScaleGroup, StageId};
 use diffattn::render::LabelWidths;
 use diffattn::render::{fit_focus, fit_grid, Frame, FrameParts, GridLayout, GridMap, GridSpec};
-use diffattn::render::{Legend, LegendEntry, PixelRect, Scale};
+use diffattn::render::{Legend, LegendEntry, PixelRect, Scale, Strip};
 
 /// What the page asks a grid for: `{ width_px, height_px, font_px, title_px, gap_px, stages,
 /// all_heads, output, min_plot_px, max_plot_px, focus }`, sizes in device pixels (`height_px`
@@ -170,11 +170,17 @@ impl Explorer {
                 };
                 frame.tick_label_em((rows, cols))
             });
+            // The learned sink's strip beside a softmax map that lost mass to it.
+            let strip = Strip {
+                values: &[],
+                label: &self.sink_label,
+            };
             maps.push(GridMap {
                 rows,
                 cols,
                 col_label_em: LabelWidths::measure(&[], &all_cols).cols_em,
                 own_bar_em,
+                strip: self.state.has_sink(stage).then(|| strip.label_em()),
             });
         }
         if ask.output {
@@ -186,6 +192,7 @@ impl Explorer {
                 col_label_em: LabelWidths::measure(&[], &cols).cols_em,
                 // The output's scale is its own: "-0.00" and the like beside its bar.
                 own_bar_em: Some(3.2),
+                strip: None,
             });
         }
         let legend = if self.shared_scale {

@@ -42,6 +42,8 @@ pub struct Explorer {
     pub(super) constant_label: String,
     /// The word for a query row in the row view's title.
     pub(super) row_word: String,
+    /// The word under the learned sink's strip (`"sink"`), in the page's language.
+    pub(super) sink_label: String,
     /// Whether the maps drawn together share colour scales by kind (`set_shared_scale`).
     pub(super) shared_scale: bool,
     /// The part of the maps to draw (`set_viewport`), fitted to each map as it is drawn.
@@ -81,6 +83,7 @@ impl Explorer {
             masked_label: "masked".to_string(),
             constant_label: "constant".to_string(),
             row_word: "row".to_string(),
+            sink_label: "sink".to_string(),
             shared_scale: true,
             viewport: Viewport::default(),
             layouts: Vec::new(),
@@ -163,12 +166,13 @@ impl Explorer {
         Ok(())
     }
 
-    /// The words the drawings use for masked cells, a constant map and a row (the page
-    /// passes its translations).
-    pub fn set_labels(&mut self, masked: &str, constant: &str, row: &str) {
+    /// The words the drawings use for masked cells, a constant map, a row and the learned
+    /// sink's strip (the page passes its translations).
+    pub fn set_labels(&mut self, masked: &str, constant: &str, row: &str, sink: &str) {
         self.masked_label = masked.to_string();
         self.constant_label = constant.to_string();
         self.row_word = row.to_string();
+        self.sink_label = sink.to_string();
     }
 
     /// Whether the maps drawn together share colour scales: attention maps one (sequential from

@@ -13,9 +13,16 @@ impl Explorer {
     /// `[row, key]` of the whole map (also when a viewport is drawn), or `undefined` outside
     /// the map. A map whose columns are not keys answers with the key its column stands for
     /// (a segment's first token; for V2's λ per head, the first key), so every map highlights
-    /// the same query and key.
+    /// the same query and key. A cell of the learned sink's strip answers `[row, keys]`, the
+    /// column past the last key (`cell` then describes the sink's share of that row).
     pub fn hit(&self, index: usize, x_px: f64, y_px: f64) -> Option<Vec<u32>> {
         let (stage, layout, drawn) = self.layouts.get(index)?;
+        if let Some(row) = layout.strip_row_at(x_px, y_px) {
+            return Some(vec![
+                (row + drawn.row) as u32,
+                self.state.key_count() as u32,
+            ]);
+        }
         let (row, col) = layout.cell_at(x_px, y_px)?;
         let key = self.state.key_of_column(*stage, col + drawn.col);
         Some(vec![(row + drawn.row) as u32, key as u32])
@@ -35,15 +42,26 @@ impl Explorer {
 
     /// The device-pixel rectangle of the cell of query `row` and key `key` (of the whole map)
     /// in the `index`-th canvas of the last render (in a map whose columns are not keys, the
-    /// column the key falls in): `{ x, y, width, height }`, or `undefined` when the viewport
-    /// drawn does not show it.
+    /// column the key falls in; for the key past the last, the cell of the learned sink's
+    /// strip): `{ x, y, width, height }`, or `undefined` when the viewport drawn does not show
+    /// it.
     pub fn cell_rect(&self, index: usize, row: usize, key: usize) -> Result<JsValue, JsError> {
         let Some((stage, layout, drawn)) = self.layouts.get(index) else {
             return Ok(JsValue::UNDEFINED);
         };
         let col = self.state.column_of_key(*stage, key);
+        let strip = key == self.state.key_count() && layout.strip.width > 0;
         match (layout, drawn) {
-            (layout, drawn) if drawn.contains(row, col) => {
+            (layout, drawn) if strip && drawn.row_range().contains(&row) => {
+                let r = layout.strip_cell_rect(row - drawn.row);
+                to_js(&RectJs {
+                    x: r.x,
+                    y: r.y,
+                    width: r.width,
+                    height: r.height,
+                })
+            }
+            (layout, drawn) if !strip && drawn.contains(row, col) => {
                 let r = layout.cell_rect(row - drawn.row, col - drawn.col);
                 to_js(&RectJs {
                     x: r.x,
@@ -82,6 +100,25 @@ impl Explorer {
             Some(w) => window_js(&w, row, col),
             None => Ok(JsValue::UNDEFINED),
         }
+    }
+
+    /// The learned sink's share of rows `row..row + rows` of the shown head's map of `stage`
+    /// (its strip's cells, as a `Float32Array`), or `undefined` for a map without a sink strip
+    /// or not yet computed: the screen-reader table's column beside `window`'s.
+    pub fn sink_window(
+        &self,
+        stage: &str,
+        row: usize,
+        rows: usize,
+    ) -> Result<Option<Vec<f32>>, JsError> {
+        let stage = self.stage_shown(stage)?;
+        let Some(shares) = self.state.sink_shares(stage, self.state.head()) else {
+            return Ok(None);
+        };
+        let end = row.saturating_add(rows).min(shares.len());
+        Ok(Some(
+            shares.get(row.min(end)..end).unwrap_or_default().to_vec(),
+        ))
     }
 
     /// The largest and smallest allowed cells of the shown head's map of `stage`:

@@ -101,7 +101,9 @@ pub(super) struct RectJs {
 }
 
 /// `{ query, key, values: { [stage]: number }, gate: { alpha, beta, gamma } | null,
-///    row_sum: { [stage]: number }, sink: number | null, lambda: number | null,
+///    row_sum: { [stage]: number }, sink: { [stage]: number } (the learned sink's share of the
+///    row in each map with a sink strip; empty without sinks), sink_cell: boolean (the cell is
+///    the sink strip's, past the keys), lambda: number | null,
 ///    output_gate: number[] | null (gated attention: the shown head's gate per channel at the
 ///    query), masked: boolean }`
 #[derive(Serialize)]
@@ -111,7 +113,8 @@ pub(super) struct CellJs {
     values: StageValues,
     gate: Option<GateJs>,
     row_sum: StageValues,
-    sink: Option<f32>,
+    sink: StageValues,
+    sink_cell: bool,
     lambda: Option<f32>,
     output_gate: Option<Vec<f32>>,
     masked: bool,
@@ -166,7 +169,8 @@ impl From<CellInfo> for CellJs {
                 .gate
                 .map(|(alpha, beta, gamma)| GateJs { alpha, beta, gamma }),
             row_sum: stage_values(&info.row_sums),
-            sink: info.sink,
+            sink: stage_values(&info.sink),
+            sink_cell: info.sink_cell,
             lambda: info.lambda,
             output_gate: info.output_gate,
             masked: info.masked,

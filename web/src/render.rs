@@ -11,7 +11,7 @@ use super::js::{js_error, to_js, RectJs, TimingsJs, ViewportJs};
 use diffattn::engine::{Columns, ScaleGroup, ScaleKind, StageId};
 use diffattn::explorer::Need;
 use diffattn::render::{constant_of, constant_value, CellMask, Frame, HeatmapLayout, LabelWidths};
-use diffattn::render::{FrameParts, Theme};
+use diffattn::render::{FrameParts, Strip, Theme};
 use diffattn::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 
 /// The mark after a token the model does not know, on the axes (the page's note explains it).
@@ -261,6 +261,7 @@ impl Explorer {
             constant: constant_value(output.view()),
             constant_label: &self.constant_label,
             parts,
+            strip: None,
         };
         self.painter
             .draw(&canvas, Some(index), output.view(), &frame, &widths)?;
@@ -445,6 +446,7 @@ impl Explorer {
             constant: None,
             constant_label: &self.constant_label,
             parts: FrameParts::ALL,
+            strip: None,
         }
     }
 
@@ -452,7 +454,7 @@ impl Explorer {
     /// one `ScaleGroup` when `shared_scale` is on.
     pub(super) fn scales(&self, drawn: &[(StageId, usize)]) -> Vec<Scale> {
         // The maps' extremes, kept by the explorer with each map: no map is scanned twice.
-        let stats = |&(stage, head): &(StageId, usize)| self.state.head_stats(stage, head);
+        let stats = |&(stage, head): &(StageId, usize)| self.drawn_stats(stage, head);
         if !self.shared_scale {
             return drawn
                 .iter()
@@ -479,6 +481,19 @@ impl Explorer {
             .collect()
     }
 
+    /// The extremes of what one head's map of `stage` draws: its cells, and the learned sink's
+    /// strip beside it when it has one (the strip is on the map's scale, so the scale reaches
+    /// its largest share).
+    pub(super) fn drawn_stats(&self, stage: StageId, head: usize) -> Option<MapStats> {
+        let stats = self.state.head_stats(stage, head)?;
+        Some(match self.state.sink_shares(stage, head) {
+            Some(shares) => stats.merge(MapStats::of(
+                ndarray::ArrayView2::from_shape((1, shares.len()), &shares).ok()?,
+            )),
+            None => stats,
+        })
+    }
+
     /// Draws the viewport of one head's map of one stage on a canvas with `scale` (the whole
     /// map's); returns the stage, the layout and the part of the map drawn.
     #[allow(clippy::too_many_arguments)]
@@ -501,6 +516,7 @@ impl Explorer {
         let constant = self.state.head_stats(stage, head).and_then(constant_of);
         let drawn = self.stage_viewport(stage, map.dim());
         let (col_labels, widths) = labels.of(stage);
+        let shares = self.state.sink_shares(stage, head);
         let frame = Frame {
             title,
             row_labels: &labels.rows,
@@ -516,6 +532,10 @@ impl Explorer {
             constant,
             constant_label: &self.constant_label,
             parts,
+            strip: shares.as_deref().map(|s| Strip {
+                values: s.get(drawn.row_range()).unwrap_or_default(),
+                label: &self.sink_label,
+            }),
         };
         let layout = self
             .painter

@@ -225,10 +225,11 @@ export class Maps {
     return this.selected ?? this.pointed;
   }
 
-  /** Drops a selection that no longer fits the maps (fewer tokens now). */
+  /** Drops a selection that no longer fits the maps (fewer tokens now). Column `cols`, past
+   * the keys, is the learned sink's strip (`hit` answers it there). */
   fit(rows, cols) {
     this.shape = { rows, cols };
-    if (this.selected && (this.selected.row >= rows || this.selected.col >= cols)) this.selected = null;
+    if (this.selected && (this.selected.row >= rows || this.selected.col > cols)) this.selected = null;
   }
 
   /** The cell under a client position on map `index`, or null. */

@@ -23,17 +23,12 @@ export function nodesOf(t, key, params) {
 export function cellContent(info, cell, context, t) {
   const fragment = document.createDocumentFragment();
   const head = make('p', 'tokens');
-  head.append(
-    nodesOf(t, 'readout_cell', {
-      i: String(cell.row + 1),
-      j: String(cell.col + 1),
-      q: tokenNode(info.query),
-      k: tokenNode(info.key),
-    }),
-  );
+  const where = { i: String(cell.row + 1), q: tokenNode(info.query) };
+  head.append(info.sink_cell ? nodesOf(t, 'readout_sink_cell', where) : nodesOf(t, 'readout_cell', { ...where, j: String(cell.col + 1), k: tokenNode(info.key) }));
   fragment.append(head);
   if (info.masked) fragment.append(make('p', 'masked-note', t('readout_masked')));
-  for (const line of cellLines(info, context)) {
+  const lines = info.sink_cell ? sinkLines(info, t('sink_label')) : cellLines(info, context);
+  for (const line of lines) {
     const p = make('p', 'eq');
     for (const seg of line) {
       if (seg.term) {
@@ -48,12 +43,24 @@ export function cellContent(info, cell, context, t) {
   }
   const sums = Object.entries(info.row_sum ?? {});
   if (sums.length) {
-    const names = { a: 'A', fused: 'A′', a1: 'A1', diff: 'A1 − λ·A2' };
-    const text = sums.map(([id, v]) => `Σ ${names[id] ?? id} = ${fmt(v)}`).join(', ');
+    const text = sums.map(([id, v]) => `Σ ${MAP_NAMES[id] ?? id} = ${fmt(v)}`).join(', ');
     fragment.append(make('p', 'rowsum', t('readout_rowsums', { i: cell.row + 1, sums: text })));
   }
-  if (info.sink != null) fragment.append(make('p', 'rowsum', t('readout_sink', { v: fmt(info.sink) })));
+  const sinks = Object.entries(info.sink ?? {});
+  if (sinks.length === 1) fragment.append(make('p', 'rowsum', t('readout_sink', { v: fmt(sinks[0][1]) })));
+  else if (sinks.length > 1) fragment.append(make('p', 'rowsum', t('readout_sinks', { list: sinks.map(([id, v]) => `${MAP_NAMES[id] ?? id}: ${fmt(v)}`).join(', ') })));
   return fragment;
+}
+
+const MAP_NAMES = Object.freeze({ a: 'A', fused: 'A′', a1: 'A1', a2: 'A2', diff: 'A1 − λ·A2' });
+
+/** A cell of the learned sink's strip: the sink's share of the row in each map with a strip,
+ * `sinkᵢ = 1 − Σⱼ Aᵢⱼ` (data-term `sink_<map>`), as `cellLines` gives a key's cell. */
+export function sinkLines(info, word) {
+  return Object.entries(info.sink ?? {}).map(([id, v]) => {
+    const name = MAP_NAMES[id] ?? id;
+    return [{ text: `${word}(${name})ᵢ = 1 − Σⱼ ${name}ᵢⱼ = ` }, { text: fmt(v), term: `sink_${id}` }];
+  });
 }
 
 /** Places `tip` near the client point `at`, inside the viewport. */

@@ -83,6 +83,8 @@ export class Readouts {
       const shown = this.#parts.zoom.shown;
       const w = this.#view.engine.call((ex) => ex.window(stage.id, shown.row, shown.col, TABLE_CAP, TABLE_CAP));
       if (!w) return null;
+      // The learned sink's strip beside the map: one more column, after the keys.
+      const shares = stage.sink ? this.#view.engine.call((ex) => ex.sink_window(stage.id, w.row, w.rows)) : null;
       const { tokens: rows, keys: cols } = this.#view.view;
       const part = rows > w.rows || cols > w.cols;
       const from = { r0: w.row + 1, r1: w.row + w.rows, c0: w.col + 1, c1: w.col + w.cols, rows, cols };
@@ -95,6 +97,7 @@ export class Readouts {
         rowLabels: this.#view.labels.rows,
         keyLabels: stage.columns === 'keys' ? this.#view.labels.keys : this.#view.engine.call((ex) => ex.column_labels(stage.id)),
         corner: this.#view.t('table_corner'),
+        sink: shares ? { label: this.#view.t('sink_label'), values: shares } : null,
       };
     } catch (err) {
       this.#view.report(err);

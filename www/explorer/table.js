@@ -50,9 +50,10 @@ export class ScreenReaderTable {
   }
 
   /**
-   * Shows `content`: `{ key, caption, capped, window, rows, cols, rowLabels, keyLabels, corner }`
-   * where `window` is the engine's `window()` value and `rows`/`cols` the map's full size; or
-   * null for no table.
+   * Shows `content`: `{ key, caption, capped, window, rows, cols, rowLabels, keyLabels, corner,
+   * sink }` where `window` is the engine's `window()` value and `rows`/`cols` the map's full
+   * size, and `sink` the learned sink's column after the keys (`{ label, values }`, one value
+   * per row of the window; null for a map without the sink's strip); or null for no table.
    */
   show(content) {
     if (!content) {
@@ -66,7 +67,8 @@ export class ScreenReaderTable {
     const { window: w, rowLabels, keyLabels } = content;
     const rows = Array.from({ length: w.rows }, (_, i) => visibleToken(rowLabels[w.row + i] ?? `${w.row + i + 1}`));
     const cols = Array.from({ length: w.cols }, (_, j) => visibleToken(keyLabels[w.col + j] ?? `${w.col + j + 1}`));
-    const shape = JSON.stringify([content.corner, rows, cols]);
+    const sink = content.sink ?? null;
+    const shape = JSON.stringify([content.corner, rows, cols, sink?.label ?? null]);
     const captionText = content.capped ? `${content.caption} ${content.capped}` : content.caption;
     if (this.#shown?.shape === shape) {
       // The same rows and keys (a slider's tick): the numbers change in place, nothing is
@@ -75,6 +77,7 @@ export class ScreenReaderTable {
       // so no style is computed again).
       setData(this.#shown.caption, captionText);
       this.#shown.cells.forEach((td, k) => setData(td, fmt(w.data[k])));
+      this.#shown.sinkCells.forEach((td, i) => setData(td, fmt(sink.values[i])));
       return;
     }
     const table = make('table');
@@ -85,7 +88,7 @@ export class ScreenReaderTable {
     const corner = make('th', '', content.corner);
     corner.scope = 'col';
     headRow.append(corner);
-    for (const label of cols) {
+    for (const label of sink ? [...cols, sink.label] : cols) {
       const th = make('th', '', label);
       th.scope = 'col';
       headRow.append(th);
@@ -93,6 +96,7 @@ export class ScreenReaderTable {
     thead.append(headRow);
     const tbody = make('tbody');
     const cells = [];
+    const sinkCells = [];
     for (let i = 0; i < w.rows; i++) {
       const tr = make('tr');
       const th = make('th', '', rows[i]);
@@ -103,11 +107,16 @@ export class ScreenReaderTable {
         cells.push(td);
         tr.append(td);
       }
+      if (sink) {
+        const td = make('td', '', fmt(sink.values[i]));
+        sinkCells.push(td);
+        tr.append(td);
+      }
       tbody.append(tr);
     }
     table.append(thead, tbody);
     this.#box.replaceChildren(table);
-    this.#shown = { shape, caption, cells };
+    this.#shown = { shape, caption, cells, sinkCells };
   }
 
   /** Cancels a pending rebuild. */

@@ -348,7 +348,7 @@ export class ExplorerView {
   /** Sends what changed to the engine; a refused value goes back to what the engine has. */
   #applyEngine() {
     const theme = this.resolvedTheme();
-    const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label')];
+    const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label'), this.t('sink_label')];
     this.engine.call((ex) => {
       if (theme !== this.#sent.theme) ex.set_theme((this.#sent.theme = theme));
       if (words.join('\n') !== this.#sent.words) {

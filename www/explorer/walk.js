@@ -73,11 +73,12 @@ export class Walk {
     const stage = v.view?.stages.find((s) => s.id === id);
     const name = stage ? stage.label : v.t('walk_output_name');
     el.walkTitle.textContent = v.t('walk_title', { n: index + 1, total: steps.length, name });
-    el.walkText.textContent = this.#text(id);
+    el.walkText.textContent = this.#text(id, stage?.sink);
   }
 
-  /** The step's sentences, filled with the cells the engine finds on screen. */
-  #text(id) {
+  /** The step's sentences, filled with the cells the engine finds on screen; `sink`: the
+   * step's map has the learned sink's strip beside it (its rows sum to less than 1). */
+  #text(id, sink = false) {
     const v = this.#view;
     const s = v.state;
     const params = { k: s.shift, mk: -s.shift, s: s.segment, lambda: '' };
@@ -102,9 +103,10 @@ export class Walk {
         v.report(err);
       }
     }
-    const key = `walk_${id}`;
+    const key = sink && `walk_${id}_sink` in STRINGS.en ? `walk_${id}_sink` : `walk_${id}`;
     const fill = s.fill === 'zero' ? v.t('walk_fill_zero') : v.t('walk_fill_circular');
-    return v.t(key in STRINGS.en ? key : 'walk_other', { ...params, fill });
+    const text = v.t(key in STRINGS.en ? key : 'walk_other', { ...params, fill });
+    return sink && !key.endsWith('_sink') ? `${text} ${v.t('walk_sink')}` : text;
   }
 
   /**

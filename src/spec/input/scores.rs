@@ -18,10 +18,7 @@ pub(super) fn check_mechanism(kind: MechanismKind, layout: &Layout) -> Result<()
             "input_diff's keys are steps between tokens, which no model normalises",
         ));
     }
-    let own_scores = matches!(
-        kind,
-        MechanismKind::Cosine | MechanismKind::InputDiff | MechanismKind::Hierarchical
-    );
+    let own_scores = !kind.scores_by_dot_product();
     for (field, given) in [
         ("scale", layout.scale.is_some()),
         ("softcap", layout.softcap.is_some()),

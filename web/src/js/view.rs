@@ -8,8 +8,9 @@ use diffattn::explorer;
 use diffattn::names::name_of;
 
 /// `{ id, label, formula, scale: "sequential" | "unit" | "diverging", columns: "keys" |
-/// "segments" | "heads" }`: `id` is the stage's name (`"fused"`), `label` what a learner reads
-/// (`"A′"`), `columns` what the map's columns are (V2's λ has one per head).
+/// "segments" | "heads", sink: boolean }`: `id` is the stage's name (`"fused"`), `label` what a
+/// learner reads (`"A′"`), `columns` what the map's columns are (V2's λ has one per head),
+/// `sink` whether the map has the learned sink's strip beside it (DESIGN.md §7.9).
 #[derive(Serialize)]
 pub(crate) struct StageJs {
     id: &'static str,
@@ -17,6 +18,7 @@ pub(crate) struct StageJs {
     formula: String,
     scale: &'static str,
     columns: &'static str,
+    sink: bool,
 }
 
 impl StageJs {
@@ -31,6 +33,7 @@ impl StageJs {
                 Columns::Segments => "segments",
                 Columns::Heads => "heads",
             },
+            sink: state.has_sink(stage),
         }
     }
 }
