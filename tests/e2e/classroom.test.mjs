@@ -329,7 +329,7 @@ test('what a new user tripped over: unknown words, "1 token", old errors, captio
   await page.selectOption('#weights', 'untrained');
   await page.selectOption('#mechanism', 'input_diff');
   await settled(page);
-  assert.match(await page.textContent('figcaption'), /Δ/);
+  assert.match(await page.textContent('figcaption.map-title'), /Δ/);
   await page.selectOption('#mechanism', 'diff_transformer');
   await settled(page);
   assert.match(await page.textContent('.lede'), /A1 − λ·A2/);
