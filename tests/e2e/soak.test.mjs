@@ -62,6 +62,9 @@ async function canonical(page) {
     fire(root.getElementById('sentence'), 'the film was not good but the actors were wonderful');
     await window.diffattn.view.settled();
   });
+  // The screen-reader table follows once the maps have stood still (table.js, TABLE_PAUSE_MS):
+  // its rows are the sentence's ten tokens before anything is counted.
+  await page.waitForFunction(() => window.diffattn.root.querySelectorAll('#table-fallback tbody tr').length === 10);
 }
 
 /** Memory after a full garbage collection: wasm linear memory, JS heap, DOM nodes and listeners. */
