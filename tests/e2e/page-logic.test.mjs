@@ -259,36 +259,6 @@ test('scheduler: flush() runs the frame now, and the frame asked for then does n
   assert.deepEqual(runs[1], { render: false, overlay: true });
 });
 
-test('scheduler: now() runs at once, but at most once a frame; the frame asked for runs the rest', () => {
-  const frames = [];
-  const runs = [];
-  let t = 1000;
-  const s = new FrameScheduler((work) => runs.push({ ...work, at: t }), { requestFrame: (cb) => frames.push(cb), clock: () => t });
-  s.schedule('render');
-  s.now();
-  assert.deepEqual(runs, [{ render: true, overlay: false, at: 1000 }], 'the first input draws in its own task');
-  t += 5;
-  s.schedule('render');
-  s.now();
-  assert.equal(runs.length, 1, 'a second input within the frame waits for it');
-  frames.at(-1)();
-  assert.equal(runs.length, 2, 'the frame draws it');
-  t += 16;
-  s.now();
-  assert.equal(runs.length, 2, 'nothing asked for: nothing run');
-  s.schedule('render');
-  s.now();
-  assert.equal(runs.length, 3, 'a frame later, an input draws at once again');
-  // Asked for while a run is going (a person's change from within the render): not re-entered.
-  const nested = [];
-  let inner;
-  inner = new FrameScheduler((work) => { nested.push(work); inner.schedule('render'); inner.now(); }, { requestFrame: (cb) => frames.push(cb), clock: () => t });
-  inner.schedule('render');
-  inner.flush();
-  assert.equal(nested.length, 1, 'no run inside a run');
-  assert.equal(inner.pending, true, 'the change made during the run waits for a frame');
-});
-
 test('scheduler: a render waits for what holds it back, then runs', async () => {
   const frames = [];
   const runs = [];

@@ -232,7 +232,6 @@ export class ExplorerView {
     for (const [key, value] of Object.entries(partial)) if (value !== this.state[key]) this.readerMoved.add(key);
     this.#change(partial);
     this.changed();
-    this.#scheduler.now(); // a person waits for this: drawn in the input's task (scheduler.js)
   }
 
   #change(partial) {
