@@ -6,6 +6,7 @@
 //! * `stream`: the readers a spec read from a stream goes through (bounded, UTF-8 only, a
 //!   byte-order mark dropped).
 
+mod layers;
 mod limits;
 mod scores;
 mod stream;
@@ -13,12 +14,14 @@ mod validate;
 
 use std::fmt;
 use std::io::Read;
+use std::marker::PhantomData;
 
 use ndarray::Array2;
 
-use super::read::{Object, PageTokenRows, RowLimit, TokenRows};
+use super::read::{PageTokenRows, RowLimit, TokenRows};
 use crate::engine::{run, EngineError, Mechanism, Stages, Weights};
 use crate::text::limits::MAX_INPUT_BYTES;
+use layers::{Document, Picked};
 pub use limits::PAGE_MAX_STAGE_CELLS;
 use stream::{Limited, SkipBom, Utf8Only, BOM};
 use validate::{validate, RawSpec};
@@ -141,19 +144,26 @@ fn parse_spec_within<L: RowLimit>(text: &str) -> Result<Spec, SpecError> {
     // Read as bytes, as every spec at hand is (text, file, a binary spec's header): one reader
     // compiled, not one per input type (in wasm the reader is the largest code there is). A
     // `&str` is UTF-8 already, so reading its bytes accepts and refuses the same specs.
-    validate(
-        raw_from::<L, _>(
-            serde_json::Deserializer::from_slice(text.as_bytes()),
-            Some(text.as_bytes()),
-        )?,
-        Tensors::default(),
-    )
+    let picked = raw_from::<L, _>(
+        serde_json::Deserializer::from_slice(text.as_bytes()),
+        Some(text.as_bytes()),
+        0,
+    )?;
+    validate(picked_layer(picked, 0)?.0, Tensors::default())
 }
 
 /// Parses a spec file's bytes: JSON (which must be UTF-8, RFC 8259), or the binary form (a
-/// safetensors file, DESIGN.md §7.8).
+/// safetensors file, DESIGN.md §7.8). A multi-layer file (§7.11) gives its first layer.
 pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
-    parse_spec_bytes_within::<TokenRows>(bytes)
+    Ok(parse_spec_bytes_within::<TokenRows>(bytes, 0)?.0)
+}
+
+/// [`parse_spec_bytes`] picking layer `index` (from 0) of a multi-layer file (DESIGN.md
+/// §7.11), with the number of layers the file holds (1 for a single-layer spec, whose only
+/// index is 0). An index past the last layer is an error on the field `layer` that names the
+/// range (counted from 1, as the page and the CLI count).
+pub fn parse_spec_bytes_layer(bytes: &[u8], index: usize) -> Result<(Spec, usize), SpecError> {
+    parse_spec_bytes_within::<TokenRows>(bytes, index)
 }
 
 /// [`parse_spec_bytes`] for the page: JSON rows, labels and positions past
@@ -161,26 +171,41 @@ pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
 /// [`parse_page_spec`] does; a binary spec's `x` (whose size its header declares) is checked
 /// by [`Spec::page_support`].
 pub fn parse_page_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
-    parse_spec_bytes_within::<PageTokenRows>(bytes)
+    Ok(parse_spec_bytes_within::<PageTokenRows>(bytes, 0)?.0)
 }
 
-fn parse_spec_bytes_within<L: RowLimit>(bytes: &[u8]) -> Result<Spec, SpecError> {
+/// [`parse_page_spec_bytes`] picking layer `index` (from 0), as [`parse_spec_bytes_layer`].
+pub fn parse_page_spec_bytes_layer(bytes: &[u8], index: usize) -> Result<(Spec, usize), SpecError> {
+    parse_spec_bytes_within::<PageTokenRows>(bytes, index)
+}
+
+fn parse_spec_bytes_within<L: RowLimit>(
+    bytes: &[u8],
+    index: usize,
+) -> Result<(Spec, usize), SpecError> {
     if super::binary::is_safetensors(bytes) {
-        let (spec_json, tensors) = super::binary::read(bytes)?;
-        return validate(
-            raw_from::<L, _>(
-                serde_json::Deserializer::from_slice(spec_json.as_bytes()),
-                Some(spec_json.as_bytes()),
-            )?,
-            tensors,
-        );
+        let file = super::binary::read(bytes)?;
+        let picked = raw_from::<L, _>(
+            serde_json::Deserializer::from_slice(file.spec.as_bytes()),
+            Some(file.spec.as_bytes()),
+            index,
+        )?;
+        let multi = picked.multi.then_some((index, picked.count));
+        let tensors = file.tensors(multi)?;
+        let (raw, count) = picked_layer(picked, index)?;
+        return Ok((validate(raw, tensors)?, count));
     }
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
-        Ok(_) => validate(
-            raw_from::<L, _>(serde_json::Deserializer::from_slice(bytes), Some(bytes))?,
-            Tensors::default(),
-        ),
+        Ok(_) => {
+            let picked = raw_from::<L, _>(
+                serde_json::Deserializer::from_slice(bytes),
+                Some(bytes),
+                index,
+            )?;
+            let (raw, count) = picked_layer(picked, index)?;
+            Ok((validate(raw, Tensors::default())?, count))
+        }
         Err(e) => Err(SpecError::new(
             "spec",
             format!("neither JSON (not UTF-8: {e}) nor a safetensors file"),
@@ -188,10 +213,41 @@ fn parse_spec_bytes_within<L: RowLimit>(bytes: &[u8]) -> Result<Spec, SpecError>
     }
 }
 
+/// The picked layer's spec and the file's layer count, or the error naming the range.
+fn picked_layer<L>(picked: Picked<L>, index: usize) -> Result<(RawSpec<L>, usize), SpecError> {
+    let count = picked.count;
+    match picked.raw {
+        Some(raw) => Ok((raw, count)),
+        None if count == 1 => Err(SpecError::new(
+            "layer",
+            format!(
+                "{} asked of a single-layer spec: only 1 is allowed",
+                index + 1
+            ),
+        )),
+        None => Err(SpecError::new(
+            "layer",
+            format!(
+                "{} asked of a file of {count} layers: expected 1 to {count}",
+                index + 1
+            ),
+        )),
+    }
+}
+
 /// [`parse_spec_bytes`] from a reader, at most [`MAX_INPUT_BYTES`] of it. JSON is parsed as it
 /// is read, so its text is never held whole; the binary form, whose header says where its
 /// tensors lie, is read whole first.
-pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
+pub fn parse_spec_reader<R: Read>(reader: R) -> Result<Spec, SpecError> {
+    Ok(parse_spec_reader_layer(reader, 0)?.0)
+}
+
+/// [`parse_spec_reader`] picking layer `index` (from 0) of a multi-layer file, as
+/// [`parse_spec_bytes_layer`]: the other layers of a JSON file are read past, never held.
+pub fn parse_spec_reader_layer<R: Read>(
+    mut reader: R,
+    index: usize,
+) -> Result<(Spec, usize), SpecError> {
     let cannot = |e: std::io::Error| SpecError::new("spec", format!("cannot read it: {e}"));
     // The first 9 bytes tell the binary form: a header length within the limit, then `{`.
     let mut head = Vec::with_capacity(9);
@@ -211,15 +267,15 @@ pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
         let mut bytes = Vec::new();
         let mut rest = rest;
         rest.read_to_end(&mut bytes).map_err(cannot)?;
-        return parse_spec_bytes(&bytes);
+        return parse_spec_bytes_layer(&bytes, index);
     }
     // serde_json checks the UTF-8 of the strings it keeps, not of what it skips (the ignored
     // `stages`); the reader checks all of it, as `parse_spec_bytes` does.
     let json = Utf8Only::new(SkipBom::new(rest).map_err(cannot)?);
-    validate(
-        raw_from::<TokenRows, _>(serde_json::Deserializer::from_reader(json), None)?,
-        Tensors::default(),
-    )
+    let picked =
+        raw_from::<TokenRows, _>(serde_json::Deserializer::from_reader(json), None, index)?;
+    let (raw, count) = picked_layer(picked, index)?;
+    Ok((validate(raw, Tensors::default())?, count))
 }
 
 /// The raw spec of one JSON object, and nothing after it but whitespace. `source` is the
@@ -228,8 +284,19 @@ pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
 fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>>(
     mut de: serde_json::Deserializer<R>,
     source: Option<&[u8]>,
-) -> Result<RawSpec<L>, SpecError> {
-    let raw: Object<RawSpec<L>> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    index: usize,
+) -> Result<Picked<L>, SpecError> {
+    let mut track = serde_path_to_error::Track::new();
+    let document = Document::<L> {
+        index,
+        limit: PhantomData,
+    };
+    let raw = serde::de::DeserializeSeed::deserialize(
+        document,
+        serde_path_to_error::Deserializer::new(&mut de, &mut track),
+    )
+    .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
+    .map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
             "spec".to_string()
@@ -255,7 +322,7 @@ fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>>(
         };
         SpecError::new("spec", message)
     })?;
-    Ok(raw.0)
+    Ok(raw)
 }
 
 /// `NaN`, `Infinity` or `-Infinity` (as Python's `json.dump` and JavaScript's number printing
