@@ -292,3 +292,40 @@ fn stages_layer_n_prints_that_layers_stages() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_explorer_draws_each_layer_of_a_multi_layer_file() {
+    use diffattn::explorer::Explorer;
+    use diffattn::model::Model;
+    use diffattn::spec::stages_json;
+
+    let layers = two();
+    for file in [multi_json(&layers), multi_binary(&layers)] {
+        let mut e = Explorer::new(Model::untrained());
+        e.load_spec_bytes(&file).unwrap();
+        assert_eq!(e.layers(), 2);
+        assert_eq!(e.settings().maps.layer, 1);
+        let want =
+            |i: usize| serde_json::to_value(stages_json(&stages_of_single(&layers[i]))).unwrap();
+        let got = |e: &Explorer| serde_json::to_value(e.stages_json().unwrap()).unwrap();
+        assert_eq!(got(&e), want(0));
+        e.update_maps(|m| m.layer = 2).unwrap();
+        assert_eq!((e.settings().maps.layer, e.layers()), (2, 2));
+        assert_eq!(got(&e), want(1));
+        assert!(e.update_maps(|m| m.layer = 3).is_err());
+        assert_eq!(got(&e), want(1));
+        e.update_maps(|m| m.layer = 1).unwrap();
+        assert_eq!(got(&e), want(0));
+        // Opened while `layer` is 2: layer 2.
+        let mut again = Explorer::new(Model::untrained());
+        again.load_spec_bytes(&file).unwrap();
+        again.update_maps(|m| m.layer = 2).unwrap();
+        again.load_spec_bytes(&file).unwrap();
+        assert_eq!(got(&again), want(1));
+    }
+    // A single-layer file has one layer.
+    let mut e = Explorer::new(Model::untrained());
+    e.load_spec_bytes(&serde_json::to_vec(&layers[0]).unwrap())
+        .unwrap();
+    assert_eq!(e.layers(), 1);
+}

@@ -221,9 +221,14 @@ impl Explorer {
         }
     }
 
-    /// How many layers the source has: the pretrained model's, else 1 (one attention layer).
+    /// How many layers the source has: the pretrained model's, a multi-layer file's (DESIGN.md
+    /// §7.11), else 1 (one attention layer).
     pub fn layers(&self) -> usize {
-        self.pretrained().map_or(1, |m| m.layers)
+        match (self.pretrained(), self.spec_file()) {
+            (Some(model), _) => model.layers,
+            (None, Some(file)) => file.layers,
+            (None, None) => 1,
+        }
     }
 
     /// The sentence as typed (a pretrained model cuts it into its own pieces).
