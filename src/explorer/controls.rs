@@ -74,26 +74,6 @@ impl Explorer {
         change(&mut next);
         next.check()?;
         self.check_layer(next.layer, next.partner)?;
-        // Another layer of a multi-layer file: that layer's spec, drawn as the file opened.
-        if next.layer != before.layer {
-            if let Some(file) = self.spec_file().cloned() {
-                let layers = file.layers;
-                if !(1..=layers).contains(&next.layer) {
-                    return Err(EngineError::Shape {
-                        field: "layer",
-                        expected: format!("a layer from 1 to {layers} (the file's layers)"),
-                        found: next.layer.to_string(),
-                    });
-                }
-                return self
-                    .open_layer(file, next.layer)
-                    .map_err(|e| EngineError::Shape {
-                        field: "layer",
-                        expected: "a layer of the file the page can draw".to_string(),
-                        found: e.to_string(),
-                    });
-            }
-        }
         if next.causal && self.is_cross() {
             return Err(EngineError::Shape {
                 field: "causal",

@@ -81,26 +81,6 @@ struct SpecSource {
     lambda: Option<f32>,
     /// The model's name and the layer's index.
     meta: Meta,
-    /// A multi-layer file's bytes (DESIGN.md §7.11), kept to draw another of its layers.
-    file: Option<SpecFile>,
-}
-
-/// A multi-layer spec file: its bytes, and how many layers it holds.
-#[derive(Clone)]
-struct SpecFile {
-    bytes: std::sync::Arc<[u8]>,
-    layers: usize,
-}
-
-impl std::fmt::Debug for SpecFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "SpecFile({} bytes, {} layers)",
-            self.bytes.len(),
-            self.layers
-        )
-    }
 }
 
 /// The page's state and its caches.

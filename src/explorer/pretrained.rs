@@ -221,14 +221,9 @@ impl Explorer {
         }
     }
 
-    /// How many layers the source has: the pretrained model's, a multi-layer file's (DESIGN.md
-    /// §7.11), else 1 (one attention layer).
+    /// How many layers the source has: the pretrained model's, else 1 (one attention layer).
     pub fn layers(&self) -> usize {
-        match (self.pretrained(), self.spec_file()) {
-            (Some(model), _) => model.layers,
-            (None, Some(file)) => file.layers,
-            (None, None) => 1,
-        }
+        self.pretrained().map_or(1, |m| m.layers)
     }
 
     /// The sentence as typed (a pretrained model cuts it into its own pieces).

@@ -2,11 +2,11 @@
 //! was trained with), a user's spec (`load_spec`, `load`, its metadata), and what is drawn
 //! exported as a spec (`export_spec`) or as stages (`stages_json`).
 
-use super::{Explorer, Settings, Source, SpecFile, SpecSource};
+use super::{Explorer, Settings, Source, SpecSource};
 use crate::engine::{base_maps_into, BaseMaps, Block, EngineError, Mechanism, Projection};
 use crate::model::Model;
 use crate::spec::{
-    parse_page_spec, parse_page_spec_bytes_layer, spec_json, stages_json, Meta, Spec, SpecError,
+    parse_page_spec, parse_page_spec_bytes, spec_json, stages_json, Meta, Spec, SpecError,
     SpecJson, StagesJson,
 };
 
@@ -106,52 +106,9 @@ impl Explorer {
         self.load(parse_page_spec(text)?)
     }
 
-    /// Draws a spec file's bytes: JSON, or the binary form (safetensors, DESIGN.md §7.8). Of a
-    /// multi-layer file (§7.11), the layer of the `layer` setting when the file has it, else
-    /// its first; the bytes are kept, and changing `layer` draws another of its layers.
+    /// Draws a spec file's bytes: JSON, or the binary form (safetensors, DESIGN.md §7.8).
     pub fn load_spec_bytes(&mut self, bytes: &[u8]) -> Result<(), SpecError> {
-        let wanted = self.settings.maps.layer.max(1);
-        let (spec, layers, layer) = match parse_page_spec_bytes_layer(bytes, wanted - 1) {
-            Ok((spec, layers)) => (spec, layers, wanted),
-            Err(e) if e.field == "layer" => {
-                let (spec, layers) = parse_page_spec_bytes_layer(bytes, 0)?;
-                (spec, layers, 1)
-            }
-            Err(e) => return Err(e),
-        };
-        self.load(spec)?;
-        let file = (layers > 1).then(|| SpecFile {
-            bytes: bytes.into(),
-            layers,
-        });
-        self.keep_file(file, layer);
-        Ok(())
-    }
-
-    /// Draws layer `layer` (from 1) of the multi-layer file drawn, keeping the head shown.
-    pub(super) fn open_layer(&mut self, file: SpecFile, layer: usize) -> Result<(), SpecError> {
-        let head = self.head;
-        let (spec, _) = parse_page_spec_bytes_layer(&file.bytes, layer.saturating_sub(1))?;
-        self.load(spec)?;
-        self.head = head.min(self.settings.maps.heads - 1);
-        self.keep_file(Some(file), layer);
-        Ok(())
-    }
-
-    /// The multi-layer file drawn, if one is.
-    pub(super) fn spec_file(&self) -> Option<&SpecFile> {
-        match &self.source {
-            Source::Spec(spec) => spec.file.as_ref(),
-            _ => None,
-        }
-    }
-
-    fn keep_file(&mut self, file: Option<SpecFile>, layer: usize) {
-        self.settings.maps.layer = layer;
-        if let Source::Spec(spec) = &mut self.source {
-            spec.file = file;
-            spec.settings.maps.layer = layer;
-        }
+        self.load(parse_page_spec_bytes(bytes)?)
     }
 
     /// Draws a parsed spec. Every step runs first on its first token and first head, so that
@@ -181,7 +138,6 @@ impl Explorer {
             &block,
             &mut maps,
         )?;
-        self.settings.maps.layer = 1;
         let settings = self
             .settings
             .with_mechanism(&spec.mechanism, spec.heads, spec.causal);
@@ -204,7 +160,6 @@ impl Explorer {
             diff_transformer,
             lambda,
             meta: spec.meta,
-            file: None,
         }));
         self.settings = settings;
         self.gate_override = false;
