@@ -8,7 +8,7 @@ mod common;
 use std::fs;
 
 use diffattn::spec::{
-    parse_page_spec_bytes_layer, parse_spec_bytes, parse_spec_bytes_layer, parse_spec_reader,
+    parse_page_spec_bytes, parse_spec_bytes, parse_spec_bytes_layer, parse_spec_reader,
     parse_spec_reader_layer, SpecError,
 };
 use serde_json::{json, Value};
@@ -108,9 +108,10 @@ fn each_layer_of_a_json_or_binary_file_reads_as_its_single_layer_spec() {
             assert_eq!(spec.run().unwrap(), stages_of_single(layer));
             let (from_reader, _) = parse_spec_reader_layer(&file[..], i).unwrap();
             assert_eq!(from_reader, single);
-            let (page, _) = parse_page_spec_bytes_layer(&file, i).unwrap();
-            assert_eq!(page, single);
         }
+        // The page's reader takes one layer (its JavaScript splits the file): `layers` is unknown.
+        let e = parse_page_spec_bytes(&file).unwrap_err();
+        assert!(e.field == "layers" || e.field == "spec", "{e}");
         // Without a number: the first layer.
         assert_eq!(
             parse_spec_bytes(&file).unwrap(),

@@ -109,33 +109,45 @@ pub fn read(bytes: &[u8]) -> Result<File<'_>, SpecError> {
 }
 
 impl File<'_> {
-    /// The array fields as f32 matrices (vectors as one row): of a single-layer file (`None`),
-    /// every tensor, named as its field; of a multi-layer file (`Some((index, count))`, §7.11),
-    /// the tensors `layers.INDEX.FIELD` of layer `index` by field, every other tensor's name
-    /// checked to be `layers.I.FIELD` with I below `count` and never read.
-    pub fn tensors(&self, multi: Option<(usize, usize)>) -> Result<Tensors, SpecError> {
+    /// The array fields of a single-layer file as f32 matrices (vectors as one row), every
+    /// tensor named as its field.
+    pub fn tensors(&self) -> Result<Tensors, SpecError> {
         let mut tensors = Tensors::new();
-        for (name, info) in self
-            .header
-            .iter()
-            .filter(|(k, _)| k.as_str() != "__metadata__")
-        {
-            let (layer, field) = match multi {
-                None => (0, name.as_str()),
-                Some((_, count)) => layer_field(name, count)?,
-            };
-            if !ARRAY_FIELDS.contains(&field) {
-                return Err(SpecError::new(
-                    name.clone(),
-                    "a tensor that is not an array field of the format",
-                ));
+        for (name, info) in self.entries() {
+            if !ARRAY_FIELDS.contains(&name.as_str()) {
+                return Err(not_a_field(name));
             }
-            if multi.is_none_or(|(index, _)| index == layer) {
+            tensors.insert(name.clone(), tensor(name, info, self.data)?);
+        }
+        Ok(tensors)
+    }
+
+    /// The array fields of layer `index` of a multi-layer file of `count` layers (§7.11): the
+    /// tensors `layers.INDEX.FIELD` by field; every other tensor's name is checked to be
+    /// `layers.I.FIELD` with I below `count`, and never read.
+    pub fn layer_tensors(&self, index: usize, count: usize) -> Result<Tensors, SpecError> {
+        let mut tensors = Tensors::new();
+        for (name, info) in self.entries() {
+            let (layer, field) = layer_field(name, count)?;
+            if !ARRAY_FIELDS.contains(&field) {
+                return Err(not_a_field(name));
+            }
+            if layer == index {
                 tensors.insert(field.to_string(), tensor(name, info, self.data)?);
             }
         }
         Ok(tensors)
     }
+
+    fn entries(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.header
+            .iter()
+            .filter(|(k, _)| k.as_str() != "__metadata__")
+    }
+}
+
+fn not_a_field(name: &str) -> SpecError {
+    SpecError::new(name, "a tensor that is not an array field of the format")
 }
 
 /// A multi-layer file's tensor name `layers.I.FIELD` as (I, FIELD), I below `count`.

@@ -18,7 +18,7 @@ use std::marker::PhantomData;
 
 use ndarray::Array2;
 
-use super::read::{PageTokenRows, RowLimit, TokenRows};
+use super::read::{Object, PageTokenRows, RowLimit, TokenRows};
 use crate::engine::{run, EngineError, Mechanism, Stages, Weights};
 use crate::text::limits::MAX_INPUT_BYTES;
 use layers::{Document, Picked};
@@ -117,7 +117,7 @@ impl Spec {
 /// leading byte-order mark is skipped; anything but whitespace after the spec is an error, as
 /// is a spec that is not a JSON object.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
-    parse_spec_within::<TokenRows>(text)
+    parse_spec_within::<TokenRows, true>(text)
 }
 
 /// [`parse_spec`] for the page, which draws at most
@@ -136,26 +136,26 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
 /// assert!(e.contains("PAGE_MAX_TOKENS"), "{e}");
 /// ```
 pub fn parse_page_spec(text: &str) -> Result<Spec, SpecError> {
-    parse_spec_within::<PageTokenRows>(text)
+    parse_spec_within::<PageTokenRows, false>(text)
 }
 
-fn parse_spec_within<L: RowLimit>(text: &str) -> Result<Spec, SpecError> {
+fn parse_spec_within<L: RowLimit, const LAYERS: bool>(text: &str) -> Result<Spec, SpecError> {
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     // Read as bytes, as every spec at hand is (text, file, a binary spec's header): one reader
     // compiled, not one per input type (in wasm the reader is the largest code there is). A
     // `&str` is UTF-8 already, so reading its bytes accepts and refuses the same specs.
-    let picked = raw_from::<L, _>(
+    let picked = raw_from::<L, _, LAYERS>(
         serde_json::Deserializer::from_slice(text.as_bytes()),
         Some(text.as_bytes()),
         0,
     )?;
-    validate(picked_layer(picked, 0)?.0, Tensors::default())
+    validate(picked_layer::<L, LAYERS>(picked, 0)?.0, Tensors::default())
 }
 
 /// Parses a spec file's bytes: JSON (which must be UTF-8, RFC 8259), or the binary form (a
 /// safetensors file, DESIGN.md §7.8). A multi-layer file (§7.11) gives its first layer.
 pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
-    Ok(parse_spec_bytes_within::<TokenRows>(bytes, 0)?.0)
+    Ok(parse_spec_bytes_within::<TokenRows, true>(bytes, 0)?.0)
 }
 
 /// [`parse_spec_bytes`] picking layer `index` (from 0) of a multi-layer file (DESIGN.md
@@ -163,47 +163,48 @@ pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
 /// index is 0). An index past the last layer is an error on the field `layer` that names the
 /// range (counted from 1, as the page and the CLI count).
 pub fn parse_spec_bytes_layer(bytes: &[u8], index: usize) -> Result<(Spec, usize), SpecError> {
-    parse_spec_bytes_within::<TokenRows>(bytes, index)
+    parse_spec_bytes_within::<TokenRows, true>(bytes, index)
 }
 
 /// [`parse_spec_bytes`] for the page: JSON rows, labels and positions past
 /// [`PAGE_MAX_TOKENS`](crate::text::limits::PAGE_MAX_TOKENS) are refused as they are read, as
 /// [`parse_page_spec`] does; a binary spec's `x` (whose size its header declares) is checked
-/// by [`Spec::page_support`].
+/// by [`Spec::page_support`]. A single-layer spec only, as [`parse_page_spec`]: the page's
+/// JavaScript hands it one layer of a multi-layer file (DESIGN.md §7.11,
+/// `www/explorer/layers.js`), so the page's module carries no reader of the list.
 pub fn parse_page_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
-    Ok(parse_spec_bytes_within::<PageTokenRows>(bytes, 0)?.0)
+    Ok(parse_spec_bytes_within::<PageTokenRows, false>(bytes, 0)?.0)
 }
 
-/// [`parse_page_spec_bytes`] picking layer `index` (from 0), as [`parse_spec_bytes_layer`].
-pub fn parse_page_spec_bytes_layer(bytes: &[u8], index: usize) -> Result<(Spec, usize), SpecError> {
-    parse_spec_bytes_within::<PageTokenRows>(bytes, index)
-}
-
-fn parse_spec_bytes_within<L: RowLimit>(
+/// `LAYERS`: whether a multi-layer file is read (else `layers` is an unknown field).
+fn parse_spec_bytes_within<L: RowLimit, const LAYERS: bool>(
     bytes: &[u8],
     index: usize,
 ) -> Result<(Spec, usize), SpecError> {
     if super::binary::is_safetensors(bytes) {
         let file = super::binary::read(bytes)?;
-        let picked = raw_from::<L, _>(
+        let picked = raw_from::<L, _, LAYERS>(
             serde_json::Deserializer::from_slice(file.spec.as_bytes()),
             Some(file.spec.as_bytes()),
             index,
         )?;
-        let multi = picked.multi.then_some((index, picked.count));
-        let tensors = file.tensors(multi)?;
-        let (raw, count) = picked_layer(picked, index)?;
+        let tensors = if LAYERS && picked.multi {
+            file.layer_tensors(index, picked.count)?
+        } else {
+            file.tensors()?
+        };
+        let (raw, count) = picked_layer::<L, LAYERS>(picked, index)?;
         return Ok((validate(raw, tensors)?, count));
     }
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(_) => {
-            let picked = raw_from::<L, _>(
+            let picked = raw_from::<L, _, LAYERS>(
                 serde_json::Deserializer::from_slice(bytes),
                 Some(bytes),
                 index,
             )?;
-            let (raw, count) = picked_layer(picked, index)?;
+            let (raw, count) = picked_layer::<L, LAYERS>(picked, index)?;
             Ok((validate(raw, Tensors::default())?, count))
         }
         Err(e) => Err(SpecError::new(
@@ -214,10 +215,16 @@ fn parse_spec_bytes_within<L: RowLimit>(
 }
 
 /// The picked layer's spec and the file's layer count, or the error naming the range.
-fn picked_layer<L>(picked: Picked<L>, index: usize) -> Result<(RawSpec<L>, usize), SpecError> {
+fn picked_layer<L, const LAYERS: bool>(
+    picked: Picked<L>,
+    index: usize,
+) -> Result<(RawSpec<L>, usize), SpecError> {
     let count = picked.count;
     match picked.raw {
         Some(raw) => Ok((raw, count)),
+        // Never: a single spec read alone is always there (and the page's module then carries
+        // none of the messages below).
+        None if !LAYERS => Err(SpecError::new("layer", "none")),
         None if count == 1 => Err(SpecError::new(
             "layer",
             format!(
@@ -273,30 +280,39 @@ pub fn parse_spec_reader_layer<R: Read>(
     // `stages`); the reader checks all of it, as `parse_spec_bytes` does.
     let json = Utf8Only::new(SkipBom::new(rest).map_err(cannot)?);
     let picked =
-        raw_from::<TokenRows, _>(serde_json::Deserializer::from_reader(json), None, index)?;
-    let (raw, count) = picked_layer(picked, index)?;
+        raw_from::<TokenRows, _, true>(serde_json::Deserializer::from_reader(json), None, index)?;
+    let (raw, count) = picked_layer::<TokenRows, true>(picked, index)?;
     Ok((validate(raw, Tensors::default())?, count))
 }
 
 /// The raw spec of one JSON object, and nothing after it but whitespace. `source` is the
 /// JSON's bytes when they are all at hand (text and bytes, not a reader), for the hint of
 /// [`non_finite_literal`].
-fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>>(
+fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>, const LAYERS: bool>(
     mut de: serde_json::Deserializer<R>,
     source: Option<&[u8]>,
     index: usize,
 ) -> Result<Picked<L>, SpecError> {
-    let mut track = serde_path_to_error::Track::new();
-    let document = Document::<L> {
-        index,
-        limit: PhantomData,
+    let raw = if LAYERS {
+        let mut track = serde_path_to_error::Track::new();
+        let document = Document::<L> {
+            index,
+            limit: PhantomData,
+        };
+        serde::de::DeserializeSeed::deserialize(
+            document,
+            serde_path_to_error::Deserializer::new(&mut de, &mut track),
+        )
+        .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
+    } else {
+        // One spec, read as before multi-layer files (the page's module: the smallest reader).
+        serde_path_to_error::deserialize(&mut de).map(|raw: Object<RawSpec<L>>| Picked {
+            raw: Some(raw.0),
+            count: 1,
+            multi: false,
+        })
     };
-    let raw = serde::de::DeserializeSeed::deserialize(
-        document,
-        serde_path_to_error::Deserializer::new(&mut de, &mut track),
-    )
-    .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
-    .map_err(|e| {
+    let raw = raw.map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
             "spec".to_string()
