@@ -76,3 +76,36 @@ for (const file of FILES) {
     await context.close();
   });
 }
+
+test("the element: a multi-layer file's src with its layer attribute draws that layer, and a new layer attribute another", async () => {
+  const { page, errors, context } = await h.newPage({ width_px: 1280, height_px: 800 });
+  await page.goto(h.url('/www/examples/'));
+  await page.waitForFunction(() => customElements.get('diffattn-explorer') !== undefined);
+  const pixels = (id) =>
+    page.evaluate(async (i) => {
+      const el = document.getElementById(i);
+      await el.settled();
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      return el.shadowRoot.querySelector('canvas.map-canvas').toDataURL();
+    }, id);
+  await page.evaluate(async (src) => {
+    for (const [id, layer] of [['one', '1'], ['two', '2']]) {
+      const el = document.createElement('diffattn-explorer');
+      el.id = id;
+      el.setAttribute('src', src);
+      el.setAttribute('layer', layer);
+      el.setAttribute('maps', 'A');
+      document.querySelector('main').prepend(el);
+    }
+    await Promise.all([...document.querySelectorAll('#one, #two')].map((e) => e.settled()));
+  }, `/${FILES[1]}`);
+  const layers = await page.evaluate(() => ['one', 'two'].map((i) => document.getElementById(i).state.layer));
+  assert.deepEqual(layers, [1, 2]);
+  const [one, two] = [await pixels('one'), await pixels('two')];
+  assert.notEqual(one, two, "layer 2's map differs from layer 1's");
+  await page.evaluate(() => document.getElementById('two').setAttribute('layer', '1'));
+  await page.waitForFunction(() => document.getElementById('two').state.layer === 1);
+  assert.equal(await pixels('two'), one, 'layer="1" draws layer 1');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
