@@ -103,6 +103,19 @@ test("the element: a multi-layer file's src with its layer attribute draws that 
   assert.deepEqual(layers, [1, 2]);
   const [one, two] = [await pixels('one'), await pixels('two')];
   assert.notEqual(one, two, "layer 2's map differs from layer 1's");
+  // A spec given as an object (the notebook widget's `spec` trait), then its layer (`layer` trait).
+  await page.evaluate(async (url) => {
+    const el = document.createElement('diffattn-explorer');
+    el.id = 'given';
+    el.setAttribute('maps', 'A');
+    document.querySelector('main').prepend(el);
+    await el.settled();
+    await el.loadSpec(await (await fetch(url)).json(), 'spec');
+    el.setAttribute('layer', '2');
+    await el.settled();
+  }, `/${FILES[0]}`);
+  await page.waitForFunction(() => document.getElementById('given').state.layer === 2);
+  assert.equal(await pixels('given'), two, 'a spec object draws the layer asked for');
   await page.evaluate(() => document.getElementById('two').setAttribute('layer', '1'));
   await page.waitForFunction(() => document.getElementById('two').state.layer === 1);
   assert.equal(await pixels('two'), one, 'layer="1" draws layer 1');
