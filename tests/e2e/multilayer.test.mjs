@@ -122,3 +122,22 @@ test("the element: a multi-layer file's src with its layer attribute draws that 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a multi-layer file the page cannot read says why, naming the field', async () => {
+  const { page, errors, context } = await openExplorer(h, '');
+  for (const [text, words] of [
+    ['{"layers": []}', 'layers: an empty list'],
+    ['{"layers": 3}', 'layers: expected a list of layers'],
+    ['{"layers": [{"layers": []}]}', 'layers'],
+  ]) {
+    await page.evaluate(() => window.diffattn.view.messages.clear('spec'));
+    const input = await page.evaluateHandle(() => window.diffattn.root.getElementById('spec-file'));
+    await input.asElement().setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(text) });
+    await page.waitForFunction(() => window.diffattn.root.getElementById('messages').textContent !== '', null, { timeout: 30_000 });
+    const message = await page.evaluate(() => window.diffattn.root.getElementById('messages').textContent);
+    assert.ok(message.includes(words) && message.includes('bad.json'), message);
+    assert.equal(await page.evaluate(() => window.diffattn.view.specs.active), null);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
