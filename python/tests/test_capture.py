@@ -455,3 +455,22 @@ def test_layers_is_checked():
         diffattn.capture(model, ids, layer=0, layers="all")
     with pytest.raises(ValueError, match="give a layer number"):
         diffattn.capture(model, ids)
+
+
+def test_layers_works_for_every_family_capture_supports():
+    ids = [3, 9, 4, 17, 25, 8, 1]
+    for family, make in ABSOLUTE.items():
+        model = make().eval()
+        given = {"pixel_values": torch.randn(1, 3, 12, 12)} if family == "vit" else {}
+        whole = diffattn.capture(model, None if family == "vit" else ids, layers="all", **given)
+        one = diffattn.capture(model, None if family == "vit" else ids, layer=1, **given)
+        assert len(whole["layers"]) == 2, family
+        assert np.array_equal(np.asarray(whole["layers"][1]["w_q"]), np.asarray(one["w_q"])), family
+    config = transformers.BartConfig(vocab_size=VOCAB, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=32)
+    bart = transformers.BartModel(config).eval()
+    for attention in ("self", "cross"):
+        picked = diffattn.capture(bart, ids, layers=[1, 0], decoder_input_ids=[2, 5, 6], attention=attention)
+        assert [l["layer"] for l in picked["layers"]] == [1, 0]
+    # A hybrid's "all": its softmax-attention layers only (Qwen3-Next: every fourth).
+    hybrid = _model("qwen3_next", num_hidden_layers=4)
+    assert [l["layer"] for l in diffattn.capture(hybrid, ids, layers="all")["layers"]] == [3]
