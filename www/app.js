@@ -146,7 +146,9 @@ async function main() {
   document.body.classList.toggle('embed', address.embed);
   const host = document.getElementById('explorer-host');
   const writeAddress = () => {
-    const state = view.specs.active ? { ...view.specs.active.savedState, lang: view.state.lang } : view.state;
+    // A spec is not in the address (the sentence's settings are), but a multi-layer file's layer is.
+    const active = view.specs.active;
+    const state = active ? { ...active.savedState, lang: view.state.lang, ...(active.layers > 1 && { layer: view.state.layer }) } : view.state;
     const query = encodeAddress(state, addressDefaults(view, runtime.defaults), { embed: address.embed, maps: address.maps, controls: address.controls });
     const url = `${location.pathname}?${query}${location.hash}`;
     if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);

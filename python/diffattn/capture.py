@@ -181,8 +181,13 @@ def _one_sequence(input_ids):
     return ids
 
 
-def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None, decoder_input_ids=None, attention="self", key_tokens=None):
+def capture(model, input_ids, layer=None, tokens=None, tokenizer=None, name=None, position_ids=None, pixel_values=None, decoder_input_ids=None, attention="self", key_tokens=None, layers=None):
     """Runs `model` once on `input_ids` and returns layer `layer`'s attention as a stages spec.
+
+    `layers="all"` (every softmax-attention layer, in order) or a list of layer numbers
+    (numbered as `layer`, from 0) in place of `layer`: a multi-layer file (docs/DESIGN.md
+    §7.11), `{"layers": [spec, ...]}`, each entry exactly what `layer=N` captures (the model
+    runs once per layer). `diffattn.save` writes it as JSON or safetensors.
 
     `input_ids`: a list of ints or a (1, L) / (L,) tensor (None for ViT, which takes
     `pixel_values`, one image (1, C, H, W)). `tokens`: axis labels; by default the tokenizer's
@@ -203,6 +208,14 @@ def capture(model, input_ids, layer, tokens=None, tokenizer=None, name=None, pos
     model_type = getattr(config, "model_type", None)
     if model_type not in MODEL_TYPES:
         raise TypeError(f"model_type {model_type!r}: capture supports {', '.join(MODEL_TYPES)}")
+    if layers is not None:
+        if layer is not None:
+            raise ValueError("layer, layers: give one of them (layers for a multi-layer file)")
+        numbers = _layer_numbers(model, model_type, layers, decoder_input_ids, attention)
+        one = dict(tokens=tokens, tokenizer=tokenizer, name=name, position_ids=position_ids, pixel_values=pixel_values, decoder_input_ids=decoder_input_ids, attention=attention, key_tokens=key_tokens)
+        return {"layers": [capture(model, input_ids, layer=n, **one) for n in numbers]}
+    if layer is None:
+        raise ValueError("layer: give a layer number (from 0), or layers='all' or a list of them")
     if model_type in ENCODER_DECODER_MODEL_TYPES:
         return _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention, key_tokens)
     if decoder_input_ids is not None or attention != "self":
@@ -453,6 +466,47 @@ def _capture_absolute(model, model_type, input_ids, layer, tokens, tokenizer, na
     return validate(_ordered(spec))
 
 
+def _encoder_decoder_layers(model, model_type, decoder, cross):
+    """The encoder's or decoder's stack and its layers' self- or cross-attention modules."""
+    stack = model.get_decoder() if decoder else model.get_encoder()
+    if model_type == "t5":
+        layers = [block.layer[1 if cross else 0] for block in stack.block]
+        layers = [l.EncDecAttention if cross else l.SelfAttention for l in layers]
+    else:
+        layers = [l.encoder_attn if cross else l.self_attn for l in stack.layers]
+    return stack, layers
+
+
+def _layer_numbers(model, model_type, layers, decoder_input_ids, attention):
+    """`layers` ("all" or a list of layer numbers) as the list of layer numbers to capture:
+    "all" is every layer with softmax attention (a hybrid's linear-attention layers are left
+    out), a list is checked against the model's layers."""
+    if model_type in ENCODER_DECODER_MODEL_TYPES:
+        count = len(_encoder_decoder_layers(model, model_type, decoder_input_ids is not None, attention == "cross")[1])
+        softmax = range(count)
+    elif model_type in ABSOLUTE_MODEL_TYPES:
+        count = len(_attention_layers(model, model_type))
+        softmax = range(count)
+    else:
+        decoder_layers = _decoder_parts(model)[0]
+        count = len(decoder_layers)
+        softmax = [i for i, l in enumerate(decoder_layers) if getattr(l, "self_attn", None) is not None]
+    if isinstance(layers, str):
+        if layers != "all":
+            raise ValueError(f"layers: expected 'all' or a list of layer numbers, found {layers!r}")
+        return list(softmax)
+    try:
+        numbers = list(layers)
+    except TypeError:
+        raise ValueError(f"layers: expected 'all' or a list of layer numbers, found {layers!r}") from None
+    if not numbers:
+        raise ValueError("layers: an empty list; give at least one layer number")
+    for n in numbers:
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < count:
+            raise ValueError(f"layers: expected layer numbers from 0 to {count - 1}, found {n!r}")
+    return numbers
+
+
 def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokenizer, name, decoder_input_ids, attention, key_tokens):
     """T5 and BART: layer N's self-attention in the encoder, or with `decoder_input_ids` in the
     decoder, or the decoder's cross-attention. T5's scores are unscaled (`scale: 1`) and its
@@ -470,12 +524,7 @@ def _capture_encoder_decoder(model, model_type, input_ids, layer, tokens, tokeni
         raise ValueError("key_tokens: only cross-attention has keys of its own (attention='cross')")
     ids = _one_sequence(input_ids)
     decoder = decoder_input_ids is not None
-    stack = model.get_decoder() if decoder else model.get_encoder()
-    if model_type == "t5":
-        layers = [block.layer[1 if cross else 0] for block in stack.block]
-        layers = [l.EncDecAttention if cross else l.SelfAttention for l in layers]
-    else:
-        layers = [l.encoder_attn if cross else l.self_attn for l in stack.layers]
+    stack, layers = _encoder_decoder_layers(model, model_type, decoder, cross)
     if not isinstance(layer, int) or not 0 <= layer < len(layers):
         raise ValueError(f"layer: expected 0 to {len(layers) - 1}, found {layer!r}")
     attn = layers[layer]

@@ -49,12 +49,25 @@ def save(spec, path):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(to_json(spec), f, separators=(",", ":"), ensure_ascii=False)
     elif path.endswith(".safetensors"):
-        tensors = {k: np.asarray(v, dtype="<f4") for k, v in spec.items() if k in ARRAY_FIELDS and v is not None}
-        rest = {k: v for k, v in spec.items() if k not in tensors}
+        if "layers" in spec:
+            # A multi-layer file (DESIGN.md §7.11): layer i's array fields are `layers.i.FIELD`.
+            tensors, rest = {}, {"layers": []}
+            for i, layer in enumerate(spec["layers"]):
+                own, other = _split(layer)
+                tensors.update({f"layers.{i}.{k}": v for k, v in own.items()})
+                rest["layers"].append(other)
+        else:
+            tensors, rest = _split(spec)
         metadata = {"format": FORMAT, "version": VERSION, "spec": json.dumps(to_json(rest), ensure_ascii=False)}
         write_safetensors(path, tensors, metadata)
     else:
         raise ValueError(f"{path}: the name must end in .json or .safetensors")
+
+
+def _split(spec):
+    """A spec's array fields as float32 tensors, and its other fields."""
+    tensors = {k: np.asarray(v, dtype="<f4") for k, v in spec.items() if k in ARRAY_FIELDS and v is not None}
+    return tensors, {k: v for k, v in spec.items() if k not in tensors}
 
 
 def load(path):
@@ -77,12 +90,21 @@ def load(path):
         raise SpecError("__metadata__.spec", f"not JSON: {e}") from None
     if not isinstance(spec, dict):
         raise SpecError("__metadata__.spec", "expected a JSON object")
+    multi = isinstance(spec.get("layers"), list)
     for name, array in tensors.items():
+        target = spec
+        if multi:
+            # layers.i.FIELD of a multi-layer file (DESIGN.md §7.11).
+            parts = name.split(".", 2)
+            i = int(parts[1]) if len(parts) == 3 and parts[0] == "layers" and parts[1].isdigit() else -1
+            if not 0 <= i < len(spec["layers"]) or not isinstance(spec["layers"][i], dict):
+                raise SpecError(name, "a tensor of a multi-layer file is named layers.I.FIELD, I within the list")
+            target, name = spec["layers"][i], parts[2]
         if name not in ARRAY_FIELDS:
             raise SpecError(name, f"a tensor that is not an array field ({', '.join(ARRAY_FIELDS)})")
-        if name in spec:
+        if name in target:
             raise SpecError(name, "given both as a tensor and in __metadata__.spec")
-        spec[name] = array.astype(np.float64)
+        target[name] = array.astype(np.float64)
     return spec
 
 

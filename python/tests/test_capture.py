@@ -3,6 +3,7 @@ float64 reference, gives back the maps and output the model computed in the same
 come from a tokenizer; unsupported models and inputs are refused with a clear message."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -378,3 +379,98 @@ def test_capture_module_reads_the_official_layout():
     assert diffattn.capture_module(module, x, layer=3)["depth"] == 3
     with pytest.raises(TypeError, match="capture_module supports MultiheadDiffAttn and MultiheadFlashDiffV2"):
         diffattn.capture_module(object(), x)
+
+
+def _cli():
+    """The `diffattn` binary built for this checkout (CARGO_TARGET_DIR or target/), if built."""
+    import os
+
+    for base in (os.environ.get("CARGO_TARGET_DIR"), ROOT / "target"):
+        if base:
+            for profile in ("debug", "release"):
+                path = Path(base) / profile / "diffattn"
+                if path.is_file():
+                    return path
+    return None
+
+
+def _multi_layer_models():
+    llama = _model("llama", num_hidden_layers=3)
+    _sharpen(llama)
+    bert = ABSOLUTE["bert"]().eval()
+    _sharpen(bert)
+    return {"llama": llama, "bert": bert}
+
+
+@pytest.mark.parametrize("family", ["llama", "bert"])
+def test_layers_all_writes_every_layer_as_its_single_layer_capture(family, tmp_path):
+    import json
+    import subprocess
+
+    torch.manual_seed(5)
+    model = _multi_layer_models()[family]
+    ids = [3, 9, 4, 17, 25, 8, 1]
+    count = model.config.num_hidden_layers
+    whole = diffattn.capture(model, ids, layers="all")
+    assert list(whole) == ["layers"] and len(whole["layers"]) == count
+    singles = [diffattn.capture(model, ids, layer=n) for n in range(count)]
+    for got, want in zip(whole["layers"], singles):
+        assert got["layer"] == want["layer"]
+        for key in ("x", "w_q", "w_o"):
+            assert np.array_equal(np.asarray(got[key]), np.asarray(want[key]))
+        a, b = diffattn.stages(got), diffattn.stages(want)
+        assert np.array_equal(stack(a, "a"), stack(b, "a")) and np.array_equal(a["output"], b["output"])
+    # A list picks those layers, numbered as layer=.
+    picked = diffattn.capture(model, ids, layers=[count - 1, 0])
+    assert [l["layer"] for l in picked["layers"]] == [count - 1, 0]
+    # Saved and loaded, both forms; the CLI's --layer N (from 1) gives layer N's stages.
+    cli = _cli()
+    for suffix in (".json", ".safetensors"):
+        path = tmp_path / f"all{suffix}"
+        diffattn.save(whole, path)
+        loaded = diffattn.load(path)
+        assert len(loaded["layers"]) == count
+        for n in range(count):
+            want = diffattn.stages(singles[n])
+            assert relative_error(stack(diffattn.stages(loaded["layers"][n]), "a"), stack(want, "a")) < 1e-6
+            if cli is None:
+                continue
+            out = subprocess.run([cli, "stages", "--layer", str(n + 1), path], capture_output=True, check=True)
+            printed = json.loads(out.stdout)
+            maps = np.array([h["a"] for h in printed["heads"]])
+            assert relative_error(maps, stack(want, "a")) < 1e-5
+            assert relative_error(np.array(printed["output"]), want["output"]) < 1e-4
+        if cli is not None:
+            out = subprocess.run([cli, "stages", "--layer", str(count + 1), path], capture_output=True)
+            assert out.returncode == 2 and f"expected 1 to {count}" in out.stderr.decode()
+
+
+def test_layers_is_checked():
+    model = _model("llama")
+    ids = [3, 9, 4]
+    for layers, words in [("some", "'all' or a list"), ([], "an empty list"), ([0, 2], "from 0 to 1"), (5, "'all' or a list")]:
+        with pytest.raises(ValueError, match=words):
+            diffattn.capture(model, ids, layers=layers)
+    with pytest.raises(ValueError, match="give one of them"):
+        diffattn.capture(model, ids, layer=0, layers="all")
+    with pytest.raises(ValueError, match="give a layer number"):
+        diffattn.capture(model, ids)
+
+
+def test_layers_works_for_every_family_capture_supports():
+    ids = [3, 9, 4, 17, 25, 8, 1]
+    for family, make in ABSOLUTE.items():
+        model = make().eval()
+        given = {"pixel_values": torch.randn(1, 3, 12, 12)} if family == "vit" else {}
+        whole = diffattn.capture(model, None if family == "vit" else ids, layers="all", **given)
+        one = diffattn.capture(model, None if family == "vit" else ids, layer=1, **given)
+        assert len(whole["layers"]) == 2, family
+        assert np.array_equal(np.asarray(whole["layers"][1]["w_q"]), np.asarray(one["w_q"])), family
+    config = transformers.BartConfig(vocab_size=VOCAB, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=32)
+    bart = transformers.BartModel(config).eval()
+    for attention in ("self", "cross"):
+        picked = diffattn.capture(bart, ids, layers=[1, 0], decoder_input_ids=[2, 5, 6], attention=attention)
+        assert [l["layer"] for l in picked["layers"]] == [1, 0]
+    # A hybrid's "all": its softmax-attention layers only (Qwen3-Next: every fourth).
+    hybrid = _model("qwen3_next", num_hidden_layers=4)
+    assert [l["layer"] for l in diffattn.capture(hybrid, ids, layers="all")["layers"]] == [3]

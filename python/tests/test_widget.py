@@ -71,3 +71,18 @@ def test_a_captured_spec_with_numpy_arrays_syncs_as_lists():
     spec = {"mechanism": "standard", "heads": 1, "x": np.eye(2), "w_q": np.eye(2), "w_k": np.eye(2), "w_v": np.eye(2), "w_o": np.eye(2), "tokens": ["a", "b"]}
     w = diffattn.Explorer(spec=spec)
     assert w.spec["x"] == [[1.0, 0.0], [0.0, 1.0]] and w.spec["tokens"] == ["a", "b"]
+
+
+def test_a_multi_layer_capture_syncs_as_lists_with_its_layer():
+    # diffattn.capture(..., layers="all") (DESIGN.md §7.11): the element draws the `layer` trait's
+    # layer of it (www/explorer/layers.js; tests/e2e/multilayer.test.mjs draws one by its JSON).
+    np = pytest.importorskip("numpy")
+
+    def layer(scale):
+        return {"mechanism": "standard", "heads": 1, "causal": False, "x": np.eye(2) * scale, "w_q": np.eye(2), "w_k": np.eye(2), "w_v": np.eye(2), "w_o": np.eye(2), "tokens": ["a", "b"]}
+
+    w = diffattn.Explorer(spec={"layers": [layer(1.0), layer(2.0)]}, layer=2)
+    assert [l["x"] for l in w.spec["layers"]] == [[[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]]
+    assert w.layer == 2
+    w.layer = 1
+    assert w.layer == 1

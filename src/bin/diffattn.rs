@@ -44,7 +44,7 @@ use streams::{say, write_stdout, Failure};
 const HELP: &str = r#"diffattn: every stage of differential attention, from a JSON spec.
 
 USAGE
-    diffattn stages [--pretty] [--maps LIST] [FILE] < spec.json > stages.json
+    diffattn stages [--pretty] [--maps LIST] [--layer N] [FILE] < spec.json > stages.json
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
@@ -62,6 +62,8 @@ form: a safetensors file whose tensors are the array fields and whose __metadata
 holds the other fields as JSON (docs/DESIGN.md §7.8; python/'s diffattn.save writes it). A
 bad spec exits with status 2 and a message naming the field. --maps a,d,fused prints only those maps of each head (names as in
 the output below; the page's A, shift, D and G work too); the output is always printed.
+A multi-layer file ({"layers": [spec, ...]}, §7.11) gives its first layer, or layer N with
+--layer N (from 1); an N past its last layer exits with status 2 naming the range.
 
 `predict` classifies TEXT (or standard input when TEXT is absent or "-") as positive or
 negative with the trained model of mechanism M (default shift_diff; also standard,

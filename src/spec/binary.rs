@@ -52,9 +52,17 @@ pub fn is_safetensors(bytes: &[u8]) -> bool {
     bytes.get(8) == Some(&b'{') && n <= (bytes.len() - 8) as u64
 }
 
-/// The JSON text of the non-array fields and the array fields as f32 matrices (vectors as one
-/// row).
-pub fn read(bytes: &[u8]) -> Result<(String, Tensors), SpecError> {
+/// A safetensors file of the format, read as far as its header.
+pub struct File<'a> {
+    /// The JSON text of the non-array fields (a multi-layer file's `{"layers": [...]}`).
+    pub spec: String,
+    header: serde_json::Map<String, Value>,
+    data: &'a [u8],
+}
+
+/// The file's header checked (format, version, `spec`); its tensors are read by
+/// [`File::tensors`] once the spec says which of them a layer has.
+pub fn read(bytes: &[u8]) -> Result<File<'_>, SpecError> {
     let bad = |m: String| SpecError::new("safetensors", m);
     if bytes.len() < 8 {
         return Err(bad("shorter than its 8-byte header length".into()));
@@ -93,17 +101,73 @@ pub fn read(bytes: &[u8]) -> Result<(String, Tensors), SpecError> {
         ));
     }
     let spec = text("spec").ok_or_else(|| SpecError::new("__metadata__.spec", "missing"))?;
-    let mut tensors = Tensors::new();
-    for (name, info) in header.iter().filter(|(k, _)| k.as_str() != "__metadata__") {
-        if !ARRAY_FIELDS.contains(&name.as_str()) {
-            return Err(SpecError::new(
-                name.clone(),
-                "a tensor that is not an array field of the format",
-            ));
+    Ok(File {
+        spec: spec.to_string(),
+        header,
+        data,
+    })
+}
+
+impl File<'_> {
+    /// The array fields of a single-layer file as f32 matrices (vectors as one row), every
+    /// tensor named as its field.
+    pub fn tensors(&self) -> Result<Tensors, SpecError> {
+        let mut tensors = Tensors::new();
+        for (name, info) in self.entries() {
+            if !ARRAY_FIELDS.contains(&name.as_str()) {
+                return Err(not_a_field(name));
+            }
+            tensors.insert(name.clone(), tensor(name, info, self.data)?);
         }
-        tensors.insert(name.clone(), tensor(name, info, data)?);
+        Ok(tensors)
     }
-    Ok((spec.to_string(), tensors))
+
+    /// The array fields of layer `index` of a multi-layer file of `count` layers (§7.11): the
+    /// tensors `layers.INDEX.FIELD` by field; every other tensor's name is checked to be
+    /// `layers.I.FIELD` with I below `count`, and never read.
+    pub fn layer_tensors(&self, index: usize, count: usize) -> Result<Tensors, SpecError> {
+        let mut tensors = Tensors::new();
+        for (name, info) in self.entries() {
+            let (layer, field) = layer_field(name, count)?;
+            if !ARRAY_FIELDS.contains(&field) {
+                return Err(not_a_field(name));
+            }
+            if layer == index {
+                tensors.insert(field.to_string(), tensor(name, info, self.data)?);
+            }
+        }
+        Ok(tensors)
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.header
+            .iter()
+            .filter(|(k, _)| k.as_str() != "__metadata__")
+    }
+}
+
+fn not_a_field(name: &str) -> SpecError {
+    SpecError::new(name, "a tensor that is not an array field of the format")
+}
+
+/// A multi-layer file's tensor name `layers.I.FIELD` as (I, FIELD), I below `count`.
+fn layer_field(name: &str, count: usize) -> Result<(usize, &str), SpecError> {
+    let parts = name.strip_prefix("layers.").and_then(|r| r.split_once('.'));
+    // I in plain decimal: `layers.01.x` would be a second name of `layers.1.x`.
+    let layer = parts.and_then(|(i, f)| {
+        let n = i.parse::<usize>().ok()?;
+        (n.to_string() == i).then_some((n, f))
+    });
+    match layer {
+        Some((i, field)) if i < count => Ok((i, field)),
+        _ => Err(SpecError::new(
+            name.to_string(),
+            format!(
+                "a tensor of a multi-layer file is named layers.I.FIELD, I from 0 to {}",
+                count - 1
+            ),
+        )),
+    }
 }
 
 /// One F32 or F64 tensor of rank 1 or 2 as an f32 matrix, every value finite in f32, its shape

@@ -6,6 +6,7 @@
 //! * `stream`: the readers a spec read from a stream goes through (bounded, UTF-8 only, a
 //!   byte-order mark dropped).
 
+mod layers;
 mod limits;
 mod scores;
 mod stream;
@@ -13,12 +14,14 @@ mod validate;
 
 use std::fmt;
 use std::io::Read;
+use std::marker::PhantomData;
 
 use ndarray::Array2;
 
 use super::read::{Object, PageTokenRows, RowLimit, TokenRows};
 use crate::engine::{run, EngineError, Mechanism, Stages, Weights};
 use crate::text::limits::MAX_INPUT_BYTES;
+use layers::{Document, Picked};
 pub use limits::PAGE_MAX_STAGE_CELLS;
 use stream::{Limited, SkipBom, Utf8Only, BOM};
 use validate::{validate, RawSpec};
@@ -114,7 +117,7 @@ impl Spec {
 /// leading byte-order mark is skipped; anything but whitespace after the spec is an error, as
 /// is a spec that is not a JSON object.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
-    parse_spec_within::<TokenRows>(text)
+    parse_spec_within::<TokenRows, true>(text)
 }
 
 /// [`parse_spec`] for the page, which draws at most
@@ -133,54 +136,77 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
 /// assert!(e.contains("PAGE_MAX_TOKENS"), "{e}");
 /// ```
 pub fn parse_page_spec(text: &str) -> Result<Spec, SpecError> {
-    parse_spec_within::<PageTokenRows>(text)
+    parse_spec_within::<PageTokenRows, false>(text)
 }
 
-fn parse_spec_within<L: RowLimit>(text: &str) -> Result<Spec, SpecError> {
+fn parse_spec_within<L: RowLimit, const LAYERS: bool>(text: &str) -> Result<Spec, SpecError> {
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     // Read as bytes, as every spec at hand is (text, file, a binary spec's header): one reader
     // compiled, not one per input type (in wasm the reader is the largest code there is). A
     // `&str` is UTF-8 already, so reading its bytes accepts and refuses the same specs.
-    validate(
-        raw_from::<L, _>(
-            serde_json::Deserializer::from_slice(text.as_bytes()),
-            Some(text.as_bytes()),
-        )?,
-        Tensors::default(),
-    )
+    let picked = raw_from::<L, _, LAYERS>(
+        serde_json::Deserializer::from_slice(text.as_bytes()),
+        Some(text.as_bytes()),
+        0,
+    )?;
+    validate(picked_layer::<L, LAYERS>(picked, 0)?.0, Tensors::default())
 }
 
 /// Parses a spec file's bytes: JSON (which must be UTF-8, RFC 8259), or the binary form (a
-/// safetensors file, DESIGN.md §7.8).
+/// safetensors file, DESIGN.md §7.8). A multi-layer file (§7.11) gives its first layer.
 pub fn parse_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
-    parse_spec_bytes_within::<TokenRows>(bytes)
+    Ok(parse_spec_bytes_within::<TokenRows, true>(bytes, 0)?.0)
+}
+
+/// [`parse_spec_bytes`] picking layer `index` (from 0) of a multi-layer file (DESIGN.md
+/// §7.11), with the number of layers the file holds (1 for a single-layer spec, whose only
+/// index is 0). An index past the last layer is an error on the field `layer` that names the
+/// range (counted from 1, as the page and the CLI count).
+pub fn parse_spec_bytes_layer(bytes: &[u8], index: usize) -> Result<(Spec, usize), SpecError> {
+    parse_spec_bytes_within::<TokenRows, true>(bytes, index)
 }
 
 /// [`parse_spec_bytes`] for the page: JSON rows, labels and positions past
 /// [`PAGE_MAX_TOKENS`](crate::text::limits::PAGE_MAX_TOKENS) are refused as they are read, as
 /// [`parse_page_spec`] does; a binary spec's `x` (whose size its header declares) is checked
-/// by [`Spec::page_support`].
+/// by [`Spec::page_support`]. A single-layer spec only, as [`parse_page_spec`]: the page's
+/// JavaScript hands it one layer of a multi-layer file (DESIGN.md §7.11,
+/// `www/explorer/layers.js`), so the page's module carries no reader of the list.
 pub fn parse_page_spec_bytes(bytes: &[u8]) -> Result<Spec, SpecError> {
-    parse_spec_bytes_within::<PageTokenRows>(bytes)
+    Ok(parse_spec_bytes_within::<PageTokenRows, false>(bytes, 0)?.0)
 }
 
-fn parse_spec_bytes_within<L: RowLimit>(bytes: &[u8]) -> Result<Spec, SpecError> {
+/// `LAYERS`: whether a multi-layer file is read (else `layers` is an unknown field).
+fn parse_spec_bytes_within<L: RowLimit, const LAYERS: bool>(
+    bytes: &[u8],
+    index: usize,
+) -> Result<(Spec, usize), SpecError> {
     if super::binary::is_safetensors(bytes) {
-        let (spec_json, tensors) = super::binary::read(bytes)?;
-        return validate(
-            raw_from::<L, _>(
-                serde_json::Deserializer::from_slice(spec_json.as_bytes()),
-                Some(spec_json.as_bytes()),
-            )?,
-            tensors,
-        );
+        let file = super::binary::read(bytes)?;
+        let picked = raw_from::<L, _, LAYERS>(
+            serde_json::Deserializer::from_slice(file.spec.as_bytes()),
+            Some(file.spec.as_bytes()),
+            index,
+        )?;
+        let tensors = if LAYERS && picked.multi {
+            file.layer_tensors(index, picked.count)?
+        } else {
+            file.tensors()?
+        };
+        let (raw, count) = picked_layer::<L, LAYERS>(picked, index)?;
+        return Ok((validate(raw, tensors)?, count));
     }
     let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
-        Ok(_) => validate(
-            raw_from::<L, _>(serde_json::Deserializer::from_slice(bytes), Some(bytes))?,
-            Tensors::default(),
-        ),
+        Ok(_) => {
+            let picked = raw_from::<L, _, LAYERS>(
+                serde_json::Deserializer::from_slice(bytes),
+                Some(bytes),
+                index,
+            )?;
+            let (raw, count) = picked_layer::<L, LAYERS>(picked, index)?;
+            Ok((validate(raw, Tensors::default())?, count))
+        }
         Err(e) => Err(SpecError::new(
             "spec",
             format!("neither JSON (not UTF-8: {e}) nor a safetensors file"),
@@ -188,10 +214,47 @@ fn parse_spec_bytes_within<L: RowLimit>(bytes: &[u8]) -> Result<Spec, SpecError>
     }
 }
 
+/// The picked layer's spec and the file's layer count, or the error naming the range.
+fn picked_layer<L, const LAYERS: bool>(
+    picked: Picked<L>,
+    index: usize,
+) -> Result<(RawSpec<L>, usize), SpecError> {
+    let count = picked.count;
+    match picked.raw {
+        Some(raw) => Ok((raw, count)),
+        // Never: a single spec read alone is always there (and the page's module then carries
+        // none of the messages below).
+        None if !LAYERS => Err(SpecError::new("layer", "none")),
+        None if count == 1 => Err(SpecError::new(
+            "layer",
+            format!(
+                "{} asked of a single-layer spec: only 1 is allowed",
+                index + 1
+            ),
+        )),
+        None => Err(SpecError::new(
+            "layer",
+            format!(
+                "{} asked of a file of {count} layers: expected 1 to {count}",
+                index + 1
+            ),
+        )),
+    }
+}
+
 /// [`parse_spec_bytes`] from a reader, at most [`MAX_INPUT_BYTES`] of it. JSON is parsed as it
 /// is read, so its text is never held whole; the binary form, whose header says where its
 /// tensors lie, is read whole first.
-pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
+pub fn parse_spec_reader<R: Read>(reader: R) -> Result<Spec, SpecError> {
+    Ok(parse_spec_reader_layer(reader, 0)?.0)
+}
+
+/// [`parse_spec_reader`] picking layer `index` (from 0) of a multi-layer file, as
+/// [`parse_spec_bytes_layer`]: the other layers of a JSON file are read past, never held.
+pub fn parse_spec_reader_layer<R: Read>(
+    mut reader: R,
+    index: usize,
+) -> Result<(Spec, usize), SpecError> {
     let cannot = |e: std::io::Error| SpecError::new("spec", format!("cannot read it: {e}"));
     // The first 9 bytes tell the binary form: a header length within the limit, then `{`.
     let mut head = Vec::with_capacity(9);
@@ -211,25 +274,45 @@ pub fn parse_spec_reader<R: Read>(mut reader: R) -> Result<Spec, SpecError> {
         let mut bytes = Vec::new();
         let mut rest = rest;
         rest.read_to_end(&mut bytes).map_err(cannot)?;
-        return parse_spec_bytes(&bytes);
+        return parse_spec_bytes_layer(&bytes, index);
     }
     // serde_json checks the UTF-8 of the strings it keeps, not of what it skips (the ignored
     // `stages`); the reader checks all of it, as `parse_spec_bytes` does.
     let json = Utf8Only::new(SkipBom::new(rest).map_err(cannot)?);
-    validate(
-        raw_from::<TokenRows, _>(serde_json::Deserializer::from_reader(json), None)?,
-        Tensors::default(),
-    )
+    let picked =
+        raw_from::<TokenRows, _, true>(serde_json::Deserializer::from_reader(json), None, index)?;
+    let (raw, count) = picked_layer::<TokenRows, true>(picked, index)?;
+    Ok((validate(raw, Tensors::default())?, count))
 }
 
 /// The raw spec of one JSON object, and nothing after it but whitespace. `source` is the
 /// JSON's bytes when they are all at hand (text and bytes, not a reader), for the hint of
 /// [`non_finite_literal`].
-fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>>(
+fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>, const LAYERS: bool>(
     mut de: serde_json::Deserializer<R>,
     source: Option<&[u8]>,
-) -> Result<RawSpec<L>, SpecError> {
-    let raw: Object<RawSpec<L>> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    index: usize,
+) -> Result<Picked<L>, SpecError> {
+    let raw = if LAYERS {
+        let mut track = serde_path_to_error::Track::new();
+        let document = Document::<L> {
+            index,
+            limit: PhantomData,
+        };
+        serde::de::DeserializeSeed::deserialize(
+            document,
+            serde_path_to_error::Deserializer::new(&mut de, &mut track),
+        )
+        .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
+    } else {
+        // One spec, read as before multi-layer files (the page's module: the smallest reader).
+        serde_path_to_error::deserialize(&mut de).map(|raw: Object<RawSpec<L>>| Picked {
+            raw: Some(raw.0),
+            count: 1,
+            multi: false,
+        })
+    };
+    let raw = raw.map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() {
             "spec".to_string()
@@ -255,7 +338,7 @@ fn raw_from<'de, L: RowLimit, R: serde_json::de::Read<'de>>(
         };
         SpecError::new("spec", message)
     })?;
-    Ok(raw.0)
+    Ok(raw)
 }
 
 /// `NaN`, `Infinity` or `-Infinity` (as Python's `json.dump` and JavaScript's number printing

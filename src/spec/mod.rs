@@ -14,8 +14,8 @@ mod read;
 
 pub use export::{spec_json, GateJson, SpecJson};
 pub use input::{
-    parse_page_spec, parse_page_spec_bytes, parse_spec, parse_spec_bytes, parse_spec_reader, Meta,
-    Spec, SpecError, PAGE_MAX_STAGE_CELLS,
+    parse_page_spec, parse_page_spec_bytes, parse_spec, parse_spec_bytes, parse_spec_bytes_layer,
+    parse_spec_reader, parse_spec_reader_layer, Meta, Spec, SpecError, PAGE_MAX_STAGE_CELLS,
 };
 pub use output::{stage_maps, stages_json, write_stages, HeadStagesJson, StagesJson, StagesView};
 

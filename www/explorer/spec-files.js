@@ -7,6 +7,7 @@
 // `view().layer`. A chunk the first view does not load: specs.js, what the view holds, imports
 // it the first time a spec comes.
 
+import { pickLayer } from './layers.js';
 import { MAX_BINARY_SPEC_BYTES, readSpecFile, specByteLimit } from './files.js';
 import { messageOf } from './messages.js';
 import { EngineRestarted, EngineStopped } from './engine.js';
@@ -88,10 +89,15 @@ export class SpecFiles {
     const view = this.#view;
     let info;
     let layer = null;
+    let picked = null;
     this.lastOpen = null;
     try {
       const t0 = performance.now();
-      const bytes = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
+      const file = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
+      // A multi-layer file: the layer of the `layer` setting (docs/DESIGN.md §7.11, layers.js).
+      picked = pickLayer(file, view.state.layer);
+      const bytes = picked ? picked.spec : file;
+      if (picked) picked.file = file;
       info = view.engine.call((ex) => (typeof bytes === 'string' ? ex.load_spec(bytes) : ex.load_spec_bytes(bytes)));
       const t1 = performance.now();
       layer = view.engine.call((ex) => ex.view()).layer ?? null;
@@ -106,13 +112,21 @@ export class SpecFiles {
     const savedState = this.active ? this.active.savedState : { ...view.state };
     // A learned λ is the sentence's model's to give again, not a setting to restore.
     if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
-    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer };
+    // `layers` and `file`: a multi-layer file's count and bytes, kept to draw another layer.
+    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer, layers: picked?.layers ?? 1, file: picked?.file, shown: picked?.layer ?? 1 };
     view.adoptEngineSettings();
+    if (picked) view.assign({ layer: picked.layer });
     view.assign({ all_heads: false });
     this.relabel();
     view.el.specBanner.hidden = false;
     view.specChanged();
     view.changed({ notify: false });
+  }
+
+  /** Draws the `layer` setting's layer of the multi-layer file drawn, once it differs from the one shown. */
+  async showLayer() {
+    const active = this.active;
+    if (active?.file && active.shown !== this.#view.state.layer) await this.load(active.file, active.name);
   }
 
   /** Goes back to the sentence; `restore` brings back the settings from before the spec. */

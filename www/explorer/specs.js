@@ -63,6 +63,18 @@ export class Specs {
     await (await this.#loaded())?.load(spec, name);
   }
 
+  /** The engine's view with a multi-layer file's layers (the module draws one spec at a
+   * time): the count the layer control offers. */
+  withLayers(view) {
+    const layers = this.active?.layers;
+    return layers > 1 ? { ...view, layers } : view;
+  }
+
+  /** Draws the `layer` setting's layer of the multi-layer file drawn (layers.js). */
+  async showLayer() {
+    await this.#files?.showLayer();
+  }
+
   /** Goes back to the sentence (nothing to do while no spec was ever opened). */
   leave(options) {
     this.#files?.leave(options);

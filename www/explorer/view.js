@@ -243,12 +243,12 @@ export class ExplorerView {
     if (moved('theme')) this.#applyTheme();
     if (moved('present')) present(this, this.state.present);
     if (moved('view') && this.state.view === 'walk' && partial.shared_scale === undefined) this.#state.change({ shared_scale: true });
-    if (moved('view') && before.view === 'compare') this.#compare.clear();
-    if (moved('view') && before.view === 'model') this.#model.clear();
+    if (moved('view')) ({ compare: this.#compare, model: this.#model })[before.view]?.clear();
     if (moved('text') || moved('mechanism')) this.messages.clearTransient();
     if (moved('weights')) this.loader.choose(this.state.weights);
     else if (moved('mechanism') && this.state.weights === 'trained' && !this.specs.active) this.loader.loadTrained(this.state.mechanism);
     if (partial.text !== undefined && this.specs.active) this.specs.leave({ restore: false });
+    else if (moved('layer')) this.specs.showLayer(); // a multi-layer file's other layer (layers.js)
     this.#controls.sync(this.state, this.view);
   }
 
@@ -391,7 +391,7 @@ export class ExplorerView {
 
   #adoptFrame(frame, keep = null) {
     this.frame = frame;
-    this.view = frame.view;
+    this.view = this.specs?.withLayers(frame.view) ?? frame.view;
     this.#state.adopt(frame.settings, keep);
   }
 
