@@ -13,6 +13,7 @@ import { LESSON_KEY, LESSON_NAME, RetrievalLesson } from './explorer/lesson.js';
 import { lessonText } from './explorer/lesson-text.js';
 import { messageOf } from './explorer/messages.js';
 import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
+import { enterLessonMode, lessonChrome } from './lesson-chrome.js';
 
 /** At most this many `knob` entries are read from an address (the models have a handful). */
 const MAX_KNOBS = 32;
@@ -66,9 +67,7 @@ export async function startLesson(base, translatePage, pageMessage) {
   if (new URLSearchParams(location.search).get(LESSON_KEY) !== LESSON_NAME) return false;
   const state = { lang: detectLanguage(navigator.languages ?? [navigator.language]), ...decodeLesson(location.search) };
   translatePage(state.lang, '', '');
-  document.body.classList.add('lesson-mode');
-  for (const link of document.querySelectorAll('.lesson-link')) link.remove();
-  const host = document.getElementById('explorer-host');
+  const host = enterLessonMode();
   const glue = wasmGlue;
   let styles;
   try {
@@ -81,34 +80,8 @@ export async function startLesson(base, translatePage, pageMessage) {
   }
   const root = host.attachShadow({ mode: 'open' });
   root.adoptedStyleSheets = [styles];
-  const lede = document.querySelector('.lede');
-  const back = document.createElement('a');
-  back.className = 'lesson-back';
-  back.href = location.pathname;
-  const write = () => {
-    const url = `${location.pathname}?${encodeLesson(lesson.state)}`;
-    if (url !== `${location.pathname}${location.search}`) history.replaceState(history.state, '', url);
-  };
-  const chrome = () => {
-    translatePage(lesson.state.lang, glue.version(), '');
-    lede.textContent = lessonText(lesson.state.lang, 'lede');
-    lede.title = lede.textContent;
-    back.textContent = lessonText(lesson.state.lang, 'back');
-  };
-  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: write });
-  lede.after(back);
-  chrome();
-  document.getElementById('lang-toggle').addEventListener('click', () => {
-    lesson.set({ lang: lesson.state.lang === 'en' ? 'zh' : 'en' });
-    chrome();
-    write();
-  });
-  window.diffattn = { lesson, root, settled: () => lesson.settled() };
-  await lesson.start();
-  await lesson.settled();
-  write();
-  requestAnimationFrame(() => {
-    document.body.dataset.ready = 'true';
-  });
+  const page = lessonChrome({ encode: encodeLesson, text: lessonText, version: () => glue.version(), translatePage });
+  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: page.write });
+  await page.run(lesson, root);
   return true;
 }

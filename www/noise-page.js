@@ -12,6 +12,7 @@ import { noiseText } from './explorer/noise-text.js';
 import { messageOf } from './explorer/messages.js';
 import { wasmBuild, wasmUrl } from './explorer/wasm-features.js';
 import { WeightsStore } from './explorer/weights.js';
+import { enterLessonMode, lessonChrome } from './lesson-chrome.js';
 
 /** The lesson's state from the address. */
 export function decodeNoise(search) {
@@ -47,9 +48,7 @@ export async function startNoiseLesson(base, translatePage, pageMessage) {
   if (new URLSearchParams(location.search).get('lesson') !== NOISE_LESSON) return false;
   const state = { lang: detectLanguage(navigator.languages ?? [navigator.language]), ...decodeNoise(location.search) };
   translatePage(state.lang, '', '');
-  document.body.classList.add('lesson-mode');
-  for (const link of document.querySelectorAll('.lesson-link')) link.remove();
-  const host = document.getElementById('explorer-host');
+  const host = enterLessonMode();
   let styles;
   try {
     styles = await loadStyles(new URL('www/explorer/lesson.css', base));
@@ -63,40 +62,13 @@ export async function startNoiseLesson(base, translatePage, pageMessage) {
   const weights = new WeightsStore(new URL('weights/', base), {
     pretrained: { glue: () => import('../pkg/diffattn_pretrained.js'), wasm: wasmUrl(new URL('pkg/', base), build, 'diffattn_pretrained'), build },
   });
-  const lede = document.querySelector('.lede');
-  const back = document.createElement('a');
-  back.className = 'lesson-back';
-  back.href = location.pathname;
-  const write = () => {
-    const url = `${location.pathname}?${encodeNoise(lesson.state)}`;
-    if (url !== `${location.pathname}${location.search}`) history.replaceState(history.state, '', url);
-  };
-  const chrome = () => {
-    translatePage(lesson.state.lang, lesson.version, '');
-    lede.textContent = noiseText(lesson.state.lang, 'lede');
-    lede.title = lede.textContent;
-    back.textContent = noiseText(lesson.state.lang, 'back');
-  };
+  const page = lessonChrome({ encode: encodeNoise, text: noiseText, version: () => lesson.version, translatePage });
   const lesson = new NoiseLesson(root, {
     load: (onProgress) => weights.pretrained(onProgress),
     state,
-    onChange: write,
+    onChange: page.write,
     explorerHref: (params) => `${location.pathname}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`,
   });
-  lede.after(back);
-  chrome();
-  document.getElementById('lang-toggle').addEventListener('click', () => {
-    lesson.set({ lang: lesson.state.lang === 'en' ? 'zh' : 'en' });
-    chrome();
-    write();
-  });
-  window.diffattn = { lesson, root, settled: () => lesson.settled() };
-  await lesson.start();
-  chrome();
-  await lesson.settled();
-  write();
-  requestAnimationFrame(() => {
-    document.body.dataset.ready = 'true';
-  });
+  await page.run(lesson, root);
   return true;
 }
