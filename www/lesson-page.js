@@ -81,7 +81,9 @@ export async function startLesson(base, translatePage, pageMessage) {
   const root = host.attachShadow({ mode: 'open' });
   root.adoptedStyleSheets = [styles];
   const page = lessonChrome({ encode: encodeLesson, text: lessonText, version: () => glue.version(), translatePage });
-  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: page.write });
+  // "Every layer and head": the explorer's element and the page's module, on first use only.
+  const explorer = () => import('./lesson-explorer.js').then((m) => m.defineLessonExplorer(base));
+  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: page.write, explorer });
   await page.run(lesson, root);
   return true;
 }
