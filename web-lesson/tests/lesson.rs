@@ -102,12 +102,18 @@ fn spec_json_is_every_layer_of_the_model_over_the_text() {
     const TEXT: &str = "The room of Anna is 42. The film was long but never dull. The room of Ben is 15. What is the room of Anna?";
     let mut lesson = Lesson::new();
     for (name, bytes) in FILES {
-        lesson.load(name, bytes).map_err(error_message).expect("loads");
+        lesson
+            .load(name, bytes)
+            .map_err(error_message)
+            .expect("loads");
     }
     lesson.set_text(TEXT);
     assert!(lesson.spec_json("nope").is_err());
     for (name, bytes) in FILES {
-        let text = lesson.spec_json(name).map_err(error_message).expect("a spec");
+        let text = lesson
+            .spec_json(name)
+            .map_err(error_message)
+            .expect("a spec");
         let json = js_sys::JSON::parse(&text).expect("JSON");
         let layers = js_sys::Array::from(&get(&json, "layers"));
         let file = diffattn::model::RetrievalFile::from_bytes(bytes).expect("file");
