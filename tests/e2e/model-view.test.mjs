@@ -40,12 +40,12 @@ function cards(page) {
       return {
         layer: Number(card.dataset.layer),
         head: Number(card.dataset.head),
-        label: card.querySelector('.mv-label').textContent,
+        label: card.querySelector('.mv-label')?.textContent ?? null,
         entropy: figure('entropy'),
         sink: figure('sink mass'),
         previous: figure('previous token'),
         next: figure('next token'),
-        shown: card.querySelector('.mv-stats').textContent,
+        shown: card.querySelector('.mv-stats')?.textContent ?? null,
         colours: colours.size,
       };
     }),
@@ -260,14 +260,14 @@ test('view=model with 32 heads a layer: compact maps, a row per layer after its 
       const g = window.diffattn.root.querySelector('.mv-grid');
       const rows = [...g.querySelectorAll('.mv-row')].filter((r) => r.getBoundingClientRect().width > 0);
       const tops = new Set([...g.querySelectorAll('.mv-card')].map((c) => Math.round(c.getBoundingClientRect().top)));
-      const label = g.querySelector('.mv-label').getBoundingClientRect().width;
+      const label = g.querySelectorAll('.mv-label, .mv-stats').length;
       return { className: g.className, rows: rows.map((r) => r.textContent), lines: tops.size, label, right: Math.max(...[...g.querySelectorAll('.mv-card')].map((c) => c.getBoundingClientRect().right)) - g.getBoundingClientRect().left, width: g.getBoundingClientRect().width };
     });
   let g = await grid();
   assert.match(g.className, /mv-compact/);
   assert.deepEqual(g.rows, ['L1', 'L2'], "each layer's name at its row's start");
   assert.equal(g.lines, 2, 'a row per layer');
-  assert.equal(g.label, 0, 'no label under a compact map');
+  assert.equal(g.label, 0, 'no label or figures under a compact map: its title has them');
   assert.ok(g.right <= g.width + 1, 'the rows fit the view');
   assert.match(await page.evaluate(() => window.diffattn.root.querySelector('.mv-note').textContent), /point at one/);
   await page.selectOption('#model-sort', 'entropy');

@@ -27,7 +27,6 @@ export const CSS = `
 .mv-grid { display: grid; gap: ${GAP_PX}px; grid-template-columns: repeat(var(--mv-cols), var(--mv-side)); }
 .mv-grid.mv-compact { gap: ${COMPACT_GAP_PX}px; }
 .mv-grid.mv-compact.mv-rows { grid-template-columns: ${ROW_NAME_PX}px repeat(var(--mv-cols), var(--mv-side)); }
-.mv-compact .mv-label, .mv-compact .mv-stats { display: none; }
 .mv-compact .mv-card { border-width: 0; border-radius: 0; }
 .mv-compact .mv-card:hover, .mv-compact .mv-card:focus-visible { outline: 2px solid var(--accent, #36c); outline-offset: 0; }
 .mv-row { align-self: center; font-size: 11px; font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }

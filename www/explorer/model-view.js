@@ -135,7 +135,14 @@ export class ModelView {
     v.el.maps.after(this.#root);
     // The window or the page's columns changed: the maps follow (their CSS size only).
     this.#resize = new ResizeObserver(() => {
-      if (!this.#root.hidden && this.#cards.length) this.#size();
+      if (this.#root.hidden || !this.#cards.length) return;
+      const compact = this.#compact;
+      this.#size();
+      // Compact cards and others are made differently: drawn again.
+      if (compact !== this.#compact) {
+        this.#key = null;
+        v.changed({ notify: false });
+      }
     });
     this.#resize.observe(this.#root);
     this.engine = new Engine(v.runtime, {
@@ -407,19 +414,21 @@ export class ModelView {
       card.setAttribute('role', 'button');
       card.dataset.layer = String(layer);
       card.dataset.head = String(head);
-      const label = make('span', 'mv-label', this.#say('model_head', { layer, head }));
       const canvas = make('canvas', 'mv-map');
       canvas.width = this.#px;
       canvas.height = this.#px;
-      const stats = make('div', 'mv-stats');
-      const figures = {};
-      for (const [figure, symbol] of FIGURES) {
-        figures[figure] = make('span', '', `${symbol}\u2009…`);
-        figures[figure].dataset.stat = figure;
-        stats.append(figures[figure]);
-      }
       const meter = make('div', 'mv-meter');
-      card.append(label, canvas, stats, meter);
+      const figures = {};
+      if (this.#compact) card.append(canvas, meter); // the label and figures are its title's
+      else {
+        const stats = make('div', 'mv-stats');
+        for (const [figure, symbol] of FIGURES) {
+          figures[figure] = make('span', '', `${symbol}\u2009…`);
+          figures[figure].dataset.stat = figure;
+          stats.append(figures[figure]);
+        }
+        card.append(make('span', 'mv-label', this.#say('model_head', { layer, head })), canvas, stats, meter);
+      }
       this.#cards.push({ layer, head, card, canvas, figures, meter, stats: null, drawn: false });
     }
   }
@@ -503,7 +512,7 @@ export class ModelView {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
       c.stats = s;
-      for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
+      for (const [name, symbol] of FIGURES) if (c.figures[name]) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
       const words = s
         ? this.#say('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
         : this.#say('model_head', { layer, head: c.head });
@@ -526,7 +535,7 @@ export class ModelView {
     const order = stat ? [...this.#cards].sort((a, b) => value(b) - value(a) || a.layer - b.layer || a.head - b.head) : this.#cards;
     const max = stat ? Math.max(1e-9, ...this.#cards.map((c) => (c.stats ? c.stats[stat] : 0))) : 1;
     for (const c of this.#cards) {
-      for (const [name] of FIGURES) c.figures[name].toggleAttribute('data-sorted', name === stat);
+      for (const [name] of FIGURES) c.figures[name]?.toggleAttribute('data-sorted', name === stat);
       c.meter.style.width = stat && c.stats ? `${Math.round((100 * c.stats[stat]) / max)}%` : '0';
       c.card.classList.toggle('mv-layer-start', !stat && c.head === 1 && !this.#compact);
     }
