@@ -269,7 +269,7 @@ test('view=model with 32 heads a layer: compact maps, a row per layer after its 
   assert.equal(g.lines, 2, 'a row per layer');
   assert.equal(g.label, 0, 'no label or figures under a compact map: its title has them');
   assert.ok(g.right <= g.width + 1, 'the rows fit the view');
-  assert.match(await page.evaluate(() => window.diffattn.root.querySelector('.mv-note').textContent), /point at one/);
+  assert.match(await page.evaluate(() => window.diffattn.root.querySelector('.mv-note').textContent), /a row per layer\. Point at a head/);
   await page.selectOption('#model-sort', 'entropy');
   await settled(page);
   all = await cards(page);

@@ -18,7 +18,8 @@ export const WORDS = Object.freeze({
     model_signed: 'on the signed values: sink {sink}, previous {previous}, next {next}',
     model_before: 'on {stage}: entropy {entropy}, sink mass {sink}, previous {previous}, next {next}',
     model_progress: 'Computing layer {layer} of {layers}…',
-    model_compact: 'The maps are small: point at one, or focus it, for its layer, head and figures.',
+    model_note_compact:
+      'Layers × heads: {layers} × {heads}, each its map {stage}, a row per layer. Point at a head, or focus it, for its figures: H the mean row entropy (nats), S the mass on the sink tokens ({sinks}), ← the previous-token and → the next-token score (on |map| made a distribution per row); sorting by one draws it as a bar under each map. Click or tap a head, or press Enter on it, to open it with every stage.',
     model_layer_row: 'L{layer}',
   }),
   zh: Object.freeze({
@@ -36,7 +37,8 @@ export const WORDS = Object.freeze({
     model_signed: '按带符号的值：汇聚 {sink}，前一词元 {previous}，后一词元 {next}',
     model_before: '在 {stage} 上：熵 {entropy}，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
     model_progress: '正在计算第 {layer} 层，共 {layers} 层…',
-    model_compact: '图很小：将指针移到某个图上或聚焦它，即可看到它的层、头和各项数值。',
+    model_note_compact:
+      '{layers} 层 × {heads} 个头，每个显示其 {stage} 图，每层一行。将指针移到某个头上或聚焦它，即可看到它的各项数值：H 为各行平均熵（奈特），S 为汇聚词元（{sinks}）上的质量，← 为前一词元得分，→ 为后一词元得分（按行将 |图| 归一化为分布）；按其中一项排序时，它以条形显示在每个图下方。点击或轻触一个头，或在其上按回车，即可查看它的所有阶段。',
     model_layer_row: 'L{layer}',
   }),
 });

@@ -97,8 +97,8 @@ export class ModelView {
   #sizedFor = '';
   /** The side of a map's canvas (device px). */
   #px = 1;
-  /** The note's text without the compact cards' sentence. */
-  #noteText = '';
+  /** What the note says of the walk under way (`#paintNote`). */
+  #noteParams = null;
   #done = null;
   #resolve = null;
   #resize;
@@ -373,8 +373,8 @@ export class ModelView {
     this.#layers = spec ? (spec.layers ?? 1) : (this.engine.call((ex) => ex.model_info()).layers ?? 1);
     this.#heads = frame.settings.heads;
     this.#tokens = frame.view.tokens;
-    this.#paintNote(frame);
     this.#build();
+    this.#paintNote(frame);
     this.#layer = 1;
     this.#done = new Promise((resolve) => (this.#resolve = resolve));
     if (this.#tokens === 0) return this.#finish();
@@ -389,8 +389,8 @@ export class ModelView {
     const labels = this.engine.call((ex) => ex.labels());
     const sinks = [...this.engine.call((ex) => ex.sink_keys())].map((k) => labels.keys[k]).filter((l) => l !== undefined);
     const stage = frame.view.stages.find((s) => s.id === this.#drawnStage);
-    this.#noteText = this.#say('model_note', { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') });
-    setText(this.#note, this.#noteText);
+    this.#noteParams = { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') };
+    setText(this.#note, this.#say(this.#compact ? 'model_note_compact' : 'model_note', this.#noteParams));
   }
 
   /** A new walk's grid, sized to the room there is: no cards yet, each layer's come with its
@@ -462,7 +462,7 @@ export class ModelView {
     }
     this.#grid.classList.toggle('mv-compact', compact);
     this.#grid.classList.toggle('mv-rows', this.#rowsFit);
-    if (compact !== this.#compact && this.#noteText) setText(this.#note, compact ? `${this.#noteText} ${this.#say('model_compact')}` : this.#noteText);
+    if (compact !== this.#compact && this.#noteParams) setText(this.#note, this.#say(compact ? 'model_note_compact' : 'model_note', this.#noteParams));
     this.#compact = compact;
     this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, fit))));
     this.#grid.style.setProperty('--mv-side', `${side}px`);
