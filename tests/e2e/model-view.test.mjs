@@ -4,9 +4,11 @@
 // layer and head) the previous-token head docs/MINILM.md names (layer 1, head 3) scores near 1;
 // sorting by the sink mass reorders the heads, highest first; a click, or Enter on a focused
 // head, opens that layer and head in the explore view, which the address keeps. The small
-// trained models have one layer.
+// trained models have one layer. A multi-layer spec file shows every layer, each head's figures
+// those of the CLI's map; 32 heads a layer make the maps compact, a row per layer.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -38,12 +40,12 @@ function cards(page) {
       return {
         layer: Number(card.dataset.layer),
         head: Number(card.dataset.head),
-        label: card.querySelector('.mv-label').textContent,
+        label: card.querySelector('.mv-label')?.textContent ?? null,
         entropy: figure('entropy'),
         sink: figure('sink mass'),
         previous: figure('previous token'),
         next: figure('next token'),
-        shown: card.querySelector('.mv-stats').textContent,
+        shown: card.querySelector('.mv-stats')?.textContent ?? null,
         colours: colours.size,
       };
     }),
@@ -162,6 +164,119 @@ test('view=model with a small trained model: one layer of heads, its first or fi
   assert.equal(engine.length, 9 * heads);
   const [entropy, sink, previous] = engine;
   assert.ok(Math.abs(sink - first.sink) < 0.0006 && Math.abs(entropy - first.entropy) < 0.0006 && Math.abs(previous - first.previous) < 0.0006, `${engine.slice(0, 9)} vs ${JSON.stringify(first)}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+/** What the CLI prints for layer `n` of `file`: every head's `a`. */
+function cliHeads(file, n) {
+  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'diffattn', '--', 'stages', '--layer', String(n), file], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out).heads.map((head) => head.a);
+}
+
+/** docs/DESIGN.md §8 on a softmax map (rows sum to 1, the first key the sink), by hand. */
+function figuresOf(a) {
+  const rows = a.filter((row) => row.some((v) => v !== 0));
+  const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  return {
+    entropy: mean(rows.map((row) => -row.reduce((s, p) => (p > 0 ? s + p * Math.log(p) : s), 0))),
+    sink: mean(rows.map((row) => row[0])),
+    previous: mean(a.slice(1).map((row, i) => row[i])),
+  };
+}
+
+async function pickSpec(page, file) {
+  const input = await page.evaluateHandle(() => window.diffattn.root.getElementById('spec-file'));
+  await input.asElement().setInputFiles(file);
+  await page.waitForFunction(() => window.diffattn.view.specs.active !== null || window.diffattn.root.getElementById('messages').textContent !== '', null, { timeout: 30_000 });
+  assert.equal(await page.evaluate(() => window.diffattn.root.getElementById('messages').textContent), '');
+  await settled(page);
+}
+
+for (const name of ['multilayer-two.json', 'multilayer-two.safetensors']) {
+  test(`view=model with a multi-layer file (${path.extname(name)}): every layer's heads, each with the figures of the CLI's maps; a click opens that layer of the file`, async () => {
+    const file = path.join(ROOT, 'tests/e2e/fixtures', name);
+    const { page, errors } = await openExplorer(h, '', { width_px: 1280, height_px: 800 });
+    await pickSpec(page, file);
+    await page.click('#view-model');
+    await settled(page);
+    const all = await cards(page);
+    assert.deepEqual(
+      all.map((c) => c.label),
+      ['L1 H1', 'L1 H2', 'L1 H3', 'L1 H4', 'L2 H1', 'L2 H2', 'L2 H3', 'L2 H4'],
+      'two layers of four heads, in layer order',
+    );
+    for (const layer of [1, 2]) {
+      cliHeads(file, layer).forEach((a, i) => {
+        const card = all.find((c) => c.layer === layer && c.head === i + 1);
+        const want = figuresOf(a);
+        assert.ok(card.colours > 2, `${card.label}: drawn`);
+        for (const key of ['entropy', 'sink', 'previous']) assert.ok(Math.abs(card[key] - want[key]) < 0.0006, `${card.label} ${key}: ${card[key]} on the page, ${want[key]} from the CLI's map`);
+      });
+    }
+    // The two layers differ: the view did not draw the first layer twice.
+    assert.notDeepEqual(all.slice(0, 4).map((c) => c.entropy), all.slice(4).map((c) => c.entropy));
+    await page.click('.mv-card[data-layer="2"][data-head="3"]');
+    await page.waitForFunction(() => window.diffattn.view.specs.active?.shown === 2, null, { timeout: 30_000 });
+    await settled(page);
+    const s = await page.evaluate(() => ({ ...window.diffattn.state }));
+    assert.deepEqual([s.view, s.layer, s.head], ['explore', 2, 3]);
+    // Back to the sentence: the model view draws the sentence's model again.
+    await page.click('#view-model');
+    await settled(page);
+    await page.click('#spec-back');
+    await settled(page);
+    const heads = await page.evaluate(() => window.diffattn.state.heads);
+    assert.equal((await cards(page)).length, heads, "the sentence's model: one layer");
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+}
+
+/** A two-layer spec of 32 heads of one channel each over six tokens, seeded (docs/DESIGN.md §7.11). */
+function wideSpec() {
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648 - 0.5;
+  };
+  const matrix = (rows, cols, scale) => Array.from({ length: rows }, () => Array.from({ length: cols }, () => random() * scale));
+  const tokens = ['the', 'cat', 'sat', 'on', 'a', 'mat'];
+  const layer = (n) => ({ mechanism: 'standard', heads: 32, causal: false, x: matrix(6, 32, 2), w_q: matrix(32, 32, 3), w_k: matrix(32, 32, 3), w_v: matrix(32, 32, 1), w_o: matrix(32, 32, 1), layer: n, model: 'wide fixture', tokens });
+  return JSON.stringify({ layers: [layer(0), layer(1)] });
+}
+
+test('view=model with 32 heads a layer: compact maps, a row per layer after its name, the figures in each title; sorted, one list', async () => {
+  const { page, errors } = await openExplorer(h, '', { width_px: 1280, height_px: 800 });
+  await page.evaluate((json) => window.diffattn.view.specs.load(json, 'wide.json'), wideSpec());
+  await settled(page);
+  await page.click('#view-model');
+  await settled(page);
+  let all = await cards(page);
+  assert.equal(all.length, 64);
+  assert.ok(all.every((c) => c.colours > 1 && c.entropy !== null), 'every map drawn, every title with its figures');
+  const grid = () =>
+    page.evaluate(() => {
+      const g = window.diffattn.root.querySelector('.mv-grid');
+      const rows = [...g.querySelectorAll('.mv-row')].filter((r) => r.getBoundingClientRect().width > 0);
+      const tops = new Set([...g.querySelectorAll('.mv-card')].map((c) => Math.round(c.getBoundingClientRect().top)));
+      const label = g.querySelectorAll('.mv-label, .mv-stats').length;
+      return { className: g.className, rows: rows.map((r) => r.textContent), lines: tops.size, label, right: Math.max(...[...g.querySelectorAll('.mv-card')].map((c) => c.getBoundingClientRect().right)) - g.getBoundingClientRect().left, width: g.getBoundingClientRect().width };
+    });
+  let g = await grid();
+  assert.match(g.className, /mv-compact/);
+  assert.deepEqual(g.rows, ['L1', 'L2'], "each layer's name at its row's start");
+  assert.equal(g.lines, 2, 'a row per layer');
+  assert.equal(g.label, 0, 'no label or figures under a compact map: its title has them');
+  assert.ok(g.right <= g.width + 1, 'the rows fit the view');
+  assert.match(await page.evaluate(() => window.diffattn.root.querySelector('.mv-note').textContent), /a row per layer\. Point at a head/);
+  await page.selectOption('#model-sort', 'entropy');
+  await settled(page);
+  all = await cards(page);
+  const entropies = all.map((c) => c.entropy);
+  assert.ok(entropies.every((e, i) => i === 0 || e <= entropies[i - 1]), 'highest first');
+  g = await grid();
+  assert.deepEqual(g.rows, [], 'sorted: no row names');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -7,58 +7,30 @@
 // first (the `model_sort` key); a click, or Enter on a focused head, opens that layer and head
 // in the explore view with every stage.
 //
+// It draws the sentence's model (the trained or untrained model's one layer, the real model's
+// six), or the spec file drawn: every layer of a multi-layer file (docs/DESIGN.md §7.11), read
+// one at a time by layers.js `pickLayer`, as the explore view reads the one it shows.
+// When a layer's heads do not fit a row at the smallest readable card (32 heads), the cards
+// are compact: the map alone with its layer's name at the row's start, the figures in its
+// title and the sorted figure as a meter under the map.
+//
 // The view runs on a handle of its own (like a compare panel), so the explorer's handle keeps
-// its layer and caches. It walks the layers one at a time: `layer` L set on its handle, every
-// head of it computed on the page's one path for heavy work (work.js `Work`, the pretrained
-// model's pieces through its feed first), then that layer's maps drawn and its statistics read,
-// then the next layer in a task of its own. So no task is long, whatever the model's size.
+// its layer and caches. It walks the layers one at a time: `layer` L set on its handle (a
+// spec's layer L loaded into it), every head of it computed on the page's one path for heavy
+// work (work.js `Work`, the pretrained model's pieces through its feed first), then that
+// layer's maps drawn and its statistics read, then the next layer in a task of its own. So no
+// task is long, whatever the model's size.
 // This module is a chunk behind `import()` (commands.js `lazyModelView`): the first view does
 // not load it, nor its stylesheet, which it adopts into the explorer's shadow root itself, and
-// it imports nothing: what it needs of the first view's modules comes with the call
+// it imports no module of the first view: what it needs of those comes with the call
 // (commands.js `MODEL_VIEW_PARTS`), so no module is split off the first view's files for it.
+// It imports layers.js, which the spec files' chunk shares.
 
-/**
- * The view's own strings, in both languages the page speaks (kept here, not in i18n.js, so the
- * first view carries none of them); English is the fallback of every key.
- */
-export const WORDS = Object.freeze({
-  en: Object.freeze({
-    model_stage_label: 'Map',
-    model_sort_label: 'Sort by',
-    model_sort_layer: 'layer and head',
-    model_sort_entropy: 'entropy (H), highest first',
-    model_sort_sink: 'sink mass (S), highest first',
-    model_sort_previous: 'previous token (←), highest first',
-    model_sort_next: 'next token (→), highest first',
-    model_note:
-      'Layers × heads: {layers} × {heads}, each its map {stage}. Under each: H the mean row entropy (nats), S the mass on the sink tokens ({sinks}), ← the previous-token and → the next-token score (on |map| made a distribution per row). Click a head, or focus it and press Enter, to open it with every stage.',
-    model_head: 'L{layer} H{head}',
-    model_head_pending: 'Layer {layer}, head {head}: being computed',
-    model_head_stats: 'Layer {layer}, head {head}: entropy {entropy} nats, sink mass {sink}, previous token {previous}, next token {next}',
-    model_signed: 'on the signed values: sink {sink}, previous {previous}, next {next}',
-    model_before: 'on {stage}: entropy {entropy}, sink mass {sink}, previous {previous}, next {next}',
-    model_progress: 'Computing layer {layer} of {layers}…',
-    model_spec: 'A loaded layer is one layer: "Every head side by side" in the explore view shows its heads. The model view draws the typed sentence’s model; go back to the sentence to see it.',
-  }),
-  zh: Object.freeze({
-    model_stage_label: '图',
-    model_sort_label: '排序',
-    model_sort_layer: '按层与头',
-    model_sort_entropy: '熵（H），从高到低',
-    model_sort_sink: '汇聚质量（S），从高到低',
-    model_sort_previous: '前一词元（←），从高到低',
-    model_sort_next: '后一词元（→），从高到低',
-    model_note:
-      '{layers} 层 × {heads} 个头，每个显示其 {stage} 图。下方：H 为各行平均熵（奈特），S 为汇聚词元（{sinks}）上的质量，← 为前一词元得分，→ 为后一词元得分（按行将 |图| 归一化为分布）。点击一个头，或聚焦后按回车，即可查看它的所有阶段。',
-    model_head: 'L{layer} H{head}',
-    model_head_pending: '第 {layer} 层第 {head} 个头：计算中',
-    model_head_stats: '第 {layer} 层第 {head} 个头：熵 {entropy} 奈特，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
-    model_signed: '按带符号的值：汇聚 {sink}，前一词元 {previous}，后一词元 {next}',
-    model_before: '在 {stage} 上：熵 {entropy}，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
-    model_progress: '正在计算第 {layer} 层，共 {layers} 层…',
-    model_spec: '载入的是单独一层：在“探索”视图中勾选“并排显示所有头”即可查看它的各个头。全模型视图显示所输入句子的模型；回到句子即可查看。',
-  }),
-});
+import { pickLayer } from './layers.js';
+import { COMPACT_GAP_PX, CSS, GAP_PX, ROW_NAME_PX, SIDE_PX, TEXT_PX } from './model-view-style.js';
+import { WORDS } from './model-view-words.js';
+
+export { WORDS };
 
 /** The statistics shown under each map, with their symbols, in that order (the engine's names). */
 const FIGURES = Object.freeze([
@@ -67,35 +39,6 @@ const FIGURES = Object.freeze([
   ['previous', '←'],
   ['next', '→'],
 ]);
-
-/** The smallest and largest side of a head's map (CSS px). */
-const SIDE_PX = Object.freeze({ min: 44, max: 112 });
-
-/** The gap between two heads (CSS px). */
-const GAP_PX = 6;
-
-/** The room a head's label, figures and meter take with its map, and the view's bar over the
- * maps (CSS px): every layer fits the window's height when it can (the note comes after). */
-const TEXT_PX = Object.freeze({ head: 44, view: 56 });
-
-const CSS = `
-.model-view { display: flex; flex-direction: column; gap: 8px; }
-.mv-bar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; font-size: 0.9em; }
-.mv-bar label { display: inline-flex; align-items: center; gap: 6px; white-space: nowrap; }
-.mv-bar select { width: auto; max-width: 20em; }
-.model-view:not([hidden]) ~ .readout { display: none; }
-.mv-note { margin: 0; font-size: 0.85em; }
-.mv-grid { display: grid; gap: ${GAP_PX}px; grid-template-columns: repeat(var(--mv-cols), var(--mv-side)); }
-.mv-card { display: flex; flex-direction: column; gap: 1px; padding: 0; border: 1px solid transparent; border-radius: 3px; cursor: pointer; font-size: clamp(8px, calc(var(--mv-side) / 7), 11px); line-height: 1.2; font-variant-numeric: tabular-nums; }
-.mv-card:hover, .mv-card:focus-visible { border-color: var(--accent, #36c); outline: none; }
-.mv-card:focus-visible { box-shadow: 0 0 0 2px var(--accent, #36c); }
-.mv-label { font-weight: 600; white-space: nowrap; overflow: hidden; }
-.mv-map { display: block; width: var(--mv-side); height: var(--mv-side); background: var(--surface-2, #eee); }
-.mv-stats { display: grid; grid-template-columns: 1fr 1fr; column-gap: 2px; white-space: nowrap; overflow: hidden; }
-.mv-stats [data-sorted] { font-weight: 700; }
-.mv-meter { height: 3px; background: var(--accent, #36c); width: 0; }
-.mv-layer-start { grid-column-start: 1; }
-`;
 
 /** How many numbers the engine's `head_statistics` gives per head (web/src/model_view.rs). */
 const PER_HEAD = 9;
@@ -143,6 +86,19 @@ export class ModelView {
   #tokens = 0;
   /** `[{ layer, head, card, canvas, stats, figures, meter, drawn }]`, layer by layer. */
   #cards = [];
+  /** Each layer's name at its row's start (compact cards only). */
+  #rowNames = [];
+  /** The spec file whose layers are drawn (a spec's `bytes`), and the settings sent with each. */
+  #bytes = null;
+  #sent = {};
+  /** Whether the cards are compact, and whether a layer's heads fit one row of them. */
+  #compact = false;
+  #rowsFit = false;
+  #sizedFor = '';
+  /** The side of a map's canvas (device px). */
+  #px = 1;
+  /** What the note says of the walk under way (`#paintNote`). */
+  #noteParams = null;
   #done = null;
   #resolve = null;
   #resize;
@@ -179,7 +135,14 @@ export class ModelView {
     v.el.maps.after(this.#root);
     // The window or the page's columns changed: the maps follow (their CSS size only).
     this.#resize = new ResizeObserver(() => {
-      if (!this.#root.hidden && this.#cards.length) this.#size();
+      if (this.#root.hidden || !this.#cards.length) return;
+      const compact = this.#compact;
+      this.#size();
+      // Compact cards and others are made differently: drawn again.
+      if (compact !== this.#compact) {
+        this.#key = null;
+        v.changed({ notify: false });
+      }
     });
     this.#resize.observe(this.#root);
     this.engine = new Engine(v.runtime, {
@@ -262,19 +225,13 @@ export class ModelView {
     const v = this.#v;
     this.show(true);
     this.#paintControls();
-    if (v.specs.active) {
-      // A loaded layer is one layer: its heads are the explore view's "every head".
-      this.clear();
-      this.show(true);
-      this.#grid.replaceChildren();
-      this.#parts.setText(this.#note, this.#say('model_spec'));
-      return;
-    }
-    if (!this.#load(v.state.weights)) return;
+    const spec = v.specs.active;
+    if (!this.#load(v.state.weights, spec)) return;
     const stage = this.#stage();
     const patch = this.#patch();
-    const key = JSON.stringify([v.state.weights, v.state.mechanism, v.state.text, patch, stage, v.resolvedTheme()]);
-    if (key !== this.#key) this.#restart(key, patch, stage);
+    const source = spec ? ['spec', spec.name, spec.layers] : [v.state.weights, v.state.text];
+    const key = JSON.stringify([source, v.state.mechanism, patch, stage, v.resolvedTheme()]);
+    if (key !== this.#key || (spec && spec.bytes !== this.#bytes)) this.#restart(key, patch, stage, spec);
     this.#order();
   }
 
@@ -311,31 +268,47 @@ export class ModelView {
   /**
    * The explorer's engine settings for this view's handle: every one but the layer and the
    * head shown, and but a value that is the learned one (the frame's flag says so), which stays
-   * the handle's own (a layer's λ_init differs by depth).
+   * the handle's own (a layer's λ_init differs by depth); for a spec file, only those moved
+   * from the file's.
    */
   #patch() {
     const { KEYS } = this.#parts;
-    const { state, frame } = this.#v;
+    const { state, frame, specs } = this.#v;
+    // A spec file's layers each keep their own settings (causal, λ, …) but those a person moved.
+    const file = specs.active?.adopted;
     const patch = {};
     for (const [key, s] of Object.entries(KEYS)) {
       if (!s.engine || s.layer === 'head' || key === 'layer') continue;
       if (s.learned && frame?.settings?.[s.learned] !== false) continue;
+      if (file && Object.is(file[key], state[key])) continue;
       patch[key] = state[key];
     }
     return patch;
   }
 
-  /** Brings the handle's model to `weights`; false while it is loading. */
-  #load(weights) {
+  /** Brings the handle's model to `weights`, or to the spec file drawn; false while it is loading. */
+  #load(weights, spec) {
     const { messageOf } = this.#parts;
     const v = this.#v;
-    const want = weights === 'trained' ? `trained:${v.state.mechanism}` : weights;
+    const want = spec ? 'spec' : weights === 'trained' ? `trained:${v.state.mechanism}` : weights;
     if (this.#loaded === want) return true;
     if (this.#loading) return false;
     this.#stop();
     this.#feed?.stop();
     this.#feed = null;
     this.#key = null;
+    // Another model: no card of the last one stays while this one loads.
+    this.#cards = [];
+    this.#grid.replaceChildren();
+    if (this.#loaded === 'spec') {
+      this.#bytes = null;
+      this.engine.call((ex) => ex.clear_spec());
+    }
+    if (spec) {
+      // Each layer is loaded as the walk comes to it (`#loadLayer`).
+      this.#loaded = want;
+      return true;
+    }
     if (weights === 'minilm') {
       // The model the explorer read (weights.js), with a feed of this view's own.
       const model = v.weightsStore.pretrainedReady;
@@ -365,17 +338,29 @@ export class ModelView {
     return false;
   }
 
-  /** Sends the sentence and settings, lays out a card per head and walks the layers from 1. */
-  #restart(key, patch, stage) {
+  /** Loads layer `layer` of the spec file drawn into the handle `ex`, with the explorer's settings. */
+  #loadLayer(ex, layer) {
+    const picked = pickLayer(this.#bytes, layer);
+    const one = picked ? picked.spec : this.#bytes;
+    if (typeof one === 'string') ex.load_spec(one);
+    else ex.load_spec_bytes(one);
+    return ex.update(this.#sent);
+  }
+
+  /** Sends the sentence (or the spec's first layer) and settings, lays out a card per head and walks the layers from 1. */
+  #restart(key, patch, stage, spec) {
     const { messageOf, setText } = this.#parts;
     const v = this.#v;
     this.#stop();
     this.#key = key;
     this.#drawnStage = stage;
+    this.#bytes = spec?.bytes ?? null;
+    this.#sent = patch;
     let frame;
     try {
       frame = this.engine.call((ex) => {
         ex.set_theme(v.resolvedTheme());
+        if (this.#bytes) return this.#loadLayer(ex, 1);
         if (this.#feed) this.#feed.setText(ex, v.state.text);
         else ex.set_text(v.state.text);
         return ex.update({ ...patch, layer: 1 });
@@ -385,12 +370,11 @@ export class ModelView {
       this.#grid.replaceChildren();
       return;
     }
-    const info = this.engine.call((ex) => ex.model_info());
-    this.#layers = info.layers ?? 1;
+    this.#layers = spec ? (spec.layers ?? 1) : (this.engine.call((ex) => ex.model_info()).layers ?? 1);
     this.#heads = frame.settings.heads;
     this.#tokens = frame.view.tokens;
-    this.#paintNote(frame);
     this.#build();
+    this.#paintNote(frame);
     this.#layer = 1;
     this.#done = new Promise((resolve) => (this.#resolve = resolve));
     if (this.#tokens === 0) return this.#finish();
@@ -405,55 +389,82 @@ export class ModelView {
     const labels = this.engine.call((ex) => ex.labels());
     const sinks = [...this.engine.call((ex) => ex.sink_keys())].map((k) => labels.keys[k]).filter((l) => l !== undefined);
     const stage = frame.view.stages.find((s) => s.id === this.#drawnStage);
-    setText(
-      this.#note,
-      this.#say('model_note', { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') }),
-    );
+    this.#noteParams = { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') };
+    setText(this.#note, this.#say(this.#compact ? 'model_note_compact' : 'model_note', this.#noteParams));
   }
 
-  /** One card per layer and head, sized so a layer's heads fill a row of the room there is. */
+  /** A new walk's grid, sized to the room there is: no cards yet, each layer's come with its
+   * maps (`#addLayer`), so no task lays out a thousand cards (32 × 32 heads). */
   #build() {
-    const { make } = this.#parts;
-    const side = this.#size();
-    const dpr = globalThis.devicePixelRatio || 1;
-    const px = Math.round(side * dpr);
+    this.#px = Math.round(this.#size() * (globalThis.devicePixelRatio || 1));
     this.#cards = [];
-    for (let layer = 1; layer <= this.#layers; layer += 1) {
-      for (let head = 1; head <= this.#heads; head += 1) {
-        const card = make('div', 'mv-card');
-        card.tabIndex = 0;
-        card.setAttribute('role', 'button');
-        card.dataset.layer = String(layer);
-        card.dataset.head = String(head);
-        const label = make('span', 'mv-label', this.#say('model_head', { layer, head }));
-        const canvas = make('canvas', 'mv-map');
-        canvas.width = px;
-        canvas.height = px;
+    this.#rowNames = [];
+    this.#grid.replaceChildren();
+  }
+
+  /** Makes layer `layer`'s cards, one per head, and its row's name. */
+  #addLayer(layer) {
+    const { make } = this.#parts;
+    const name = make('span', 'mv-row', this.#say('model_layer_row', { layer }));
+    name.setAttribute('aria-hidden', 'true');
+    this.#rowNames[layer - 1] = name;
+    for (let head = 1; head <= this.#heads; head += 1) {
+      const card = make('div', 'mv-card');
+      card.tabIndex = 0;
+      card.setAttribute('role', 'button');
+      card.dataset.layer = String(layer);
+      card.dataset.head = String(head);
+      const canvas = make('canvas', 'mv-map');
+      canvas.width = this.#px;
+      canvas.height = this.#px;
+      const meter = make('div', 'mv-meter');
+      const figures = {};
+      if (this.#compact) card.append(canvas, meter); // the label and figures are its title's
+      else {
         const stats = make('div', 'mv-stats');
-        const figures = {};
-        for (const [name, symbol] of FIGURES) {
-          figures[name] = make('span', '', `${symbol}\u2009…`);
-          figures[name].dataset.stat = name;
-          stats.append(figures[name]);
+        for (const [figure, symbol] of FIGURES) {
+          figures[figure] = make('span', '', `${symbol}\u2009…`);
+          figures[figure].dataset.stat = figure;
+          stats.append(figures[figure]);
         }
-        const meter = make('div', 'mv-meter');
-        card.append(label, canvas, stats, meter);
-        card.setAttribute('aria-label', this.#say('model_head_pending', { layer, head }));
-        this.#cards.push({ layer, head, card, canvas, figures, meter, stats: null, drawn: false });
+        card.append(make('span', 'mv-label', this.#say('model_head', { layer, head })), canvas, stats, meter);
       }
+      this.#cards.push({ layer, head, card, canvas, figures, meter, stats: null, drawn: false });
     }
-    this.#grid.replaceChildren(...this.#cards.map((c) => c.card));
   }
 
   /** Sizes the maps to the room there is (a layer's heads in a row, every layer in the window's
    * height when they fit); returns the side of one map (CSS px). The canvases keep their pixels. */
   #size() {
+    const { setText } = this.#parts;
     const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
+    const height = globalThis.innerHeight || 800;
     const cols = this.#heads;
     const byWidth = Math.floor((width - (cols - 1) * GAP_PX) / cols);
-    const byHeight = Math.floor(((globalThis.innerHeight || 800) - TEXT_PX.view) / this.#layers - TEXT_PX.head - GAP_PX);
-    const side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, byWidth, byHeight));
-    this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, Math.floor((width + GAP_PX) / (side + GAP_PX))))));
+    const compact = byWidth < SIDE_PX.min;
+    let side;
+    let fit;
+    if (compact) {
+      // The map alone: a layer's heads in a row after its name, every layer in the window's
+      // height when they fit at the smallest side, else as wide as the row lets them and the
+      // grid scrolls with the page.
+      const inRow = Math.floor((width - ROW_NAME_PX - cols * COMPACT_GAP_PX) / cols);
+      const byHeight = Math.floor((height - TEXT_PX.view) / this.#layers - COMPACT_GAP_PX - 3);
+      side = Math.max(SIDE_PX.compact, Math.min(inRow, SIDE_PX.max, byHeight >= SIDE_PX.compact ? byHeight : Infinity));
+      this.#rowsFit = inRow >= side && this.#v.state.model_sort === 'layer';
+      this.#sizedFor = this.#v.state.model_sort;
+      fit = this.#rowsFit ? cols : Math.floor((width + COMPACT_GAP_PX) / (side + COMPACT_GAP_PX));
+    } else {
+      const byHeight = Math.floor((height - TEXT_PX.view) / this.#layers - TEXT_PX.head - GAP_PX);
+      side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, byWidth, byHeight));
+      this.#rowsFit = false;
+      fit = Math.floor((width + GAP_PX) / (side + GAP_PX));
+    }
+    this.#grid.classList.toggle('mv-compact', compact);
+    this.#grid.classList.toggle('mv-rows', this.#rowsFit);
+    if (compact !== this.#compact && this.#noteParams) setText(this.#note, this.#say(compact ? 'model_note_compact' : 'model_note', this.#noteParams));
+    this.#compact = compact;
+    this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, fit))));
     this.#grid.style.setProperty('--mv-side', `${side}px`);
     return side;
   }
@@ -474,13 +485,23 @@ export class ModelView {
     this.#drawLayer(this.#layer);
     this.#layer += 1;
     if (this.#layer > this.#layers) return this.#finish();
-    this.engine.call((ex) => ex.update({ layer: this.#layer }));
+    const layer = this.#layer;
+    try {
+      const frame = this.engine.call((ex) => (this.#bytes ? this.#loadLayer(ex, layer) : ex.update({ layer })));
+      if (frame.settings.heads !== this.#heads || frame.view.tokens !== this.#tokens) {
+        throw new Error(`layer ${layer}: ${frame.settings.heads} heads over ${frame.view.tokens} tokens, where layer 1 has ${this.#heads} over ${this.#tokens}: the model view draws layers of one shape`);
+      }
+    } catch (err) {
+      this.#parts.setText(this.#note, this.#parts.messageOf(err));
+      return this.#finish();
+    }
     setTimeout(() => this.#advance(generation), 0);
   }
 
   /** Draws layer `layer`'s heads and reads their statistics. */
   #drawLayer(layer) {
     const { fmt, setText } = this.#parts;
+    this.#addLayer(layer);
     const stage = this.#drawnStage;
     const all = headStats(this.engine.call((ex) => ex.head_statistics(stage)));
     // A later map than the first (A′, A1 − λ·A2): the first map's figures too, so a head's
@@ -491,7 +512,7 @@ export class ModelView {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
       c.stats = s;
-      for (const [name, symbol] of FIGURES) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
+      for (const [name, symbol] of FIGURES) if (c.figures[name]) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
       const words = s
         ? this.#say('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
         : this.#say('model_head', { layer, head: c.head });
@@ -514,12 +535,15 @@ export class ModelView {
     const order = stat ? [...this.#cards].sort((a, b) => value(b) - value(a) || a.layer - b.layer || a.head - b.head) : this.#cards;
     const max = stat ? Math.max(1e-9, ...this.#cards.map((c) => (c.stats ? c.stats[stat] : 0))) : 1;
     for (const c of this.#cards) {
-      for (const [name] of FIGURES) c.figures[name].toggleAttribute('data-sorted', name === stat);
+      for (const [name] of FIGURES) c.figures[name]?.toggleAttribute('data-sorted', name === stat);
       c.meter.style.width = stat && c.stats ? `${Math.round((100 * c.stats[stat]) / max)}%` : '0';
-      c.card.classList.toggle('mv-layer-start', !stat && c.head === 1);
+      c.card.classList.toggle('mv-layer-start', !stat && c.head === 1 && !this.#compact);
     }
+    // Compact cards in layer order: each layer's name at its row's start.
+    if (this.#compact && this.#sizedFor !== by) this.#size();
+    const items = this.#rowsFit ? order.flatMap((c) => (c.head === 1 ? [this.#rowNames[c.layer - 1], c.card] : [c.card])) : order.map((c) => c.card);
     const now = [...this.#grid.children];
-    if (now.length !== order.length || order.some((c, i) => c.card !== now[i])) this.#grid.replaceChildren(...order.map((c) => c.card));
+    if (now.length !== items.length || items.some((el, i) => el !== now[i])) this.#grid.replaceChildren(...items);
   }
 
   /** Opens the head of `card` in the explore view, with every stage. */

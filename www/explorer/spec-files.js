@@ -91,9 +91,10 @@ export class SpecFiles {
     let layer = null;
     let picked = null;
     this.lastOpen = null;
+    const file = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
+    const head = this.active?.file && this.active.file === file ? this.#view.state.head : null;
     try {
       const t0 = performance.now();
-      const file = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
       // A multi-layer file: the layer of the `layer` setting (docs/DESIGN.md §7.11, layers.js).
       picked = pickLayer(file, view.state.layer);
       const bytes = picked ? picked.spec : file;
@@ -112,11 +113,17 @@ export class SpecFiles {
     const savedState = this.active ? this.active.savedState : { ...view.state };
     // A learned λ is the sentence's model's to give again, not a setting to restore.
     if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
-    // `layers` and `file`: a multi-layer file's count and bytes, kept to draw another layer.
-    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer, layers: picked?.layers ?? 1, file: picked?.file, shown: picked?.layer ?? 1 };
+    // `layers` and `file`: a multi-layer file's count and bytes, kept to draw another layer;
+    // `bytes`: the file as given, one or many layers (the model view reads every layer of it).
+    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer, layers: picked?.layers ?? 1, file: picked?.file, shown: picked?.layer ?? 1, bytes: file };
     view.adoptEngineSettings();
     if (picked) view.assign({ layer: picked.layer });
     view.assign({ all_heads: false });
+    // Another layer of the same file: the head shown stays (a layer's heads are its file's).
+    if (head && head !== view.state.head && head <= view.state.heads) view.send({ head });
+    // The settings as the file gives them for the layer shown: what a person moves from them
+    // the model view applies to every layer, each of which keeps its own otherwise.
+    this.active.adopted = { ...view.state };
     this.relabel();
     view.el.specBanner.hidden = false;
     view.specChanged();
@@ -144,7 +151,7 @@ export class SpecFiles {
     view.forgetText();
     if (restore) {
       const { lambda, ...rest } = saved;
-      view.assign({ ...rest, lang: view.state.lang });
+      view.assign({ ...rest, lang: view.state.lang, view: view.state.view }); // the view a person is in stays
       if (lambda !== undefined) view.set({ lambda });
     }
     const info = view.loader.info;
