@@ -276,10 +276,10 @@ test('every layer and head: the explorer element, loaded on first press, gets th
   // The lesson's first view: its own module only, no element registered.
   assert.ok(wasm.length > 0 && wasm.every((p) => /\/pkg\/diffattn_lesson(_simd)?_bg\.wasm$/.test(p)), JSON.stringify(wasm));
   assert.equal(await page.evaluate(() => customElements.get('diffattn-explorer') === undefined), true);
-  const { name, layers, label } = await page.evaluate(() => {
+  const { name, layers, heads, label } = await page.evaluate(() => {
     const lesson = window.diffattn.lesson;
     const model = lesson.models.find((m) => m.name === lesson.state.mechanism);
-    return { name: model.name, layers: model.layers.length, label: window.diffattn.root.getElementById('lesson-every').textContent };
+    return { name: model.name, layers: model.layers.length, heads: model.layers.map((l) => l.heads), label: window.diffattn.root.getElementById('lesson-every').textContent };
   });
   assert.ok(label.includes(name), label);
   await page.evaluate(() => window.diffattn.root.getElementById('lesson-every').click());
@@ -297,6 +297,12 @@ test('every layer and head: the explorer element, loaded on first press, gets th
   assert.equal(seen.tag, 'diffattn-explorer');
   assert.equal(seen.view, 'model');
   assert.equal(seen.options.length, layers, `the element's layer control has the model's ${layers} layers: ${seen.options}`);
+  // The model view draws every layer × head of the file: a card per head, in layer order.
+  const want = heads.flatMap((n, l) => Array.from({ length: n }, (_, h) => `${l + 1}:${h + 1}`));
+  await page.waitForFunction((n) => window.diffattn.lesson.explorerElement.shadowRoot.querySelectorAll('.mv-card').length === n, want.length, { timeout: 60_000 });
+  await page.evaluate(() => window.diffattn.lesson.explorerElement.settled());
+  const drawn = await page.evaluate(() => [...window.diffattn.lesson.explorerElement.shadowRoot.querySelectorAll('.mv-card')].map((c) => `${c.dataset.layer}:${c.dataset.head}`));
+  assert.deepEqual(drawn, want, 'every layer and head of the model');
   assert.ok(seen.note.includes(name), seen.note);
   // The page's module is instantiated now, on the press.
   assert.ok(wasm.some((p) => /\/pkg\/diffattn(_simd)?_bg\.wasm$/.test(p)), JSON.stringify(wasm));

@@ -4,9 +4,9 @@
 // (a layer's shift or λ), and the maps of the chosen model's chosen layer with the answer and
 // the facts marked on both axes; "Every layer and head" mounts the explorer's element in its
 // model view on the chosen model's multi-layer spec of the text (`Lesson.spec_json`), the
-// element registered on first use (`explorer`, www/lesson-explorer.js, a chunk behind import()).
-// The numbers come from the wasm `Lesson` handle
-// (web-lesson/src/lesson.rs), which calls the same `ask` and measure as `diffattn retrieve`.
+// package's element imported on first use (`explorer`, lesson-page.js). The numbers come from
+// the wasm `Lesson` handle (web-lesson/src/lesson.rs), which calls the same `ask` and measure
+// as `diffattn retrieve`.
 // No mechanism is named here: the models, their layers and knobs are what the engine says.
 
 import { barChart } from './lesson-bars.js';
