@@ -522,6 +522,38 @@ export class ModelView {
     if (now.length !== order.length || order.some((c, i) => c.card !== now[i])) this.#grid.replaceChildren(...order.map((c) => c.card));
   }
 
+  /**
+   * What the PNG and SVG exports draw (exporter.js): the stage, the sort and every head in the
+   * order on screen, with its map's canvas and its figures as shown; null before every layer
+   * is drawn (or with no head).
+   */
+  exportable() {
+    if (this.#done || !this.#cards.length) return null;
+    const { rows, keys } = this.engine.call((ex) => ex.labels());
+    const stage = this.#v.view?.stages?.find((s) => s.id === this.#drawnStage);
+    const sort = this.#v.state.model_sort;
+    const cards = [...this.#grid.children].map((el) => this.#cards.find((c) => c.card === el)).filter(Boolean);
+    return {
+      stage: this.#drawnStage,
+      stageLabel: stage?.label ?? this.#drawnStage,
+      sort,
+      sortLabel: this.#say(`model_sort_${sort}`),
+      layers: this.#layers,
+      heads: this.#heads,
+      rows: rows.length,
+      cols: keys.length,
+      cards: cards.map((c) => ({
+        layer: c.layer,
+        head: c.head,
+        label: this.#say('model_head', { layer: c.layer, head: c.head }),
+        title: c.card.title,
+        canvas: c.canvas,
+        stats: c.stats,
+        figures: FIGURES.map(([name]) => ({ name, text: c.figures[name].textContent, sorted: name === sort })),
+      })),
+    };
+  }
+
   /** Opens the head of `card` in the explore view, with every stage. */
   #open(card) {
     if (!card) return;
