@@ -8,7 +8,6 @@
 // first view does not load), and its strings are kept here for the same reason.
 
 import { make } from './dom.js';
-import { translate } from './i18n.js';
 
 /** The exports' strings, in both languages the page speaks (English the fallback of every key). */
 export const WORDS = Object.freeze({
@@ -33,6 +32,16 @@ export const WORDS = Object.freeze({
     mx_nothing: '全模型视图中没有可导出的头。',
   }),
 });
+
+/**
+ * The exports' string `key` in the explorer's language, its `{placeholders}` filled from
+ * `params` (as i18n.js `translate` does; not imported from there, so that the first view's
+ * modules are bundled as they were).
+ */
+function say(v, key, params = {}) {
+  const template = (WORDS[v.state.lang] ?? WORDS.en)[key] ?? WORDS.en[key] ?? key;
+  return template.replace(/\{(\w+)\}/g, (m, name) => (Object.hasOwn(params, name) ? String(params[name]) : m));
+}
 
 /**
  * The most cells (layers × heads × rows × keys) an SVG draws as vector rectangles; above it,
@@ -69,23 +78,21 @@ function theme(v) {
 
 /** The header's lines: the title, the model and the sort, the sentence, the legend. */
 function headerLines(v, model) {
-  const words = WORDS[v.state.lang] ?? WORDS.en;
-  const say = (key, params) => translate(words, key, params);
   const mech = v.mechName(v.state.mechanism);
   const spec = v.specs.active;
-  const weights = spec ? say('mx_weights_spec', { name: spec.name }) : say(`mx_weights_${v.state.weights}`, { mech });
+  const weights = spec ? say(v, 'mx_weights_spec', { name: spec.name }) : say(v, `mx_weights_${v.state.weights}`, { mech });
   const sentence = spec ? spec.name : v.state.text;
   return [
-    { text: say('mx_title', { mech, stage: model.stageLabel }), weight: 'bold', size: 1.35 },
-    { text: say('mx_model', { weights, layers: model.layers, heads: model.heads, sort: model.sortLabel }), size: 1 },
+    { text: say(v, 'mx_title', { mech, stage: model.stageLabel }), weight: 'bold', size: 1.35 },
+    { text: say(v, 'mx_model', { weights, layers: model.layers, heads: model.heads, sort: model.sortLabel }), size: 1 },
     { text: `“${sentence}”`, size: 1, wrap: true },
-    { text: say('mx_legend'), size: 0.85, muted: true },
+    { text: say(v, 'mx_legend'), size: 0.85, muted: true },
   ];
 }
 
 /** The message shown when there is no head to export, in the explorer's language. */
 export function nothingToExport(v) {
-  return translate(WORDS[v.state.lang] ?? WORDS.en, 'mx_nothing');
+  return say(v, 'mx_nothing');
 }
 
 /** `text` cut into lines no wider than `width` (by `measure`): at spaces, and inside a word wider than a line. */
