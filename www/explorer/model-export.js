@@ -13,7 +13,7 @@ import { make } from './dom.js';
 export const WORDS = Object.freeze({
   en: Object.freeze({
     mx_title: '{mech}: the map {stage} of every head',
-    mx_model: '{weights} · {layers} layers × {heads} heads · sorted by {sort}',
+    mx_model: '{weights} · layers × heads: {layers} × {heads} · sorted by {sort}',
     mx_weights_trained: 'trained {mech} model',
     mx_weights_untrained: 'untrained model (seeded random weights)',
     mx_weights_minilm: 'pretrained all-MiniLM-L6-v2',
@@ -52,6 +52,9 @@ function say(v, key, params = {}) {
  * are the canvases' pixels exactly.
  */
 export const VECTOR_CELLS = 200_000;
+
+/** The width of the export "for slides" (the export size control's `1920`), in pixels. */
+const SLIDE_PX = 1920;
 
 /** The room around and between the heads, and the sort's meter under a map (CSS px, times the scale). */
 const MARGIN_PX = 16;
@@ -181,7 +184,7 @@ export function modelLayout(v, model, { scale = 1, width: fixedWidth = 0, header
     };
   });
   const height = top + rows * cardH + (rows - 1) * gap + margin;
-  return { width, height, header, cards, font, colours, scale };
+  return { width, height, header, cards, font, colours, scale, gridW, margin };
 }
 
 /**
@@ -192,11 +195,16 @@ export function modelLayout(v, model, { scale = 1, width: fixedWidth = 0, header
  */
 export function modelCanvas(v, model, size) {
   let layout;
-  if (size === '1920') {
-    const natural = modelLayout(v, model, { scale: 1 });
-    const fit = natural.width > 0 ? 1920 / natural.width : 1;
-    const scale = fit >= 1 ? Math.max(1, Math.floor(fit)) : fit;
-    layout = modelLayout(v, model, { scale, width: 1920, headerPx: Math.max(22, Math.round(HEADER_FONT_PX * scale)) });
+  if (size === String(SLIDE_PX)) {
+    const at = (scale) => modelLayout(v, model, { scale, width: SLIDE_PX, headerPx: Math.min(32, Math.max(22, Math.round(HEADER_FONT_PX * scale))) });
+    const natural = at(1);
+    let scale = Math.floor((SLIDE_PX - 2 * natural.margin) / natural.gridW);
+    layout = null;
+    for (; scale >= 1 && !layout; scale -= 1) {
+      const l = at(scale);
+      if (l.gridW + 2 * l.margin <= SLIDE_PX) layout = l;
+    }
+    layout ??= at((SLIDE_PX - 2 * natural.margin) / natural.gridW);
   } else {
     layout = modelLayout(v, model, { scale: size === '2' ? 2 : 1 });
   }
