@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT, startHarness } from './harness.mjs';
-import { openExplorer, settled } from './www-helpers.mjs';
+import { openDetails, openExplorer, settled } from './www-helpers.mjs';
 
 const FACTS = JSON.parse(await readFile(path.join(ROOT, 'tests/golden/minilm/forward.json'), 'utf8')).facts;
 
@@ -112,6 +112,22 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
   assert.ok(Math.abs(sinks[0] - FACTS.cls_sep_max) < 0.002 && Math.abs(sinks[71] - FACTS.cls_sep_min) < 0.002, `${sinks[0]}, ${sinks[71]}`);
   assert.equal(params(page).get('model_sort'), 'sink');
 
+  // The exports of six layers sorted: the PNG has the 72 maps row by row in this order, the
+  // SVG a group per head in this order, each map a rect per cell.
+  const sortedLabels = all.map((c) => c.label);
+  await openDetails(page, 'export-tools');
+  const png = await findMaps(page, (await grab(page, '#export-png')).bytes);
+  assert.ok(png.found.every((at) => at.length === 1), 'each map once in the PNG');
+  const rowMajor = png.found.map(([[x, y]], i) => [y, x, i]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , i]) => i);
+  assert.deepEqual(rowMajor, sortedLabels.map((_, i) => i));
+  assert.equal(new Set(png.found.map(([[, y]]) => y)).size, 6, 'six rows of twelve');
+  let svg = await readSvg(page, (await grab(page, '#export-svg')).bytes.toString('utf8'));
+  assert.ok(svg.parsed);
+  assert.deepEqual(svg.heads.map((g) => g.label), sortedLabels);
+  const pieces = await page.evaluate(() => window.diffattn.view.view.tokens);
+  assert.equal(svg.maps, 'vector');
+  assert.ok(svg.heads.every((g) => g.rects === pieces * pieces), `${pieces}² rects per head`);
+
   // A click opens the head in the explore view, every stage of it.
   await page.click('.mv-card[data-layer="1"][data-head="3"]');
   await settled(page);
@@ -131,6 +147,21 @@ test('view=model with the real model: 72 heads labelled by layer and head, L1 H3
   await settled(page);
   q = params(page);
   assert.deepEqual([q.get('view') ?? 'explore', q.get('layer'), q.get('head')], ['explore', '4', '2']);
+
+  // More cells than the SVG draws as vectors (200,000: model-export.js VECTOR_CELLS), each
+  // with pixels enough: every map an embedded PNG of its canvas.
+  await page.click('#view-model');
+  await page.fill('#sentence', Array.from({ length: 5 }, () => text).join(' '));
+  await settled(page);
+  const n = await page.evaluate(() => window.diffattn.view.view.tokens);
+  const mapSide = await page.evaluate(() => window.diffattn.root.querySelector('.mv-map').height);
+  assert.ok(72 * n * n > 200_000 && n <= mapSide, `${n} tokens, maps of ${mapSide} px`);
+  svg = await readSvg(page, (await grab(page, '#export-svg')).bytes.toString('utf8'));
+  assert.equal(svg.maps, 'image');
+  assert.equal(svg.heads.length, 72);
+  assert.ok(svg.heads.every((g) => g.rects === 0 && g.image?.startsWith('data:image/png;base64,')));
+  assert.deepEqual(svg.heads.map((g) => g.label), (await cards(page)).map((c) => c.label));
+  assert.ok((await imagesMatch(page, svg.heads.map((g) => g.image))).every(Boolean), 'each image is its canvas');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -281,7 +312,7 @@ function imagesMatch(page, hrefs) {
 test('view=model exports: the PNG (at each size) and the SVG are the view as on screen, every head in the order shown; a long sentence embeds the maps', async () => {
   const text = 'the film was not good but the actors were wonderful';
   const { page, errors } = await openExplorer(h, { mechanism: 'shift_diff', view: 'model', text }, { width_px: 1280, height_px: 800 });
-  await page.evaluate(() => (window.diffattn.root.getElementById('export-tools').open = true));
+  await openDetails(page, 'export-tools');
   const state = await page.evaluate(() => ({ ...window.diffattn.state }));
   const layerOrder = (await cards(page)).map((c) => c.label);
   assert.equal(layerOrder.length, state.heads);
