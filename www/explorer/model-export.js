@@ -99,7 +99,7 @@ export function nothingToExport(v) {
 }
 
 /** `text` cut into lines no wider than `width` (by `measure`): at spaces, and inside a word wider than a line. */
-function wrapText(text, width, measure) {
+export function wrapText(text, width, measure) {
   const lines = [];
   let line = '';
   for (const word of text.split(' ')) {
@@ -243,8 +243,12 @@ function xml(text) {
   return String(text).replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[ch]);
 }
 
-/** The pixels `[from, to)` of each of `count` cells along `extent` pixels, as the engine assigns them (a pixel to the cell its centre is in). */
-function cellSpans(count, extent) {
+/**
+ * The pixels `[from, to)` of each of `count` cells along `extent` pixels, as the engine assigns
+ * them (src/render/layout.rs `cell_index`: a pixel to the cell its centre is in); null for a
+ * cell with no pixel.
+ */
+export function cellSpans(count, extent) {
   const spans = Array.from({ length: count }, () => [Infinity, -Infinity]);
   for (let p = 0; p < extent; p += 1) {
     const i = Math.min(count - 1, Math.floor(((2 * p + 1) * count) / (2 * extent)));
