@@ -39,11 +39,12 @@ export class Exporter {
 
   /**
    * Exports the model view as it is on screen (`'png'` at the export size chosen, or `'svg'`)
-   * once every layer is drawn; says so when it has no head.
+   * once every layer is drawn; says so when it has no head (a loaded layer's note).
    */
   async #runModel(kind) {
     const v = this.#view;
-    await this.#model?.pending;
+    // Every layer drawn first (the view's chunk, the walk under way, a change not yet drawn).
+    await v.settled();
     const model = this.#model?.exportable();
     if (!model?.cards.length) {
       v.messages.show('export', nothingToExport(v));
