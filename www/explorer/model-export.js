@@ -45,11 +45,12 @@ function say(v, key, params = {}) {
 
 /**
  * The most cells (layers × heads × rows × keys) an SVG draws as vector rectangles; above it,
- * each map is an embedded PNG of its canvas. A cell is one `<rect>` of about 50 bytes, so the
- * bound keeps the file under about 10 MB, which browsers and vector editors open in a second
- * or two (MiniLM's 72 heads are vector up to 52 tokens); past it the file and its drawing time
- * grow with the square of the sentence while the embedded maps stay a few hundred KB, and
- * are the canvases' pixels exactly.
+ * each map is an embedded PNG of its canvas. A cell is one `<rect>` of about 57 bytes (MiniLM's
+ * 72 heads over 50 word pieces, 180,000 cells: 10.3 MB), so the bound keeps the file under
+ * about 11.5 MB, which browsers and vector editors still open in a second or two (MiniLM's 72
+ * heads are vector up to 52 word pieces, a trained model's 4 heads up to the 112 a map has
+ * pixels for); past it the file and its drawing time grow with the square of the sentence,
+ * while the embedded maps stay a few hundred KB and are the canvases' pixels exactly.
  */
 export const VECTOR_CELLS = 200_000;
 
