@@ -189,26 +189,39 @@ export function modelLayout(v, model, { scale = 1, width: fixedWidth = 0, header
 }
 
 /**
+ * The layout of the export for slides: 1,920 px wide, the heads as wide as they fit. Its maps
+ * are drawn again from their cells (`cells`) when every cell has a pixel of its canvas; else
+ * at the largest whole multiple of their pixels that fits, or shrunk when not even one does.
+ */
+function slideLayout(v, model) {
+  const at = (scale) => modelLayout(v, model, { scale, width: SLIDE_PX, headerPx: Math.min(32, Math.max(22, Math.round(HEADER_FONT_PX * scale))) });
+  const fits = (l) => l.gridW + 2 * l.margin <= SLIDE_PX;
+  const natural = at(1);
+  const first = model.cards[0].canvas;
+  if (model.rows <= first.height && model.cols <= first.width) {
+    // The text and the room between the heads grow with the scale too: a few steps to the widest that fits.
+    let scale = Math.max(1, (SLIDE_PX - 2 * natural.margin) / natural.gridW);
+    for (let step = 0; step < 6; step += 1) {
+      const l = at(scale);
+      if (fits(l) && SLIDE_PX - (l.gridW + 2 * l.margin) < 4) return { ...l, cells: true };
+      scale *= (SLIDE_PX - 2 * l.margin) / l.gridW;
+    }
+    for (let s = scale; s >= 1; s *= 0.98) if (fits(at(s))) return { ...at(s), cells: true };
+  }
+  for (let scale = Math.floor((SLIDE_PX - 2 * natural.margin) / natural.gridW); scale >= 1; scale -= 1) {
+    const l = at(scale);
+    if (fits(l)) return l;
+  }
+  return at((SLIDE_PX - 2 * natural.margin) / natural.gridW);
+}
+
+/**
  * The model view on one canvas at `size` (the export size control's choice): `'1'` the maps'
  * pixels as on screen (device pixels), `'2'` each pixel twice over (nearest neighbour: cells
- * stay sharp), `'1920'` 1,920 pixels wide for slides, the maps at the largest whole multiple
- * of their pixels that fits (or shrunk when even the screen's size does not).
+ * stay sharp), `'1920'` 1,920 pixels wide for slides (`slideLayout`).
  */
 export function modelCanvas(v, model, size) {
-  let layout;
-  if (size === String(SLIDE_PX)) {
-    const at = (scale) => modelLayout(v, model, { scale, width: SLIDE_PX, headerPx: Math.min(32, Math.max(22, Math.round(HEADER_FONT_PX * scale))) });
-    const natural = at(1);
-    let scale = Math.floor((SLIDE_PX - 2 * natural.margin) / natural.gridW);
-    layout = null;
-    for (; scale >= 1 && !layout; scale -= 1) {
-      const l = at(scale);
-      if (l.gridW + 2 * l.margin <= SLIDE_PX) layout = l;
-    }
-    layout ??= at((SLIDE_PX - 2 * natural.margin) / natural.gridW);
-  } else {
-    layout = modelLayout(v, model, { scale: size === '2' ? 2 : 1 });
-  }
+  const layout = size === String(SLIDE_PX) ? slideLayout(v, model) : modelLayout(v, model, { scale: size === '2' ? 2 : 1 });
   const { width, height, colours, font, scale } = layout;
   const out = make('canvas');
   out.width = width;
@@ -223,13 +236,17 @@ export function modelCanvas(v, model, size) {
     ctx.fillText(t, x, baseline(y, px), maxWidth);
   };
   for (const h of layout.header) text(h.text, h.x, h.y, h.px, h.weight, h.muted ? colours.muted : colours.text, width - 2 * h.x);
-  // Whole multiples stay pixel-exact (each pixel a block); a shrunk map is smoothed.
-  ctx.imageSmoothingEnabled = scale < 1;
   for (const c of layout.cards) {
     text(c.label.text, c.label.x, c.label.y, font, 'bold');
     ctx.fillStyle = colours.placeholder;
     ctx.fillRect(c.map.x, c.map.y, c.map.w, c.map.h);
-    ctx.drawImage(c.card.canvas, c.map.x, c.map.y, c.map.w, c.map.h);
+    if (layout.cells) {
+      drawCells(ctx, c.card.canvas, model.rows, model.cols, c.map);
+    } else {
+      // Whole multiples stay pixel-exact (each pixel a block); a shrunk map is smoothed.
+      ctx.imageSmoothingEnabled = scale < 1;
+      ctx.drawImage(c.card.canvas, c.map.x, c.map.y, c.map.w, c.map.h);
+    }
     for (const f of c.figures) text(f.text, f.x, f.y + Math.round(font * 0.15), font, f.sorted ? 'bold' : '');
     if (c.meter) {
       ctx.fillStyle = colours.accent;
@@ -262,23 +279,23 @@ export function cellSpans(count, extent) {
 const hex = (data, i) => `#${[data[i], data[i + 1], data[i + 2]].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
 
 /**
- * One map as vector cells from its canvas's pixels: a rectangle of each cell's colour; a cell
- * of two colours (one the mask forbids, hatched) its lighter colour crossed by one diagonal of
- * its darker, as the engine's SVG draws it (src/render/svg.rs).
+ * Every cell of a map read from its canvas's pixels, row by row: `{ row, col, x, y, light,
+ * dark, alpha }`, `x` and `y` its pixels `[from, to)`, `light` and `dark` its lightest and
+ * darkest colours (`#rrggbb`; two for a cell the mask forbids, which is hatched), `alpha` its
+ * lightest pixel's (0–255); a cell with no pixel is left out.
  */
-function vectorCells(canvas, rows, cols) {
+function readCells(canvas, rows, cols) {
   const { width, height } = canvas;
   const data = canvas.getContext('2d').getImageData(0, 0, width, height).data;
-  const ys = cellSpans(rows, height);
+  const lum = (i) => data[i] * 299 + data[i + 1] * 587 + data[i + 2] * 114;
   const xs = cellSpans(cols, width);
   const out = [];
-  for (const y of ys) {
-    if (!y) continue;
-    for (const x of xs) {
-      if (!x) continue;
+  cellSpans(rows, height).forEach((y, row) => {
+    if (!y) return;
+    xs.forEach((x, col) => {
+      if (!x) return;
       let light = -1;
       let dark = -1;
-      const lum = (i) => data[i] * 299 + data[i + 1] * 587 + data[i + 2] * 114;
       for (let py = y[0]; py < y[1]; py += 1) {
         for (let px = x[0]; px < x[1]; px += 1) {
           const i = (py * width + px) * 4;
@@ -286,13 +303,50 @@ function vectorCells(canvas, rows, cols) {
           if (dark < 0 || lum(i) < lum(dark)) dark = i;
         }
       }
-      const [w, h] = [x[1] - x[0], y[1] - y[0]];
-      const alpha = data[light + 3] < 255 ? ` fill-opacity="${(data[light + 3] / 255).toFixed(3)}"` : '';
-      out.push(`<rect x="${x[0]}" y="${y[0]}" width="${w}" height="${h}" fill="${hex(data, light)}"${alpha}/>`);
-      if (hex(data, light) !== hex(data, dark)) out.push(`<path d="M${x[0]} ${y[1]}L${x[1]} ${y[0]}" stroke="${hex(data, dark)}"/>`);
+      out.push({ row, col, x, y, light: hex(data, light), dark: hex(data, dark), alpha: data[light + 3] });
+    });
+  });
+  return out;
+}
+
+/**
+ * One map as vector cells from its canvas's pixels: a rectangle of each cell's colour; a cell
+ * of two colours (one the mask forbids, hatched) its lighter colour crossed by one diagonal of
+ * its darker, as the engine's SVG draws it (src/render/svg.rs).
+ */
+function vectorCells(canvas, rows, cols) {
+  return readCells(canvas, rows, cols)
+    .map(({ x, y, light, dark, alpha }) => {
+      const opacity = alpha < 255 ? ` fill-opacity="${(alpha / 255).toFixed(3)}"` : '';
+      const rect = `<rect x="${x[0]}" y="${y[0]}" width="${x[1] - x[0]}" height="${y[1] - y[0]}" fill="${light}"${opacity}/>`;
+      return light === dark ? rect : `${rect}<path d="M${x[0]} ${y[1]}L${x[1]} ${y[0]}" stroke="${dark}"/>`;
+    })
+    .join('');
+}
+
+/**
+ * One map drawn again at `w` × `h` px from (`x`, `y`) on `ctx` from its canvas's cells, each
+ * cell the pixels the engine would give it at that size (so every cell stays sharp and whole
+ * at any scale): a cell of one colour filled with it, a hatched one its canvas's pixels
+ * stretched (nearest neighbour).
+ */
+function drawCells(ctx, canvas, rows, cols, { x, y, w, h }) {
+  const xs = cellSpans(cols, w);
+  const ys = cellSpans(rows, h);
+  ctx.imageSmoothingEnabled = false;
+  for (const cell of readCells(canvas, rows, cols)) {
+    const [tx, ty] = [xs[cell.col], ys[cell.row]];
+    if (!tx || !ty) continue;
+    const [dx, dy, dw, dh] = [x + tx[0], y + ty[0], tx[1] - tx[0], ty[1] - ty[0]];
+    if (cell.light === cell.dark) {
+      ctx.globalAlpha = cell.alpha / 255;
+      ctx.fillStyle = cell.light;
+      ctx.fillRect(dx, dy, dw, dh);
+      ctx.globalAlpha = 1;
+    } else {
+      ctx.drawImage(canvas, cell.x[0], cell.y[0], cell.x[1] - cell.x[0], cell.y[1] - cell.y[0], dx, dy, dw, dh);
     }
   }
-  return out.join('');
 }
 
 /**
