@@ -685,6 +685,30 @@ test('the unknown words a note names: once each, in order, quoted, the first eig
   assert.equal(unknownWords(['a\u0007'], [0]), '“a⟨U+0007⟩”');
 });
 
+test("the model view's exports: every string in both languages with the same placeholders; cells split pixels as the engine does; the header wraps", async () => {
+  const { WORDS, cellSpans, wrapText } = await import('../../www/explorer/model-export.js');
+  const text = await readFile(new URL('../../www/explorer/model-export.js', import.meta.url), 'utf8');
+  const used = new Set([...text.matchAll(/say\(v, '([\w]+)'/g)].map((m) => m[1]));
+  assert.ok(used.size >= 5, `found only ${used.size} keys: the scan is broken`);
+  // The model's words, one per weights choice.
+  for (const c of KEYS.weights.choices) used.add(`mx_weights_${c}`);
+  for (const key of used) assert.ok(key in WORDS.en, `missing key ${key}`);
+  assert.deepEqual(Object.keys(WORDS.zh).sort(), Object.keys(WORDS.en).sort());
+  for (const key of Object.keys(WORDS.en)) assert.deepEqual(placeholders(WORDS.zh[key]), placeholders(WORDS.en[key]), key);
+  // 3 cells over 10 px: the centres 0.5 … 9.5 fall in [0, 3.33), [3.33, 6.67), [6.67, 10).
+  assert.deepEqual(cellSpans(3, 10), [[0, 3], [3, 7], [7, 10]]);
+  assert.deepEqual(cellSpans(4, 8), [[0, 2], [2, 4], [4, 6], [6, 8]]);
+  // More cells than pixels: some cells have none; the pixels are each in one cell, in order.
+  const spans = cellSpans(7, 4);
+  assert.equal(spans.filter(Boolean).length, 4);
+  assert.deepEqual(spans.filter(Boolean).flatMap(([a, b]) => [a, b]), [0, 1, 1, 2, 2, 3, 3, 4]);
+  // One character a unit wide: at spaces, and a word longer than a line cut.
+  const width = (t) => t.length;
+  assert.deepEqual(wrapText('the film was not good', 8, width), ['the film', 'was not', 'good']);
+  assert.deepEqual(wrapText('abcdefghij xy', 4, width), ['abcd', 'efgh', 'ij', 'xy']);
+  assert.deepEqual(wrapText('short', 40, width), ['short']);
+});
+
 test('the model view: every string it says is in both languages, with the same placeholders; the engine figures read back per head', async () => {
   const { WORDS, headStats } = await import('../../www/explorer/model-view.js');
   const text = await readFile(new URL('../../www/explorer/model-view.js', import.meta.url), 'utf8');

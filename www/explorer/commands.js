@@ -62,12 +62,12 @@ export function fromControl(v, kind, payload, { exporter }) {
 /**
  * The exporter of view `v` (exporter.js, a chunk the first view does not load): a function
  * that imports it on first use and resolves to the one Exporter (a failed import is tried
- * again next time).
+ * again next time). `model` is the view's `lazyModelView`, which the exports of `view=model` draw.
  */
-export function lazyExporter(v) {
+export function lazyExporter(v, model) {
   let exporter = null;
   return () => {
-    exporter ??= import('./exporter.js').then(({ Exporter }) => new Exporter(v));
+    exporter ??= import('./exporter.js').then(({ Exporter }) => new Exporter(v, model));
     return exporter.catch((err) => {
       exporter = null;
       throw err;
@@ -77,7 +77,7 @@ export function lazyExporter(v) {
 
 /**
  * The model view of view `v` (model-view.js, a chunk the first view does not load):
- * `{ render(), clear(), pending, destroy() }`; the first render imports it and renders again
+ * `{ render(), clear(), pending, exportable(), destroy() }`; the first render imports it and renders again
  * when it is in (a failed import is tried again at the next render).
  */
 export function lazyModelView(v) {
@@ -96,6 +96,7 @@ export function lazyModelView(v) {
     },
     clear: () => view?.clear(),
     destroy: () => view?.destroy(),
+    exportable: () => view?.exportable() ?? null,
     get pending() {
       return chunk ?? view?.pending ?? null;
     },

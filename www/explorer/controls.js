@@ -210,9 +210,11 @@ export class Controls {
     select.value = value;
   }
 
-  /** Enables or disables the export buttons. */
-  setExportEnabled(enabled) {
+  /** Enables or disables the export buttons; `jsonOff`, when given, disables the JSON export and says why (its title). */
+  setExportEnabled(enabled, jsonOff = '') {
     const el = this.#el;
-    for (const b of [el.exportPng, el.exportSvg, el.exportJson, el.exportTarget, el.exportSize]) b.disabled = !enabled;
+    for (const b of [el.exportPng, el.exportSvg, el.exportTarget, el.exportSize]) b.disabled = !enabled;
+    el.exportJson.disabled = !enabled || !!jsonOff;
+    setTitle(el.exportJson, jsonOff);
   }
 }

@@ -2,38 +2,68 @@
 // size, with a title, the formula, the sentence and the settings above the maps), an SVG drawn
 // by the engine, and the JSON of a spec that opens again on the page (the vectors, weights,
 // settings and tokens, with the stages for reading). File names say what a file is:
-// `shift_diff-k1-head2-d.png`, `standard-head1-panel.svg`. The first view does not load this
-// module: the view imports it when a person first exports (a chunk of the bundle).
+// `shift_diff-k1-head2-d.png`, `standard-head1-panel.svg`. In the model view (`view=model`) the
+// PNG and the SVG are that view, every layer × head as on screen (model-export.js):
+// `shift_diff-k1-model-fused.png`; its JSON export is off (one layer's spec is the explore
+// view's). The first view does not load this module: the view imports it when a person first
+// exports (a chunk of the bundle).
 
 import { make } from './dom.js';
 import { download, pngOf, safeName } from './files.js';
 import { fmt } from './format.js';
 import { parameterParts } from './state.js';
+import { modelCanvas, modelSvg, nothingToExport } from './model-export.js';
 
 /** The widest PNG a "for slides" export makes, in pixels. */
 export const SLIDE_WIDTH_PX = 1920;
 
 export class Exporter {
   #view;
+  #model;
 
-  constructor(view) {
+  /** `model` is the view's model view (commands.js `lazyModelView`), which `view=model` exports. */
+  constructor(view, model = null) {
     this.#view = view;
+    this.#model = model;
   }
 
-  /** The start of every file name: what is drawn, with the settings that shape it. */
-  #base() {
+  /** The start of every file name: what is drawn (`what`: the head, or `model`), with the settings that shape it. */
+  #base(what = null) {
     const { state, specs, view } = this.#view;
-    if (specs.active) return safeName(specs.active.name, 'spec');
+    if (specs.active) return [safeName(specs.active.name, 'spec'), what].filter(Boolean).join('-');
     const parts = [state.mechanism];
     if (view?.parameters.includes('shift')) parts.push(`k${state.shift}`);
-    parts.push(state.all_heads ? 'all-heads' : `head${state.head}`);
+    parts.push(what ?? (state.all_heads ? 'all-heads' : `head${state.head}`));
     return parts.join('-');
+  }
+
+  /**
+   * Exports the model view as it is on screen (`'png'` at the export size chosen, or `'svg'`)
+   * once every layer is drawn; says so when it has no head (a loaded layer's note).
+   */
+  async #runModel(kind) {
+    const v = this.#view;
+    // Every layer drawn first (the view's chunk, the walk under way, a change not yet drawn).
+    await v.settled();
+    const model = this.#model?.exportable();
+    if (!model?.cards.length) {
+      v.messages.show('export', nothingToExport(v));
+      return;
+    }
+    const parent = v.el.exportTarget.parentElement;
+    const name = `${this.#base('model')}-${safeName(model.stage, 'map')}`;
+    if (kind === 'svg') {
+      download(new Blob([modelSvg(v, model)], { type: 'image/svg+xml' }), `${name}.svg`, parent);
+      return;
+    }
+    download(await pngOf(modelCanvas(v, model, v.el.exportSize.value)), `${name}.png`, parent);
   }
 
   /** Runs one export: `'png'`, `'svg'` or `'json'`. */
   async run(kind) {
     const v = this.#view;
     if (v.engine.state !== 'ready' || v.isEmpty()) return;
+    if (v.state.view === 'model' && kind !== 'json') return this.#runModel(kind);
     const target = v.el.exportTarget.value || 'panel';
     const parent = v.el.exportTarget.parentElement;
     if (kind === 'json') {

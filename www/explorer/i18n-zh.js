@@ -159,6 +159,7 @@ export const ZH = Object.freeze({
   export_png: 'PNG',
   export_svg: 'SVG',
   export_json: 'JSON（可再次打开）',
+  export_json_model: 'JSON 只含一层（可再次打开）：点击一个头打开它，即可导出它所在的层。',
   maps_label: '注意力图',
   tokens_count: '{n} 个词元',
   pieces_count: '{n} 个词片',

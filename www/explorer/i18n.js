@@ -169,6 +169,7 @@ export const STRINGS = Object.freeze({
     export_png: 'PNG',
     export_svg: 'SVG',
     export_json: 'JSON (opens again)',
+    export_json_model: 'The JSON is one layer, which opens again: open a head (click it) to export its layer.',
     maps_label: 'Attention maps',
     tokens_count: '{n} tokens',
     pieces_count: '{n} word pieces',

@@ -28,34 +28,11 @@
 
 import { pickLayer } from './layers.js';
 import { COMPACT_GAP_PX, CSS, GAP_PX, ROW_NAME_PX, SIDE_PX, TEXT_PX } from './model-view-style.js';
+import { FIGURES, headStats } from './head-stats.js';
 import { WORDS } from './model-view-words.js';
 
-export { WORDS };
+export { WORDS, headStats };
 
-/** The statistics shown under each map, with their symbols, in that order (the engine's names). */
-const FIGURES = Object.freeze([
-  ['entropy', 'H'],
-  ['sink', 'S'],
-  ['previous', '←'],
-  ['next', '→'],
-]);
-
-/** How many numbers the engine's `head_statistics` gives per head (web/src/model_view.rs). */
-const PER_HEAD = 9;
-
-/**
- * The engine's statistics of every head, nine numbers each (`entropy, sink, previous, next,
- * signed_sink, signed_previous, signed_next, negative, rows`), as `{ entropy, … }` per head, or
- * null for a head without any (`rows` 0).
- */
-export function headStats(flat) {
-  const out = [];
-  for (let i = 0; i + PER_HEAD <= flat.length; i += PER_HEAD) {
-    const [entropy, sink, previous, next, signedSink, signedPrevious, signedNext, negative, rows] = flat.slice(i, i + PER_HEAD);
-    out.push(rows > 0 ? { entropy, sink, previous, next, signed_sink: signedSink, signed_previous: signedPrevious, signed_next: signedNext, negative: negative > 0, rows } : null);
-  }
-  return out;
-}
 
 
 export class ModelView {
@@ -159,6 +136,12 @@ export class ModelView {
   #signedText(s) {
     const { fmt } = this.#parts;
     return this.#say('model_signed', { sink: fmt(s.signed_sink, 3), previous: fmt(s.signed_previous, 3), next: fmt(s.signed_next, 3) });
+  }
+
+  /** Figure `name` of statistics `s` as a card shows it under its map: `H 1.39`, `S .28`. */
+  #figure(s, name) {
+    const symbol = FIGURES.find(([n]) => n === name)[1];
+    return `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`;
   }
 
   /** `x` with two digits, no leading zero below 1 (`.45`), to fit under a small map. */
@@ -512,7 +495,7 @@ export class ModelView {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
       c.stats = s;
-      for (const [name, symbol] of FIGURES) if (c.figures[name]) setText(c.figures[name], `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`);
+      for (const [name] of FIGURES) if (c.figures[name]) setText(c.figures[name], this.#figure(s, name));
       const words = s
         ? this.#say('model_head_stats', { layer, head: c.head, entropy: fmt(s.entropy, 3), sink: fmt(s.sink, 3), previous: fmt(s.previous, 3), next: fmt(s.next, 3) })
         : this.#say('model_head', { layer, head: c.head });
@@ -544,6 +527,38 @@ export class ModelView {
     const items = this.#rowsFit ? order.flatMap((c) => (c.head === 1 ? [this.#rowNames[c.layer - 1], c.card] : [c.card])) : order.map((c) => c.card);
     const now = [...this.#grid.children];
     if (now.length !== items.length || items.some((el, i) => el !== now[i])) this.#grid.replaceChildren(...items);
+  }
+
+  /**
+   * What the PNG and SVG exports draw (exporter.js): the stage, the sort and every head in the
+   * order on screen, with its map's canvas and its figures as shown; null before every layer
+   * is drawn (or with no head).
+   */
+  exportable() {
+    if (this.#done || !this.#cards.length) return null;
+    const { rows, keys } = this.engine.call((ex) => ex.labels());
+    const stage = this.#v.view?.stages?.find((s) => s.id === this.#drawnStage);
+    const sort = this.#v.state.model_sort;
+    const cards = [...this.#grid.children].map((el) => this.#cards.find((c) => c.card === el)).filter(Boolean);
+    return {
+      stage: this.#drawnStage,
+      stageLabel: stage?.label ?? this.#drawnStage,
+      sort,
+      sortLabel: this.#say(`model_sort_${sort}`),
+      layers: this.#layers,
+      heads: this.#heads,
+      rows: rows.length,
+      cols: keys.length,
+      cards: cards.map((c) => ({
+        layer: c.layer,
+        head: c.head,
+        label: this.#say('model_head', { layer: c.layer, head: c.head }),
+        title: c.card.title,
+        canvas: c.canvas,
+        stats: c.stats,
+        figures: FIGURES.map(([name]) => ({ name, text: this.#figure(c.stats, name), sorted: name === sort })),
+      })),
+    };
   }
 
   /** Opens the head of `card` in the explore view, with every stage. */

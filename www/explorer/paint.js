@@ -41,6 +41,8 @@ export function paintVisibility(v, controls, allowed) {
     'other-field': pretrained && !spec,
     // A cross-attention layer's keys are another sequence's: no key is after a query.
     'causal-field': !v.view?.cross,
+    // The model view exports itself, every head: no map to choose.
+    'export-target-field': v.state.view !== 'model',
   });
   const gate = parameters.includes('gate') && v.view.gate_learned;
   setHidden(v.el.gateSpecNote, !(gate && spec));

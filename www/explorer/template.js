@@ -259,7 +259,7 @@ ${sliders('params')}
 
       <details id="export-tools" class="group more export-tools" role="group" data-control="export" data-i18n-aria-label="group_export" aria-label="Export">
         <summary data-i18n="group_export">Export</summary>
-        <div class="field">
+        <div class="field" id="export-target-field" data-control="export">
           <label for="export-target" data-i18n="export_map_label">What to export</label>
           <select id="export-target"></select>
         </div>

@@ -139,8 +139,8 @@ export class ExplorerView {
     this.#zoom = new Zoom(this, this.#maps);
     this.#table = new ScreenReaderTable(this.el.tableFallback, () => this.#readouts.tableContent());
     this.loader = new ModelLoader(this, options.weights);
-    this.#exporter = lazyExporter(this);
     this.#model = lazyModelView(this);
+    this.#exporter = lazyExporter(this, this.#model);
     this.specs = new Specs(this, options.dropTarget ?? this.el.explorer);
     this.walk = new Walk(this);
     this.#rowView = new RowView(this);
@@ -413,7 +413,7 @@ export class ExplorerView {
     setHidden(this.el.maps, empty || mode === 'compare' || mode === 'model');
     setHidden(this.el.compare, empty || mode !== 'compare');
     setHidden(this.el.walk, mode !== 'walk' || empty);
-    this.#controls.setExportEnabled(!empty && mode !== 'model');
+    this.#controls.setExportEnabled(!empty, mode === 'model' ? this.t('export_json_model') : '');
     this.#controls.fillStages(this.view.stages, this.state.all_heads_stage || this.view.final_stage);
     paintVisibility(this, this.#controls, this.#allowedControls());
     if (empty) {
