@@ -81,7 +81,12 @@ export async function startLesson(base, translatePage, pageMessage) {
   const root = host.attachShadow({ mode: 'open' });
   root.adoptedStyleSheets = [styles];
   const page = lessonChrome({ encode: encodeLesson, text: lessonText, version: () => glue.version(), translatePage });
-  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: page.write });
+  // "Every layer and head": the package's element (pkg/diffattn-explorer.js registers
+  // `<diffattn-explorer>`, finding its wasm, stylesheet and weights beside it), imported on the
+  // first press only, by its URL: the lesson's first view loads neither it nor the page's
+  // module, and the page's bundle shares no module with it (nothing split off its first view).
+  const explorer = () => import(new URL('pkg/diffattn-explorer.js', base).href).then((m) => m.TAG_NAME);
+  const lesson = new RetrievalLesson(root, { glue, weightsBase: new URL('weights/retrieval/', base), state, onChange: page.write, explorer });
   await page.run(lesson, root);
   return true;
 }

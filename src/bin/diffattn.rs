@@ -48,6 +48,7 @@ USAGE
     diffattn predict [--mechanism M] [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn predict --model FILE [--lang en|zh|auto] [--pretty] "TEXT"
     diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"
+    diffattn retrieve [--mechanism M] [--weights FILE] --spec OUT [--pretty] "TEXT"
     diffattn encode [--model FILE] [--attentions] "TEXT"
     diffattn noise [--model FILE] [--query N] [--target N] [--pretty] "TEXT"
     diffattn convert-bert [--name NAME] [--source TEXT] DIR OUT
@@ -100,6 +101,12 @@ other context token, averaged over heads, on A (standard), A' (shift_diff) or A1
 (both Differential Transformers). A text without the question exits with status 2.
 --weights reads a retrieval weights file instead of the built-in one. TEXT is read as `predict` reads
 it (standard input for none or "-"; not UTF-8 is decoded lossily, with a warning).
+--spec OUT writes, in place of the answer, every layer of the model over TEXT as one
+multi-layer spec to OUT (standard output for "-"): {"layers": [spec, ...]} (docs/DESIGN.md
+§7.11), layer l's spec holding what enters that layer's attention (its x: the token table's
+rows, plus what the layers before it added), its weights, its mechanism with the trained
+parameters, "causal": true and the tokens as labels; `diffattn stages --layer N OUT` gives
+layer N's maps, the ones the measure reads. TEXT need not end with the question.
 
 `encode` runs the real pretrained model all-MiniLM-L6-v2 (a BERT: 6 layers, 12 heads,
 d = 384, 30,522 word pieces; Apache-2.0; docs/MINILM.md) on TEXT (read as `predict` reads it)

@@ -22,6 +22,9 @@ pub struct Asked {
     /// The roles of the tokens: `None` when the text does not end with
     /// `What is the NOUN of NAME?`.
     pub layout: Option<Layout>,
+    /// Every layer's mechanism as the forward pass ran it (the trained one, or with the
+    /// lesson's moved shift or λ).
+    pub mechanisms: Vec<Mechanism>,
     /// The forward pass.
     pub retrieval: Retrieval,
     /// The measure of every layer, when the text has a question.
@@ -88,6 +91,7 @@ pub fn ask_with(
         unknown,
         unknown_keys,
         layout,
+        mechanisms: mechanisms.to_vec(),
         retrieval,
         measure,
     })

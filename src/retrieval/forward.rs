@@ -48,6 +48,9 @@ pub struct RetrievalModel {
 /// What one forward pass gives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Retrieval {
+    /// The vectors entering each layer's attention, `(tokens, d)`, first layer first: `x₀` (the
+    /// table's rows), then each layer's input after the residual of the one before.
+    pub inputs: Vec<Array2<f32>>,
     /// Every layer's stages, first layer first.
     pub stages: Vec<Stages>,
     /// The read-out's 100 logits at the last token.
@@ -175,8 +178,10 @@ impl RetrievalModel {
         }
         let mut x = self.embed(tokens);
         let mut stages = Vec::with_capacity(self.layers.len());
+        let mut inputs = Vec::with_capacity(self.layers.len());
         for (layer, mechanism) in self.layers.iter().zip(mechanisms) {
             let s = run(x.view(), &layer.weights, layer.heads, true, mechanism)?;
+            inputs.push(x.clone());
             x += s.output();
             saturate_all(&mut x);
             stages.push(s);
@@ -199,6 +204,7 @@ impl RetrievalModel {
             )
             .0 as u8;
         Ok(Retrieval {
+            inputs,
             stages,
             logits,
             probabilities,

@@ -10,18 +10,23 @@
 //!   positions, causal layers with residual connections, a read-out over the numbers 0 to 99.
 //! * [`knobs`]: what the lesson lets a person move (a layer's shift or λ), and the mechanisms
 //!   with the moved values.
+//! * [`specs`]: a model over one text as one stages spec per layer (what enters each layer's
+//!   attention), the layers of a multi-layer file for the model view.
 //!
 //! Pure Rust over the engine's stages: no JSON, no drawing, no browser, so the command line,
-//! the page and the experiment share every number.
+//! the page and the experiment share every number (the specs are the spec module's values;
+//! `crate::spec::layers_json` writes them).
 
 pub mod ask;
 pub mod forward;
 pub mod knobs;
 pub mod measure;
+pub mod specs;
 pub mod task;
 
 pub use ask::{ask, ask_with, Asked};
 pub use forward::{Layer, Retrieval, RetrievalError, RetrievalModel};
 pub use knobs::{Knob, KnobKind, Knobs};
 pub use measure::{Measure, Shares};
+pub use specs::layer_specs;
 pub use task::{Fact, Key, Layout, Question};

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::input::Spec;
+use super::input::{Spec, SpecError};
 use super::output::{matrix, stages_json, StagesJson};
 use crate::engine::{Frequencies, Mechanism, Pairing, Rope, Stages};
 use crate::names::name_of;
@@ -167,6 +167,33 @@ pub struct SpecJson {
     /// The stages computed from this spec, for reading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stages: Option<StagesJson>,
+}
+
+/// A multi-layer file as JSON (DESIGN.md §7.11): `{"layers": [spec, ...]}`, one whole
+/// single-layer spec per layer, first layer first, each with its own `x`, `tokens` and `layer`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayersJson {
+    /// One spec per layer.
+    pub layers: Vec<SpecJson>,
+}
+
+impl LayersJson {
+    /// The file's text, compact or `pretty`.
+    pub fn to_text(&self, pretty: bool) -> Result<String, SpecError> {
+        let text = if pretty {
+            serde_json::to_string_pretty(self)
+        } else {
+            serde_json::to_string(self)
+        };
+        text.map_err(|e| SpecError::new("layers", e.to_string()))
+    }
+}
+
+/// `specs`, one per layer, as one multi-layer file (without stages: a reader computes them).
+pub fn layers_json(specs: &[Spec]) -> LayersJson {
+    LayersJson {
+        layers: specs.iter().map(|s| spec_json(s, None)).collect(),
+    }
 }
 
 /// Rotary positions as the spec writes them (DESIGN.md §7.2).

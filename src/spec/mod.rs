@@ -12,7 +12,7 @@ mod input;
 mod output;
 mod read;
 
-pub use export::{spec_json, GateJson, SpecJson};
+pub use export::{layers_json, spec_json, GateJson, LayersJson, SpecJson};
 pub use input::{
     parse_page_spec, parse_page_spec_bytes, parse_spec, parse_spec_bytes, parse_spec_bytes_layer,
     parse_spec_reader, parse_spec_reader_layer, Meta, Spec, SpecError, PAGE_MAX_STAGE_CELLS,

@@ -262,3 +262,77 @@ test('the package carries the retrieval models (scripts/build-pkg), byte for byt
     assert.ok(gzipSync(mine, { level: 9 }).length <= 300 * 1024, `${m.file}: within the download budget`);
   }
 });
+
+test('every layer and head: the explorer element, loaded on first press, gets the chosen model’s multi-layer spec, the CLI’s', async () => {
+  const { page, errors } = await h.newPage();
+  const wasm = [];
+  page.on('request', (req) => {
+    const p = new URL(req.url()).pathname;
+    if (p.endsWith('.wasm')) wasm.push(p);
+  });
+  await page.goto(h.url('/www/?lesson=retrieval'));
+  await waitForReady(page);
+  await page.evaluate(() => window.diffattn.settled());
+  // The lesson's first view: its own module only, no element registered.
+  assert.ok(wasm.length > 0 && wasm.every((p) => /\/pkg\/diffattn_lesson(_simd)?_bg\.wasm$/.test(p)), JSON.stringify(wasm));
+  assert.equal(await page.evaluate(() => customElements.get('diffattn-explorer') === undefined), true);
+  const { name, layers, heads, label } = await page.evaluate(() => {
+    const lesson = window.diffattn.lesson;
+    const model = lesson.models.find((m) => m.name === lesson.state.mechanism);
+    return { name: model.name, layers: model.layers.length, heads: model.layers.map((l) => l.heads), label: window.diffattn.root.getElementById('lesson-every').textContent };
+  });
+  assert.ok(label.includes(name), label);
+  await page.evaluate(() => window.diffattn.root.getElementById('lesson-every').click());
+  // The note is written once the element has the spec.
+  const note = LESSON_STRINGS.en.every_layer_note.replace('{model}', name).replace('{layers}', String(layers));
+  await page.waitForFunction((want) => window.diffattn.root.getElementById('lesson-every-note').textContent === want, note, { timeout: 60_000 });
+  await page.evaluate(() => window.diffattn.lesson.explorerElement.settled());
+  const seen = await page.evaluate(() => {
+    const el = window.diffattn.lesson.explorerElement;
+    return {
+      tag: el.localName,
+      view: el.state.view,
+      options: [...el.shadowRoot.getElementById('layer').options].map((o) => o.value),
+      note: window.diffattn.root.getElementById('lesson-every-note').textContent,
+    };
+  });
+  assert.equal(seen.tag, 'diffattn-explorer');
+  assert.equal(seen.view, 'model');
+  assert.equal(seen.options.length, layers, `the element's layer control has the model's ${layers} layers: ${seen.options}`);
+  // The model view draws the file's layers × heads: a card per head, in layer order. The
+  // retrieval models' layers differ in heads (the binding layer has one), and a model view that
+  // draws only layers of one shape stops after layer 1 and says why.
+  const want = heads.flatMap((n, l) => Array.from({ length: n }, (_, h) => `${l + 1}:${h + 1}`));
+  await page.waitForFunction((n) => window.diffattn.lesson.explorerElement.shadowRoot.querySelectorAll('.mv-card').length >= n, heads[0], { timeout: 60_000 });
+  await page.evaluate(() => window.diffattn.lesson.explorerElement.settled());
+  const view = await page.evaluate(() => {
+    const r = window.diffattn.lesson.explorerElement.shadowRoot;
+    return { cards: [...r.querySelectorAll('.mv-card')].map((c) => `${c.dataset.layer}:${c.dataset.head}`), note: r.querySelector('.mv-note')?.textContent ?? '' };
+  });
+  if (/layers of one shape/.test(view.note)) {
+    assert.ok(heads.some((n) => n !== heads[0]), `the layers differ in shape: ${heads}`);
+    assert.deepEqual(view.cards, want.slice(0, heads[0]), 'layer 1, then the reason');
+    assert.match(view.note, new RegExp(`^layer 2: ${heads[1]} heads`));
+  } else {
+    assert.deepEqual(view.cards, want, 'every layer and head of the model');
+  }
+  assert.ok(seen.note.includes(name), seen.note);
+  // The page's module is instantiated now, on the press.
+  assert.ok(wasm.some((p) => /\/pkg\/diffattn(_simd)?_bg\.wasm$/.test(p)), JSON.stringify(wasm));
+  // The spec handed over is what `diffattn retrieve --spec` writes for the same text.
+  const { text, spec } = await page.evaluate(() => {
+    const lesson = window.diffattn.lesson;
+    return { text: lesson.state.text, spec: lesson.handle.spec_json(lesson.state.mechanism) };
+  });
+  const cli = execFileSync('cargo', ['run', '--quiet', '--release', '--bin', 'diffattn', '--', 'retrieve', '--mechanism', name, '--spec', '-', text], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'ignore'] });
+  assert.deepEqual(JSON.parse(spec), JSON.parse(cli));
+  assert.equal(JSON.parse(spec).layers.length, layers);
+  // Both languages: the button and the note follow the lesson's language.
+  await page.evaluate(() => window.diffattn.lesson.set({ lang: 'zh' }));
+  await page.evaluate(() => window.diffattn.settled());
+  const zh = await page.evaluate(() => ({ button: window.diffattn.root.getElementById('lesson-every').textContent, note: window.diffattn.root.getElementById('lesson-every-note').textContent, lang: window.diffattn.lesson.explorerElement.getAttribute('lang') }));
+  assert.equal(zh.button, LESSON_STRINGS.zh.every_layer.replace('{model}', name));
+  assert.ok(zh.note.startsWith('探索器'), zh.note);
+  assert.equal(zh.lang, 'zh');
+  assert.deepEqual(errors, []);
+});

@@ -15,7 +15,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use super::{js_error, to_js};
 use diffattn::model::RetrievalFile;
 use diffattn::render::{constant_value, CellMask, Frame, FrameParts, LabelWidths, Scale, Theme};
-use diffattn::retrieval::{ask_with, Asked, Knobs, Shares};
+use diffattn::retrieval::{ask_with, layer_specs, Asked, Knobs, Shares};
+use diffattn::spec::layers_json;
 use diffattn_canvas::Painter;
 
 /// The colours of the marks on the axes: the answer's tokens and the other facts' tokens.
@@ -315,6 +316,26 @@ impl Lesson {
                 .collect(),
         };
         to_js(&out)
+    }
+
+    /// Every layer of `model` over the text, with its knobs' values, as one multi-layer stages
+    /// spec (DESIGN.md §7.11; `diffattn::retrieval::specs`): the JSON text the explorer's model
+    /// view draws as every layer × head (`<diffattn-explorer view="model">`'s `loadSpec`), the
+    /// file `diffattn retrieve --spec` writes. Throws for an unknown model or a text without
+    /// tokens.
+    pub fn spec_json(&mut self, model: &str) -> Result<String, JsError> {
+        let text = self.text.clone();
+        let m = self.model_mut(model)?;
+        let asked = match m.asked.take() {
+            Some(asked) => asked,
+            None => {
+                let mechanisms = m.knobs.mechanisms(&m.file.model);
+                ask_with(&m.file.model, &text, &mechanisms).map_err(js_error)?
+            }
+        };
+        let specs = layer_specs(&m.file.model, &m.name, &asked);
+        m.asked = Some(asked);
+        layers_json(&specs).to_text(false).map_err(js_error)
     }
 
     /// Sets the colours: `"light"` or `"dark"`.

@@ -82,3 +82,66 @@ fn the_lesson_handle_asks_with_the_library_measure_and_marks_the_answer() {
     assert_eq!(seen, 2);
     assert!(lesson.render("m", 3, cs, 12.0, "").is_err());
 }
+
+/// `spec_json(model)`: every layer of the model over the lesson's text as one multi-layer spec
+/// (DESIGN.md §7.11), the library's `retrieval::specs` as `diffattn retrieve --spec` writes it:
+/// it parses, has the model's layer count and each layer's heads, carries the tokens and a
+/// moved knob, and each layer reads back through the spec reader to the forward's final maps.
+#[wasm_bindgen_test]
+fn spec_json_is_every_layer_of_the_model_over_the_text() {
+    const FILES: [(&str, &[u8]); 2] = [
+        (
+            "shift_diff",
+            include_bytes!("../../weights/retrieval/shift_diff.bin"),
+        ),
+        (
+            "diff_transformer_v2",
+            include_bytes!("../../weights/retrieval/diff_transformer_v2.bin"),
+        ),
+    ];
+    const TEXT: &str = "The room of Anna is 42. The film was long but never dull. The room of Ben is 15. What is the room of Anna?";
+    let mut lesson = Lesson::new();
+    for (name, bytes) in FILES {
+        lesson
+            .load(name, bytes)
+            .map_err(error_message)
+            .expect("loads");
+    }
+    lesson.set_text(TEXT);
+    assert!(lesson.spec_json("nope").is_err());
+    for (name, bytes) in FILES {
+        let text = lesson
+            .spec_json(name)
+            .map_err(error_message)
+            .expect("a spec");
+        let json = js_sys::JSON::parse(&text).expect("JSON");
+        let layers = js_sys::Array::from(&get(&json, "layers"));
+        let file = diffattn::model::RetrievalFile::from_bytes(bytes).expect("file");
+        assert_eq!(layers.length() as usize, file.model.layers.len());
+        let asked = diffattn::retrieval::ask(&file.model, TEXT).expect("ask");
+        for (l, layer) in file.model.layers.iter().enumerate() {
+            let entry = layers.get(l as u32);
+            assert_eq!(num(&entry, "heads") as usize, layer.heads);
+            assert_eq!(get(&entry, "causal").as_bool(), Some(true));
+            let tokens = js_sys::Array::from(&get(&entry, "tokens"));
+            assert_eq!(tokens.length() as usize, asked.tokens.len());
+            let (spec, _) =
+                diffattn::spec::parse_spec_bytes_layer(text.as_bytes(), l).expect("reads");
+            let maps = spec.run().expect("runs");
+            assert_eq!(
+                maps.final_maps(),
+                asked.retrieval.stages[l].final_maps(),
+                "{name} layer {}",
+                l + 1
+            );
+        }
+    }
+    // A moved shift is in the file.
+    lesson
+        .set_knob("shift_diff", 2, "shift", 3.0)
+        .map_err(error_message)
+        .expect("knob");
+    let moved = js_sys::JSON::parse(&lesson.spec_json("shift_diff").unwrap()).unwrap();
+    let last = js_sys::Array::from(&get(&moved, "layers")).get(1);
+    assert_eq!(num(&last, "shift"), 3.0);
+}

@@ -2,8 +2,11 @@
 // context and question, every retrieval model's answer, a bar chart of attention on the
 // answer against noise for every model side by side, one slider per knob the engine offers
 // (a layer's shift or λ), and the maps of the chosen model's chosen layer with the answer and
-// the facts marked on both axes. The numbers come from the wasm `Lesson` handle
-// (web-lesson/src/lesson.rs), which calls the same `ask` and measure as `diffattn retrieve`.
+// the facts marked on both axes; "Every layer and head" mounts the explorer's element in its
+// model view on the chosen model's multi-layer spec of the text (`Lesson.spec_json`), the
+// package's element imported on first use (`explorer`, lesson-page.js). The numbers come from
+// the wasm `Lesson` handle (web-lesson/src/lesson.rs), which calls the same `ask` and measure
+// as `diffattn retrieve`.
 // No mechanism is named here: the models, their layers and knobs are what the engine says.
 
 import { barChart } from './lesson-bars.js';
@@ -42,9 +45,12 @@ const MARKUP = `
   <div class="lesson-map-controls">
     <label><span id="lesson-model-label"></span> <select id="lesson-model"></select></label>
     <label id="lesson-layer-box"><span id="lesson-layer-label"></span> <select id="lesson-layer"></select></label>
+    <button type="button" id="lesson-every"></button>
   </div>
   <p class="lesson-small" id="lesson-caption"></p>
   <div class="lesson-maps" id="lesson-maps"></div>
+  <p class="lesson-small" id="lesson-every-note" hidden></p>
+  <div class="lesson-explorer" id="lesson-explorer"></div>
 </section>`;
 
 /** Reads `text` back into context and question: the question is the last `What … ?`. */
@@ -62,6 +68,9 @@ export class RetrievalLesson {
   #asked = null;
   #frame = 0;
   #onChange;
+  #explorer;
+  /** The model the explorer's element was last opened on, or null. */
+  #everyModel = null;
   #facts = 0;
   /**
    * The lesson's state: `{ lang, text, mechanism, layer, knobs }` (layer from 1, 0 = the last;
@@ -72,11 +81,13 @@ export class RetrievalLesson {
   /**
    * `root`: a shadow root or element; `glue`: the wasm-bindgen module (its `Lesson`);
    * `weightsBase`: the URL of `weights/retrieval/`; `state`: `{ lang, text?, mechanism?,
-   * layer?, knobs? }`; `onChange()` after every change a person makes.
+   * layer?, knobs? }`; `onChange()` after every change a person makes; `explorer()` resolves
+   * to the tag of the explorer's element, registered on its first call.
    */
-  constructor(root, { glue, weightsBase, state, onChange }) {
+  constructor(root, { glue, weightsBase, state, onChange, explorer }) {
     this.#root = root;
     this.#onChange = onChange;
+    this.#explorer = explorer;
     this.glue = glue;
     this.weightsBase = new URL(weightsBase);
     this.state = { lang: 'en', text: `${LESSON_TEXT.context} ${LESSON_TEXT.question}`, mechanism: '', layer: 0, knobs: [], ...state };
@@ -131,6 +142,60 @@ export class RetrievalLesson {
     return this.#lesson;
   }
 
+  /** The explorer's element of "Every layer and head", once mounted, else null. */
+  get explorerElement() {
+    return this.#el.explorer.firstElementChild;
+  }
+
+  /**
+   * "Every layer and head": the explorer's element in its model view, mounted below the maps
+   * on first use, given the chosen model's multi-layer spec of the text (every layer's input,
+   * weights and mechanism with the knobs as set; `Lesson.spec_json`). Resolves once it is
+   * drawn, to the element.
+   */
+  async openEveryLayer() {
+    const lt = (k, p) => lessonText(this.state.lang, k, p);
+    const e = this.#el;
+    const { model } = this.#chosen();
+    let spec;
+    try {
+      this.#lesson.set_text(this.state.text);
+      spec = this.#lesson.spec_json(model.name);
+    } catch (err) {
+      this.#status(messageOf(err));
+      return null;
+    }
+    e.every.disabled = true;
+    e.everyNote.hidden = false;
+    e.everyNote.textContent = lt('every_layer_loading');
+    try {
+      const tag = await this.#explorer();
+      let el = this.explorerElement;
+      if (!el) {
+        el = document.createElement(tag);
+        el.setAttribute('view', 'model');
+        el.setAttribute('text', ''); // no sentence drawn before the spec
+        el.setAttribute('lang', this.state.lang);
+        e.explorer.append(el);
+      }
+      await el.loadSpec(spec, `retrieval-${model.name}.json`);
+      this.#everyModel = model.name;
+      this.#everyNote();
+      return el;
+    } catch (err) {
+      e.everyNote.textContent = lt('every_layer_failed', { msg: messageOf(err) });
+      return null;
+    } finally {
+      e.every.disabled = false;
+    }
+  }
+
+  #everyNote() {
+    if (this.#everyModel === null) return;
+    const n = this.#models.find((m) => m.name === this.#everyModel)?.layers.length ?? 0;
+    this.#el.everyNote.textContent = lessonText(this.state.lang, 'every_layer_note', { model: this.#everyModel, layers: n });
+  }
+
   /** Resolves after the render in flight (if any) is done. */
   settled() {
     return new Promise((resolve) => {
@@ -159,6 +224,7 @@ export class RetrievalLesson {
     };
     e.context.addEventListener('input', fromBoxes);
     e.question.addEventListener('input', fromBoxes);
+    e.every.addEventListener('click', () => this.openEveryLayer());
     e.add.addEventListener('click', () => {
       const fact = EXTRA_FACTS[this.#facts % EXTRA_FACTS.length];
       this.#facts += 1;
@@ -236,6 +302,8 @@ export class RetrievalLesson {
     e.modelLabel.textContent = lt('model');
     e.layerLabel.textContent = lt('layer');
     e.honest.textContent = lt('honest');
+    this.#everyNote();
+    this.explorerElement?.setAttribute('lang', this.state.lang);
     if (this.#lesson) this.#schedule();
   }
 
@@ -258,6 +326,7 @@ export class RetrievalLesson {
     const lt = (k, p) => lessonText(this.state.lang, k, p);
     const e = this.#el;
     const { model, layer } = this.#chosen();
+    e.every.textContent = lt('every_layer', { model: model.name });
     try {
       this.#lesson.set_text(this.state.text);
       this.#asked = this.#lesson.ask();

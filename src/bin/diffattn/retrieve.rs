@@ -1,18 +1,28 @@
 //! `diffattn retrieve [--mechanism M] [--layer N] [--weights FILE] [--pretty] "TEXT"`: a context
 //! ending with "What is the NOUN of NAME?" put to a trained retrieval model (docs/LESSON.md),
 //! with the answer and the lesson's measure (diffattn::retrieval, the one implementation).
+//! With `--spec FILE`, every layer of the model over TEXT as one multi-layer spec (DESIGN.md
+//! §7.11, `diffattn::retrieval::specs`) written to FILE instead.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use diffattn::model::RetrievalFile;
-use diffattn::retrieval::Shares;
+use diffattn::retrieval::{layer_specs, Shares};
+use diffattn::spec::layers_json;
 
 use crate::args::{unknown_option, Arg, Args};
 use crate::predict::read_text;
-use crate::streams::{read_model_file, say, write_json, Failure};
+use crate::streams::{read_model_file, say, write_json, write_stdout, Failure};
 
-const OPTIONS: &[&str] = &["--mechanism", "--layer", "--weights", "--pretty", "--help"];
+const OPTIONS: &[&str] = &[
+    "--mechanism",
+    "--layer",
+    "--weights",
+    "--spec",
+    "--pretty",
+    "--help",
+];
 
 /// The shipped retrieval models, built into the binary.
 const RETRIEVAL_WEIGHTS: [(&str, &[u8]); 4] = [
@@ -40,6 +50,7 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
     let mut mechanism: Option<String> = None;
     let mut layer: Option<String> = None;
     let mut weights: Option<PathBuf> = None;
+    let mut spec: Option<PathBuf> = None;
     let mut pretty = false;
     let mut words: Vec<OsString> = Vec::new();
     while let Some(arg) = args.next_arg() {
@@ -49,6 +60,7 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
             }
             Arg::Option(o) if o == "--layer" => layer = Some(args.text_value("--layer")?),
             Arg::Option(o) if o == "--weights" => weights = Some(args.value("--weights")?.into()),
+            Arg::Option(o) if o == "--spec" => spec = Some(args.value("--spec")?.into()),
             Arg::Option(o) if o == "--pretty" => pretty = true,
             Arg::Option(o) if o == "-h" || o == "--help" => return crate::help(),
             Arg::Option(o) if o == "--" => {
@@ -63,6 +75,14 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
     let text = read_text(&words)?;
     let asked = diffattn::retrieval::ask(&file.model, &text)
         .map_err(|e| Failure::input(format!("nothing to ask: {e}")))?;
+    if let Some(path) = spec {
+        if layer.is_some() {
+            return Err(Failure::input(
+                "--layer: --spec writes every layer (pick one with `diffattn stages --layer N`)",
+            ));
+        }
+        return write_spec(&path, &file, &mechanism, &asked, pretty);
+    }
     let (Some(layout), Some(measure)) = (&asked.layout, &asked.measure) else {
         return Err(Failure::input(
             "the text must end with the question \"What is the NOUN of NAME?\" (see --help)",
@@ -125,6 +145,34 @@ pub fn run(args: Vec<OsString>) -> Result<(), Failure> {
         "warning": warning,
     });
     write_json("the answer", &json, pretty)
+}
+
+/// `--spec FILE`: every layer of the model over the text as one multi-layer spec, to FILE (or
+/// standard output for "-"); the text need not hold a question.
+fn write_spec(
+    path: &Path,
+    file: &RetrievalFile,
+    name: &str,
+    asked: &diffattn::retrieval::Asked,
+    pretty: bool,
+) -> Result<(), Failure> {
+    let specs = layer_specs(&file.model, name, asked);
+    let text = layers_json(&specs)
+        .to_text(pretty)
+        .map_err(|e| Failure::output(e.to_string()))?;
+    if path.as_os_str() == "-" {
+        return write_stdout("the spec", |out| writeln!(out, "{text}"));
+    }
+    std::fs::write(path, format!("{text}\n"))
+        .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))?;
+    say(&format!(
+        "{}: {} layers over {} tokens (diffattn stages --layer N {} draws layer N)",
+        path.display(),
+        specs.len(),
+        asked.tokens.len(),
+        path.display()
+    ));
+    Ok(())
 }
 
 /// The model of `--weights FILE` (its mechanism is the file's last layer's), or the built-in
