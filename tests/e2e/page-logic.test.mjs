@@ -727,3 +727,24 @@ test('the model view: every string it says is in both languages, with the same p
     null,
   ]);
 });
+
+test('the model view fits its cards to the room: with their figures while a layer fits a row, else compact, a row per layer unless sorted', async () => {
+  const { fitCards } = await import('../../www/explorer/model-view-style.js');
+  // 12 heads in 1,040 px: cards with figures, as wide as a row of 12 lets them (at most 112).
+  let f = fitCards({ width: 1040, height: 800, heads: 12, layers: 6, sorted: false });
+  assert.deepEqual([f.compact, f.rows, f.cols], [false, false, 12]);
+  assert.ok(f.side >= 44 && 12 * f.side + 11 * 6 <= 1040, `side ${f.side}`);
+  // 32 heads: compact, a row per layer after its name, every row within the width.
+  f = fitCards({ width: 1040, height: 800, heads: 32, layers: 32, sorted: false });
+  assert.deepEqual([f.compact, f.rows, f.cols], [true, true, 32]);
+  assert.ok(30 + 32 * (f.side + 2) <= 1040 && f.side >= 22, `side ${f.side}`);
+  // Sorted: one list, no row names.
+  f = fitCards({ width: 1040, height: 800, heads: 32, layers: 32, sorted: true });
+  assert.deepEqual([f.compact, f.rows], [true, false]);
+  // A phone: 12 heads compact in a row; 32 heads do not fit a row and wrap.
+  f = fitCards({ width: 374, height: 844, heads: 12, layers: 6, sorted: false });
+  assert.deepEqual([f.compact, f.rows, f.cols], [true, true, 12]);
+  f = fitCards({ width: 374, height: 844, heads: 32, layers: 32, sorted: false });
+  assert.deepEqual([f.compact, f.rows, f.side], [true, false, 22]);
+  assert.ok(f.cols < 32 && f.cols * 24 <= 376, `cols ${f.cols}`);
+});

@@ -1,39 +1,32 @@
-// The model view (`view=model`): every layer × head of the model as a small map of one stage
-// (the mechanism's first map, A or A1, or its final map, A′, A1 − λ·A2, …; the `all_heads_stage`
-// key), each with the head's statistics under it, computed by the engine (`head_statistics`,
-// web/src/model_view.rs over src/engine/head_stats.rs): the mean row entropy (H, nats), the mass
-// on the sink tokens (S: [CLS] and [SEP] for the pretrained model, else the first token), the
-// previous-token (←) and next-token (→) scores. The maps can be sorted by any of them, highest
-// first (the `model_sort` key); a click, or Enter on a focused head, opens that layer and head
-// in the explore view with every stage.
+// The model view (`view=model`): every layer × head as a small map of one stage (the first map,
+// A or A1, or the final one, A′, A1 − λ·A2, …; `all_heads_stage`), each with the engine's
+// statistics of the head under it (`head_statistics`, head-stats.js; docs/DESIGN.md §8): H, S,
+// ← and →. Sorted by any of them, highest first (`model_sort`); a click, or Enter on a focused
+// head, opens that layer and head in the explore view with every stage.
 //
 // It draws the sentence's model (the trained or untrained model's one layer, the real model's
 // six), or the spec file drawn: every layer of a multi-layer file (docs/DESIGN.md §7.11), read
-// one at a time by layers.js `pickLayer`, as the explore view reads the one it shows.
-// When a layer's heads do not fit a row at the smallest readable card (32 heads), the cards
-// are compact: the map alone with its layer's name at the row's start, the figures in its
-// title and the sorted figure as a meter under the map.
+// one at a time by layers.js `pickLayer`, as the explore view reads the one it shows; a file's
+// layers may have different numbers of heads. When a layer's heads do not fit a row of cards
+// with their figures (32 heads), the cards are compact: the map alone with its layer's name at
+// the row's start, the figures in its title, the sorted one as a meter under the map.
 //
 // The view runs on a handle of its own (like a compare panel), so the explorer's handle keeps
 // its layer and caches. It walks the layers one at a time: `layer` L set on its handle (a
 // spec's layer L loaded into it), every head of it computed on the page's one path for heavy
 // work (work.js `Work`, the pretrained model's pieces through its feed first), then that
-// layer's maps drawn and its statistics read, then the next layer in a task of its own. So no
-// task is long, whatever the model's size.
-// This module is a chunk behind `import()` (commands.js `lazyModelView`): the first view does
-// not load it, nor its stylesheet, which it adopts into the explorer's shadow root itself, and
-// it imports no module of the first view: what it needs of those comes with the call
-// (commands.js `MODEL_VIEW_PARTS`), so no module is split off the first view's files for it.
-// It imports layers.js, which the spec files' chunk shares.
+// layer's cards made, its maps drawn and its statistics read, then the next layer in a task of
+// its own. So no task is long, whatever the model's size.
+// A chunk behind `import()` (commands.js `lazyModelView`): the first view loads neither it nor
+// its stylesheet, and it imports no module of the first view (what it needs of those comes
+// with the call, commands.js `MODEL_VIEW_PARTS`), only layers.js, shared with the spec files.
 
 import { pickLayer } from './layers.js';
-import { COMPACT_GAP_PX, CSS, GAP_PX, ROW_NAME_PX, SIDE_PX, TEXT_PX } from './model-view-style.js';
+import { CSS, fitCards } from './model-view-style.js';
 import { FIGURES, headStats } from './head-stats.js';
 import { WORDS } from './model-view-words.js';
 
 export { WORDS, headStats };
-
-
 
 export class ModelView {
   #v;
@@ -56,10 +49,14 @@ export class ModelView {
   /** The stage drawn. */
   #drawnStage = '';
   #generation = 0;
-  /** The layer being computed (from 1), its count and the heads of each. */
+  /** The layer being computed (from 1), its count, its heads and the most heads of a layer so
+   * far (a file's layers may differ: the retrieval models' first has one head). */
   #layer = 1;
   #layers = 1;
   #heads = 1;
+  #widest = 1;
+  /** The engine's view of the layer under way (its stages). */
+  #layerView = null;
   #tokens = 0;
   /** `[{ layer, head, card, canvas, stats, figures, meter, drawn }]`, layer by layer. */
   #cards = [];
@@ -140,13 +137,9 @@ export class ModelView {
 
   /** Figure `name` of statistics `s` as a card shows it under its map: `H 1.39`, `S .28`. */
   #figure(s, name) {
-    const symbol = FIGURES.find(([n]) => n === name)[1];
-    return `${symbol}\u2009${s ? this.#short(s[name]) : '–'}`;
-  }
-
-  /** `x` with two digits, no leading zero below 1 (`.45`), to fit under a small map. */
-  #short(x) {
-    return this.#parts.fmt(x, 2).replace(/^(−?)0\./, '$1.');
+    // Two digits, no leading zero below 1 (`.45`), to fit under a small map.
+    const value = s ? this.#parts.fmt(s[name], 2).replace(/^(−?)0\./, '$1.') : '–';
+    return `${FIGURES.find(([n]) => n === name)[1]}\u2009${value}`;
   }
 
   /** The view's string `key` in the explorer's language. */
@@ -355,6 +348,8 @@ export class ModelView {
     }
     this.#layers = spec ? (spec.layers ?? 1) : (this.engine.call((ex) => ex.model_info()).layers ?? 1);
     this.#heads = frame.settings.heads;
+    this.#widest = this.#heads;
+    this.#layerView = frame.view;
     this.#tokens = frame.view.tokens;
     this.#build();
     this.#paintNote(frame);
@@ -372,7 +367,7 @@ export class ModelView {
     const labels = this.engine.call((ex) => ex.labels());
     const sinks = [...this.engine.call((ex) => ex.sink_keys())].map((k) => labels.keys[k]).filter((l) => l !== undefined);
     const stage = frame.view.stages.find((s) => s.id === this.#drawnStage);
-    this.#noteParams = { layers: this.#layers, heads: this.#heads, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') };
+    this.#noteParams = { layers: this.#layers, heads: this.#widest, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') };
     setText(this.#note, this.#say(this.#compact ? 'model_note_compact' : 'model_note', this.#noteParams));
   }
 
@@ -421,36 +416,22 @@ export class ModelView {
   #size() {
     const { setText } = this.#parts;
     const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
-    const height = globalThis.innerHeight || 800;
-    const cols = this.#heads;
-    const byWidth = Math.floor((width - (cols - 1) * GAP_PX) / cols);
-    const compact = byWidth < SIDE_PX.min;
-    let side;
-    let fit;
-    if (compact) {
-      // The map alone: a layer's heads in a row after its name, every layer in the window's
-      // height when they fit at the smallest side, else as wide as the row lets them and the
-      // grid scrolls with the page.
-      const inRow = Math.floor((width - ROW_NAME_PX - cols * COMPACT_GAP_PX) / cols);
-      const byHeight = Math.floor((height - TEXT_PX.view) / this.#layers - COMPACT_GAP_PX - 3);
-      side = Math.max(SIDE_PX.compact, Math.min(inRow, SIDE_PX.max, byHeight >= SIDE_PX.compact ? byHeight : Infinity));
-      this.#rowsFit = inRow >= side && this.#v.state.model_sort === 'layer';
-      this.#sizedFor = this.#v.state.model_sort;
-      fit = this.#rowsFit ? cols : Math.floor((width + COMPACT_GAP_PX) / (side + COMPACT_GAP_PX));
-    } else {
-      const byHeight = Math.floor((height - TEXT_PX.view) / this.#layers - TEXT_PX.head - GAP_PX);
-      side = Math.max(SIDE_PX.min, Math.min(SIDE_PX.max, byWidth, byHeight));
-      this.#rowsFit = false;
-      fit = Math.floor((width + GAP_PX) / (side + GAP_PX));
+    const sorted = this.#v.state.model_sort !== 'layer';
+    const fit = fitCards({ width, height: globalThis.innerHeight || 800, heads: this.#widest, layers: this.#layers, sorted });
+    this.#rowsFit = fit.rows;
+    this.#sizedFor = this.#v.state.model_sort;
+    this.#grid.classList.toggle('mv-compact', fit.compact);
+    this.#grid.classList.toggle('mv-rows', fit.rows);
+    if (this.#noteParams && (fit.compact !== this.#compact || this.#noteParams.heads !== this.#widest)) {
+      this.#noteParams.heads = this.#widest;
+      setText(this.#note, this.#say(fit.compact ? 'model_note_compact' : 'model_note', this.#noteParams));
     }
-    this.#grid.classList.toggle('mv-compact', compact);
-    this.#grid.classList.toggle('mv-rows', this.#rowsFit);
-    if (compact !== this.#compact && this.#noteParams) setText(this.#note, this.#say(compact ? 'model_note_compact' : 'model_note', this.#noteParams));
-    this.#compact = compact;
-    this.#grid.style.setProperty('--mv-cols', String(Math.min(cols, Math.max(1, fit))));
-    this.#grid.style.setProperty('--mv-side', `${side}px`);
-    return side;
+    this.#compact = fit.compact;
+    this.#grid.style.setProperty('--mv-cols', String(fit.cols));
+    this.#grid.style.setProperty('--mv-side', `${fit.side}px`);
+    return fit.side;
   }
+
 
   /** The walk: the layer under way computed (in the Work's tasks), drawn, then the next. */
   #advance(generation) {
@@ -471,8 +452,14 @@ export class ModelView {
     const layer = this.#layer;
     try {
       const frame = this.engine.call((ex) => (this.#bytes ? this.#loadLayer(ex, layer) : ex.update({ layer })));
-      if (frame.settings.heads !== this.#heads || frame.view.tokens !== this.#tokens) {
-        throw new Error(`layer ${layer}: ${frame.settings.heads} heads over ${frame.view.tokens} tokens, where layer 1 has ${this.#heads} over ${this.#tokens}: the model view draws layers of one shape`);
+      if (frame.view.tokens !== this.#tokens) {
+        throw new Error(`layer ${layer}: ${frame.view.tokens} tokens, where layer 1 has ${this.#tokens}: the model view draws the layers of one text`);
+      }
+      this.#heads = frame.settings.heads;
+      this.#layerView = frame.view;
+      if (this.#heads > this.#widest) {
+        this.#widest = this.#heads;
+        this.#size();
       }
     } catch (err) {
       this.#parts.setText(this.#note, this.#parts.messageOf(err));
@@ -485,11 +472,17 @@ export class ModelView {
   #drawLayer(layer) {
     const { fmt, setText } = this.#parts;
     this.#addLayer(layer);
-    const stage = this.#drawnStage;
+    // The stage chosen, or on a layer of another mechanism (a file's layers may differ) its map
+    // in the same place: its final one for the final map chosen, else its first; named in the
+    // titles.
+    const { stages, final_stage: final } = this.#layerView;
+    const chosen = this.#drawnStage;
+    const stage = stages.some((s) => s.id === chosen) ? chosen : this.#v.view?.final_stage === chosen ? final : stages[0].id;
+    const named = stage === chosen ? '' : stages.find((s) => s.id === stage)?.label;
     const all = headStats(this.engine.call((ex) => ex.head_statistics(stage)));
     // A later map than the first (A′, A1 − λ·A2): the first map's figures too, so a head's
     // title says what the mechanism changed (which heads the difference cleans).
-    const first = this.#v.view?.stages?.[0];
+    const first = stages[0];
     const before = first && first.id !== stage ? headStats(this.engine.call((ex) => ex.head_statistics(first.id))) : [];
     for (const c of this.#cards.filter((card) => card.layer === layer)) {
       c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
@@ -501,7 +494,7 @@ export class ModelView {
         : this.#say('model_head', { layer, head: c.head });
       const b = before[c.head - 1];
       const was = b ? this.#say('model_before', { stage: first.label, entropy: fmt(b.entropy, 3), sink: fmt(b.sink, 3), previous: fmt(b.previous, 3), next: fmt(b.next, 3) }) : '';
-      const title = [words, s?.negative ? this.#signedText(s) : '', was].filter(Boolean).join(' · ');
+      const title = [named, words, s?.negative ? this.#signedText(s) : '', was].filter(Boolean).join(' · ');
       c.card.title = title;
       c.card.setAttribute('aria-label', title);
       c.canvas.setAttribute('role', 'img');
@@ -546,7 +539,7 @@ export class ModelView {
       sort,
       sortLabel: this.#say(`model_sort_${sort}`),
       layers: this.#layers,
-      heads: this.#heads,
+      heads: this.#widest,
       rows: rows.length,
       cols: keys.length,
       cards: cards.map((c) => ({
