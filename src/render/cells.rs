@@ -143,12 +143,16 @@ pub fn plot_rgba(
 ) {
     let (rows, cols) = map.dim();
     let (width, height) = (layout.plot.width as usize, layout.plot.height as usize);
-    out.clear();
     if rows == 0 || cols == 0 || width == 0 || height == 0 {
+        out.clear();
         return;
     }
+    // Every pixel is written below: the buffer is not cleared first (only what it grows by is).
     out.resize(width * height * 4, 0);
     let lut = scale.lut();
+    // With a pixel or more per cell, a row's colours are looked up once per cell, not per pixel.
+    let per_cell = cols <= width;
+    let mut colours = Vec::with_capacity(if per_cell { cols } else { 0 });
     let col_of: Vec<usize> = (0..width as u64)
         .map(|x| cell_index(x, cols, layout.plot.width))
         .collect();
@@ -178,11 +182,17 @@ pub fn plot_rgba(
         };
         previous = Some(row);
         let values = map.row(row);
+        if per_cell {
+            colours.clear();
+            colours.extend(values.iter().map(|&v| lut.rgba(v)));
+        }
         for (x, (pixel, &col)) in pixels.chunks_exact_mut(4).zip(&col_of).enumerate() {
-            if allowed.contains(&col) {
-                pixel.copy_from_slice(&lut.rgba(values[col]));
-            } else {
+            if !allowed.contains(&col) {
                 pixel.copy_from_slice(&masked_rgba(x, y, stripe_px));
+            } else if per_cell {
+                pixel.copy_from_slice(&colours[col]);
+            } else {
+                pixel.copy_from_slice(&lut.rgba(values[col]));
             }
         }
     }
@@ -255,6 +265,8 @@ mod tests {
         use crate::render::LayoutSpec;
         let scale = Scale::sequential(0.0, 1.0);
         // More cells than pixels, about as many, and far fewer: every pixel is the cell under it.
+        // One buffer for every case, first full of other bytes: nothing of what it held stays.
+        let mut out = vec![0xab_u8; 400 * 400 * 4];
         for (cells, size) in [(512, 300), (40, 200), (3, 200), (7, 97)] {
             let map = Array2::from_shape_fn((cells, cells + 1), |(i, j)| {
                 ((i * 31 + j * 17) % 101) as f32 / 100.0
@@ -273,7 +285,6 @@ mod tests {
                 padded: true,
                 strip: None,
             });
-            let mut out = Vec::new();
             plot_rgba(map.view(), &scale, &layout, None, &mut out);
             let p = layout.plot;
             assert_eq!(out.len(), p.width as usize * p.height as usize * 4);
