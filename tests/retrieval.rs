@@ -6,46 +6,22 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::diffattn;
+use common::{diffattn, retrieval_dir, retrieval_file, retrieval_heldout, RETRIEVAL_MECHANISMS};
 use diffattn::model::RetrievalFile;
 use diffattn::retrieval::{ask, Layout};
 
-const MECHANISMS: [&str; 4] = [
-    "standard",
-    "diff_transformer",
-    "shift_diff",
-    "diff_transformer_v2",
-];
-
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights/retrieval")
-}
-
 fn manifest() -> serde_json::Value {
-    let text = std::fs::read_to_string(dir().join("manifest.json")).expect("the manifest");
+    let text =
+        std::fs::read_to_string(retrieval_dir().join("manifest.json")).expect("the manifest");
     serde_json::from_str(&text).expect("JSON")
 }
 
 fn load(mechanism: &str) -> RetrievalFile {
-    let bytes = std::fs::read(dir().join(format!("{mechanism}.bin"))).expect("a weights file");
-    RetrievalFile::from_bytes(&bytes).expect("a valid retrieval file")
+    retrieval_file(mechanism)
 }
 
-/// `(answer, facts, text)` of every held-out context.
 fn heldout() -> Vec<(u8, usize, String)> {
-    std::fs::read_to_string(dir().join("heldout.tsv"))
-        .expect("heldout.tsv")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let mut f = l.splitn(3, '\t');
-            let answer = f.next().unwrap().parse().unwrap();
-            let facts = f.next().unwrap().parse().unwrap();
-            (answer, facts, f.next().unwrap().to_string())
-        })
-        .collect()
+    retrieval_heldout()
 }
 
 #[test]
@@ -58,8 +34,8 @@ fn every_shipped_model_scores_on_the_engine_what_its_manifest_says() {
         "the held-out file: 6 numbers of facts x 2 lengths x 5"
     );
     let models = m["models"].as_array().expect("models");
-    assert_eq!(models.len(), MECHANISMS.len());
-    for mechanism in MECHANISMS {
+    assert_eq!(models.len(), RETRIEVAL_MECHANISMS.len());
+    for mechanism in RETRIEVAL_MECHANISMS {
         let entry = models
             .iter()
             .find(|e| e["mechanism"] == mechanism)
@@ -98,8 +74,8 @@ fn every_shipped_model_scores_on_the_engine_what_its_manifest_says() {
 
 #[test]
 fn every_shipped_file_is_within_the_download_budget() {
-    for mechanism in MECHANISMS {
-        let bytes = std::fs::read(dir().join(format!("{mechanism}.bin"))).unwrap();
+    for mechanism in RETRIEVAL_MECHANISMS {
+        let bytes = std::fs::read(retrieval_dir().join(format!("{mechanism}.bin"))).unwrap();
         // A gzip-free bound that implies the budget: the raw file under 300 KB (gzip only
         // shrinks these files).
         assert!(

@@ -7,9 +7,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{diffattn, scratch_dir};
+use common::{diffattn, retrieval_file, retrieval_heldout, scratch_dir, RETRIEVAL_MECHANISMS};
 use diffattn::engine::{Mechanism, Weights};
 use diffattn::model::{RetrievalFile, TokenTable, UNKNOWN_TOKEN};
 use diffattn::names::name_of;
@@ -17,30 +15,16 @@ use diffattn::retrieval::{ask, ask_with, layer_specs, Asked, Layer, RetrievalMod
 use diffattn::spec::{layers_json, parse_spec_bytes_layer};
 use ndarray::{array, Array1, Array2, ArrayView3};
 
-const MECHANISMS: [&str; 4] = [
-    "standard",
-    "diff_transformer",
-    "shift_diff",
-    "diff_transformer_v2",
-];
-
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights/retrieval")
-}
-
 fn load(mechanism: &str) -> RetrievalFile {
-    let bytes = std::fs::read(dir().join(format!("{mechanism}.bin"))).expect("a weights file");
-    RetrievalFile::from_bytes(&bytes).expect("a valid retrieval file")
+    retrieval_file(mechanism)
 }
 
 /// Three held-out contexts: the first, one from the middle and the last (short and long ones,
 /// one to six facts).
 fn contexts() -> Vec<String> {
-    let all: Vec<String> = std::fs::read_to_string(dir().join("heldout.tsv"))
-        .expect("heldout.tsv")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.splitn(3, '\t').nth(2).expect("a text").to_string())
+    let all: Vec<String> = retrieval_heldout()
+        .into_iter()
+        .map(|(_, _, text)| text)
         .collect();
     assert!(all.len() >= 3, "held-out contexts");
     vec![
@@ -87,7 +71,7 @@ fn check_file(file: &[u8], model: &RetrievalModel, asked: &Asked, what: &str) {
 #[test]
 fn every_layer_of_the_written_file_gives_the_forward_maps_of_that_layer() {
     let out = scratch_dir("retrieval-stages");
-    for mechanism in MECHANISMS {
+    for mechanism in RETRIEVAL_MECHANISMS {
         let file = load(mechanism);
         for (c, text) in contexts().iter().enumerate() {
             let path = out.join(format!("{mechanism}-{c}.json"));

@@ -74,3 +74,38 @@ pub fn fixture_specs() -> Vec<(String, diffattn::spec::Spec)> {
     }
     specs
 }
+
+/// The four shipped retrieval models, by mechanism (weights/retrieval/NAME.bin).
+pub const RETRIEVAL_MECHANISMS: [&str; 4] = [
+    "standard",
+    "diff_transformer",
+    "shift_diff",
+    "diff_transformer_v2",
+];
+
+/// The folder of the shipped retrieval models, their manifest and held-out contexts.
+pub fn retrieval_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("weights/retrieval")
+}
+
+/// The shipped retrieval model of `mechanism`, read and checked.
+pub fn retrieval_file(mechanism: &str) -> diffattn::model::RetrievalFile {
+    let bytes =
+        std::fs::read(retrieval_dir().join(format!("{mechanism}.bin"))).expect("a weights file");
+    diffattn::model::RetrievalFile::from_bytes(&bytes).expect("a valid retrieval file")
+}
+
+/// `(answer, facts, text)` of every held-out context (weights/retrieval/heldout.tsv).
+pub fn retrieval_heldout() -> Vec<(u8, usize, String)> {
+    std::fs::read_to_string(retrieval_dir().join("heldout.tsv"))
+        .expect("heldout.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let answer = f.next().unwrap().parse().unwrap();
+            let facts = f.next().unwrap().parse().unwrap();
+            (answer, facts, f.next().unwrap().to_string())
+        })
+        .collect()
+}
