@@ -133,7 +133,7 @@ fn arrange(spec: &GridSpec, focus: usize, across: usize, plot_px: u32) -> GridLa
     } else {
         0
     };
-    let strip = super::strip::extent_px(map.strip.is_some(), cell, font);
+    let strip = super::strip_size::extent_px(map.strip.is_some(), cell, font);
     let focus_w = 2 * bands.pad + bands.left + plot_w + strip + bands.right;
     let focus_h = 2 * bands.pad + (plot_h + bands.below).max(bar);
     let fx = thumb_w + gap;

@@ -336,7 +336,7 @@ fn arrange(spec: &GridSpec, cols: usize, short: Short, plot_px: u32) -> GridLayo
         );
         let plot_w = plot_width(map.cols, cell);
         let plot_h = i64::from(plot_px);
-        let strip = super::strip::extent_px(map.strip.is_some(), cell, font);
+        let strip = super::strip_size::extent_px(map.strip.is_some(), cell, font);
         let width = 2 * bands.pad + bands.left + plot_w + strip + bands.right;
         // A colorbar is at least eight labels tall, whatever the plot.
         let bar = if parts.colorbar {

@@ -289,7 +289,10 @@ impl HeatmapLayout {
         // the plot; the cells share what is left.
         let strip = spec.strip.is_some();
         let (strip_gap, strip_min) = if strip {
-            (super::strip::gap_px(f), super::strip::min_width_px(f))
+            (
+                super::strip_size::gap_px(f),
+                super::strip_size::min_width_px(f),
+            )
         } else {
             (0, 0)
         };
@@ -319,7 +322,7 @@ impl HeatmapLayout {
             (fit(grid_cols, cells_w), fit(grid_rows, avail_h))
         };
         let strip_w = if strip && plot_h > 0 {
-            super::strip::width_px(plot_h as f64 / grid_rows as f64, f)
+            super::strip_size::width_px(plot_h as f64 / grid_rows as f64, f)
         } else {
             0
         };
