@@ -13,6 +13,7 @@ export const WORDS = Object.freeze({
     model_sort_next: 'next token (→), highest first',
     model_note:
       'Layers × heads: {layers} × {heads}, each its map {stage}. Under each: H the mean row entropy (nats), S the mass on the sink tokens ({sinks}), ← the previous-token and → the next-token score (on |map| made a distribution per row). Click a head, or focus it and press Enter, to open it with every stage.',
+    model_note_mixed: 'A layer of another mechanism, which has no such map, shows its map in the same place (its final map for a final map, else its first), named in its heads’ titles.',
     model_head: 'L{layer} H{head}',
     model_head_stats: 'Layer {layer}, head {head}: entropy {entropy} nats, sink mass {sink}, previous token {previous}, next token {next}',
     model_signed: 'on the signed values: sink {sink}, previous {previous}, next {next}',
@@ -32,6 +33,7 @@ export const WORDS = Object.freeze({
     model_sort_next: '后一词元（→），从高到低',
     model_note:
       '{layers} 层 × {heads} 个头，每个显示其 {stage} 图。下方：H 为各行平均熵（奈特），S 为汇聚词元（{sinks}）上的质量，← 为前一词元得分，→ 为后一词元得分（按行将 |图| 归一化为分布）。点击一个头，或聚焦后按回车，即可查看它的所有阶段。',
+    model_note_mixed: '另一种机制的层没有此图，则显示其同一位置的图（所选为最终图时显示其最终图，否则显示其第一个图），并在各头的标题中注明。',
     model_head: 'L{layer} H{head}',
     model_head_stats: '第 {layer} 层第 {head} 个头：熵 {entropy} 奈特，汇聚质量 {sink}，前一词元 {previous}，后一词元 {next}',
     model_signed: '按带符号的值：汇聚 {sink}，前一词元 {previous}，后一词元 {next}',

@@ -362,13 +362,18 @@ export class ModelView {
   }
 
   #paintNote(frame) {
-    const { setText } = this.#parts;
-    const v = this.#v;
     const labels = this.engine.call((ex) => ex.labels());
     const sinks = [...this.engine.call((ex) => ex.sink_keys())].map((k) => labels.keys[k]).filter((l) => l !== undefined);
     const stage = frame.view.stages.find((s) => s.id === this.#drawnStage);
-    this.#noteParams = { layers: this.#layers, heads: this.#widest, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', ') };
-    setText(this.#note, this.#say(this.#compact ? 'model_note_compact' : 'model_note', this.#noteParams));
+    this.#noteParams = { layers: this.#layers, heads: this.#widest, stage: stage?.label ?? '', sinks: [...new Set(sinks)].join(', '), mixed: false };
+    this.#paintNoteText();
+  }
+
+  /** The note for the walk under way: compact cards or not, and whether a layer shows another map. */
+  #paintNoteText() {
+    const p = this.#noteParams;
+    const text = this.#say(this.#compact ? 'model_note_compact' : 'model_note', p);
+    this.#parts.setText(this.#note, p.mixed ? `${text} ${this.#say('model_note_mixed')}` : text);
   }
 
   /** A new walk's grid, sized to the room there is: no cards yet, each layer's come with its
@@ -414,7 +419,6 @@ export class ModelView {
   /** Sizes the maps to the room there is (a layer's heads in a row, every layer in the window's
    * height when they fit); returns the side of one map (CSS px). The canvases keep their pixels. */
   #size() {
-    const { setText } = this.#parts;
     const width = Math.max(this.#root.clientWidth || this.#v.el.maps.clientWidth || 0, 320);
     const sorted = this.#v.state.model_sort !== 'layer';
     const fit = fitCards({ width, height: globalThis.innerHeight || 800, heads: this.#widest, layers: this.#layers, sorted });
@@ -422,11 +426,12 @@ export class ModelView {
     this.#sizedFor = this.#v.state.model_sort;
     this.#grid.classList.toggle('mv-compact', fit.compact);
     this.#grid.classList.toggle('mv-rows', fit.rows);
-    if (this.#noteParams && (fit.compact !== this.#compact || this.#noteParams.heads !== this.#widest)) {
-      this.#noteParams.heads = this.#widest;
-      setText(this.#note, this.#say(fit.compact ? 'model_note_compact' : 'model_note', this.#noteParams));
-    }
+    const renote = this.#noteParams && (fit.compact !== this.#compact || this.#noteParams.heads !== this.#widest);
     this.#compact = fit.compact;
+    if (renote) {
+      this.#noteParams.heads = this.#widest;
+      this.#paintNoteText();
+    }
     this.#grid.style.setProperty('--mv-cols', String(fit.cols));
     this.#grid.style.setProperty('--mv-side', `${fit.side}px`);
     return fit.side;
@@ -479,6 +484,10 @@ export class ModelView {
     const chosen = this.#drawnStage;
     const stage = stages.some((s) => s.id === chosen) ? chosen : this.#v.view?.final_stage === chosen ? final : stages[0].id;
     const named = stage === chosen ? '' : stages.find((s) => s.id === stage)?.label;
+    if (named && !this.#noteParams.mixed) {
+      this.#noteParams.mixed = true;
+      this.#paintNoteText();
+    }
     const all = headStats(this.engine.call((ex) => ex.head_statistics(stage)));
     // A later map than the first (A′, A1 − λ·A2): the first map's figures too, so a head's
     // title says what the mechanism changed (which heads the difference cleans).
