@@ -3,6 +3,9 @@
 //! mechanisms they extend; and spec errors that name the new fields.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
+use common::{safetensors_file, stages_metadata};
 use diffattn::spec::{parse_spec, parse_spec_bytes, stages_json, SpecError};
 use serde_json::{json, Value};
 
@@ -315,28 +318,6 @@ fn new_fields_name_themselves_when_wrong() {
     assert_eq!(error(&spec).field, "rope");
 }
 
-/// A safetensors file: the given F32 tensors and `spec` as `__metadata__.spec`.
-fn safetensors(tensors: &[(&str, Vec<usize>, Vec<f32>)], metadata: Value) -> Vec<u8> {
-    let mut header = serde_json::Map::new();
-    let mut data = Vec::new();
-    for (name, shape, values) in tensors {
-        let begin = data.len();
-        values
-            .iter()
-            .for_each(|v| data.extend_from_slice(&v.to_le_bytes()));
-        header.insert(
-            name.to_string(),
-            json!({"dtype": "F32", "shape": shape, "data_offsets": [begin, data.len()]}),
-        );
-    }
-    header.insert("__metadata__".into(), metadata);
-    let text = serde_json::to_vec(&header).unwrap();
-    let mut out = (text.len() as u64).to_le_bytes().to_vec();
-    out.extend(text);
-    out.extend(data);
-    out
-}
-
 #[test]
 fn the_binary_form_reads_like_the_json_and_names_its_faults() {
     let spec = standard(3, 4, 2, 2);
@@ -351,8 +332,8 @@ fn the_binary_form_reads_like_the_json_and_names_its_faults() {
             rows.concat().iter().map(|&v| v as f32).collect(),
         ));
     }
-    let meta = |spec: &Value| json!({"format": "diffattn.stages", "version": "1", "spec": spec.to_string()});
-    let binary = parse_spec_bytes(&safetensors(&tensors, meta(&rest)))
+    let meta = stages_metadata;
+    let binary = parse_spec_bytes(&safetensors_file(&tensors, meta(&rest)))
         .and_then(|s| s.run())
         .expect("runs");
     let text = parse_spec(&spec.to_string())
@@ -361,18 +342,18 @@ fn the_binary_form_reads_like_the_json_and_names_its_faults() {
     assert_eq!(binary, text);
 
     let fails = |bytes: Vec<u8>| parse_spec_bytes(&bytes).expect_err("an error");
-    let e = fails(safetensors(
+    let e = fails(safetensors_file(
         &tensors,
         json!({"format": "other", "version": "1", "spec": "{}"}),
     ));
     assert_eq!(e.field, "__metadata__.format");
     let mut doubled = rest.clone();
     doubled["x"] = spec["x"].clone();
-    assert_eq!(fails(safetensors(&tensors, meta(&doubled))).field, "x");
+    assert_eq!(fails(safetensors_file(&tensors, meta(&doubled))).field, "x");
     let mut extra = tensors.clone();
     extra.push(("gate", vec![2], vec![0.0, 0.0]));
-    assert_eq!(fails(safetensors(&extra, meta(&rest))).field, "gate");
-    let mut bytes = safetensors(&tensors, meta(&rest));
+    assert_eq!(fails(safetensors_file(&extra, meta(&rest))).field, "gate");
+    let mut bytes = safetensors_file(&tensors, meta(&rest));
     bytes.truncate(bytes.len() - 4);
     assert!(fails(bytes).message.contains("do not fit"));
 }

@@ -13,7 +13,7 @@ use diffattn::spec::{
 };
 use serde_json::{json, Value};
 
-use common::{diffattn, scratch_dir, stderr};
+use common::{diffattn, safetensors_file, scratch_dir, stages_metadata, stderr};
 
 const ARRAY_FIELDS: [&str; 5] = ["x", "w_q", "w_k", "w_v", "w_o"];
 
@@ -39,27 +39,7 @@ type Tensors = Vec<(String, Vec<usize>, Vec<f32>)>;
 
 /// A safetensors file: F32 tensors and `spec` as `__metadata__.spec`.
 fn safetensors(tensors: &Tensors, spec: &Value) -> Vec<u8> {
-    let mut header = serde_json::Map::new();
-    let mut data = Vec::new();
-    for (name, shape, values) in tensors {
-        let begin = data.len();
-        values
-            .iter()
-            .for_each(|v| data.extend_from_slice(&v.to_le_bytes()));
-        header.insert(
-            name.clone(),
-            json!({"dtype": "F32", "shape": shape, "data_offsets": [begin, data.len()]}),
-        );
-    }
-    header.insert(
-        "__metadata__".into(),
-        json!({"format": "diffattn.stages", "version": "1", "spec": spec.to_string()}),
-    );
-    let text = serde_json::to_vec(&header).unwrap();
-    let mut out = (text.len() as u64).to_le_bytes().to_vec();
-    out.extend(text);
-    out.extend(data);
-    out
+    safetensors_file(tensors, stages_metadata(spec))
 }
 
 /// A spec's array fields as tensors named `prefix` + field, and the rest.

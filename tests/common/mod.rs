@@ -109,3 +109,34 @@ pub fn retrieval_heldout() -> Vec<(u8, usize, String)> {
         })
         .collect()
 }
+
+/// A safetensors file of F32 tensors (name, shape, values) with `metadata` as its
+/// `__metadata__`: the binary spec form (DESIGN.md §7.8), made by hand for the tests.
+pub fn safetensors_file<N: AsRef<str>>(
+    tensors: &[(N, Vec<usize>, Vec<f32>)],
+    metadata: serde_json::Value,
+) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, shape, values) in tensors {
+        let begin = data.len();
+        values
+            .iter()
+            .for_each(|v| data.extend_from_slice(&v.to_le_bytes()));
+        header.insert(
+            name.as_ref().to_string(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [begin, data.len()]}),
+        );
+    }
+    header.insert("__metadata__".into(), metadata);
+    let text = serde_json::to_vec(&header).unwrap();
+    let mut out = (text.len() as u64).to_le_bytes().to_vec();
+    out.extend(text);
+    out.extend(data);
+    out
+}
+
+/// The `__metadata__` of a binary stages spec whose JSON part is `spec`.
+pub fn stages_metadata(spec: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"format": "diffattn.stages", "version": "1", "spec": spec.to_string()})
+}

@@ -53,7 +53,7 @@ for (const file of FILES) {
   test(`a multi-layer file (${path.extname(file)}): the layer control picks the layer, drawn as the CLI's --layer N`, async () => {
     const { page, errors, context } = await openExplorer(h, '');
     await pick(page, file);
-    const active = await page.evaluate(() => ({ ...window.diffattn.view.specs.active, file: undefined, savedState: undefined }));
+    const active = await page.evaluate(() => ({ ...window.diffattn.view.specs.active, bytes: undefined, savedState: undefined }));
     assert.equal(active.layers, 2);
     assert.equal(active.shown, 1);
     const options = await page.evaluate(() => [...window.diffattn.root.getElementById('layer').options].map((o) => o.value));

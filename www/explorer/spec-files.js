@@ -92,13 +92,12 @@ export class SpecFiles {
     let picked = null;
     this.lastOpen = null;
     const file = typeof spec === 'string' || spec instanceof Uint8Array ? spec : new Uint8Array(spec);
-    const head = this.active?.file && this.active.file === file ? this.#view.state.head : null;
+    const head = this.active?.bytes === file ? this.#view.state.head : null;
     try {
       const t0 = performance.now();
       // A multi-layer file: the layer of the `layer` setting (docs/DESIGN.md §7.11, layers.js).
       picked = pickLayer(file, view.state.layer);
       const bytes = picked ? picked.spec : file;
-      if (picked) picked.file = file;
       info = view.engine.call((ex) => (typeof bytes === 'string' ? ex.load_spec(bytes) : ex.load_spec_bytes(bytes)));
       const t1 = performance.now();
       layer = view.engine.call((ex) => ex.view()).layer ?? null;
@@ -113,9 +112,9 @@ export class SpecFiles {
     const savedState = this.active ? this.active.savedState : { ...view.state };
     // A learned λ is the sentence's model's to give again, not a setting to restore.
     if (!this.active && view.view?.lambda_learned !== false) delete savedState.lambda;
-    // `layers` and `file`: a multi-layer file's count and bytes, kept to draw another layer;
-    // `bytes`: the file as given, one or many layers (the model view reads every layer of it).
-    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer, layers: picked?.layers ?? 1, file: picked?.file, shown: picked?.layer ?? 1, bytes: file };
+    // `bytes`: the file as given, one layer or many (`layers`), kept to draw another layer and
+    // for the model view, which reads every layer of it.
+    this.active = { name, tokens: Array.from(info.tokens ?? []), savedState, layer, layers: picked?.layers ?? 1, shown: picked?.layer ?? 1, bytes: file };
     view.adoptEngineSettings();
     if (picked) view.assign({ layer: picked.layer });
     view.assign({ all_heads: false });
@@ -133,7 +132,7 @@ export class SpecFiles {
   /** Draws the `layer` setting's layer of the multi-layer file drawn, once it differs from the one shown. */
   async showLayer() {
     const active = this.active;
-    if (active?.file && active.shown !== this.#view.state.layer) await this.load(active.file, active.name);
+    if (active?.layers > 1 && active.shown !== this.#view.state.layer) await this.load(active.bytes, active.name);
   }
 
   /** Goes back to the sentence; `restore` brings back the settings from before the spec. */
