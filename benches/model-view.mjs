@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startHarness, waitForReady } from '../tests/e2e/harness.mjs';
+import { ROOT, startHarness, torchPython, waitForReady } from '../tests/e2e/harness.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -38,21 +38,12 @@ function quantile(values, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
-/** The Python with torch and transformers (scripts/setup-python), or an Error saying which were tried. */
-function python() {
-  const venv = process.env.DIFFATTN_VENV || path.join(ROOT, '.tools', 'venv');
-  const candidates = [process.env.DIFFATTN_PYTHON, path.join(venv, 'bin', 'python'), 'python3'].filter(Boolean);
-  for (const py of candidates) {
-    if (py.includes('/') && !existsSync(py)) continue;
-    if (spawnSync(py, ['-c', 'import torch, transformers'], { encoding: 'utf8' }).status === 0) return py;
-  }
-  throw new Error(`torch and transformers are not installed (tried ${candidates.join(', ')}): run scripts/setup-python`);
-}
-
 await mkdir(OUT, { recursive: true });
 const file = path.join(OUT, `model-view-${LAYERS}x${HEADS}x${TOKENS}.safetensors`);
 if (!existsSync(file)) {
-  const made = spawnSync(python(), [path.join(ROOT, 'benches/model_view_capture.py'), file, '--layers', String(LAYERS), '--heads', String(HEADS), '--tokens', String(TOKENS)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const { py, why } = torchPython();
+  if (!py) throw new Error(why);
+  const made = spawnSync(py, [path.join(ROOT, 'benches/model_view_capture.py'), file, '--layers', String(LAYERS), '--heads', String(HEADS), '--tokens', String(TOKENS)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (made.status !== 0) throw new Error('benches/model_view_capture.py failed');
   console.log(made.stdout.trim());
 }

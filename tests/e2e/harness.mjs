@@ -25,6 +25,7 @@
 // when a test fails) closes the browser and the server; a watchdog ends the
 // process if something still hangs.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -315,4 +316,18 @@ export async function crateVersion() {
   const match = /^\[package\][^[]*?^version\s*=\s*"([^"]+)"/m.exec(toml);
   if (!match) throw new Error('no [package] version in Cargo.toml');
   return match[1];
+}
+
+/**
+ * The Python of the Python side with torch and transformers (scripts/setup-python's venv, or
+ * DIFFATTN_VENV, or DIFFATTN_PYTHON, or python3): `{ py }`, or `{ why }` naming what was tried.
+ */
+export function torchPython() {
+  const venv = process.env.DIFFATTN_VENV || path.join(ROOT, '.tools', 'venv');
+  const candidates = [process.env.DIFFATTN_PYTHON, path.join(venv, 'bin', 'python'), 'python3'].filter(Boolean);
+  for (const py of candidates) {
+    if (py.includes('/') && !existsSync(py)) continue;
+    if (spawnSync(py, ['-c', 'import torch, transformers'], { encoding: 'utf8' }).status === 0) return { py };
+  }
+  return { why: `torch and transformers are not installed (tried ${candidates.join(', ')}): run scripts/setup-python` };
 }

@@ -19,7 +19,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { ROOT, screenshot, startHarness, waitForReady } from './harness.mjs';
+import { ROOT, screenshot, startHarness, torchPython, waitForReady } from './harness.mjs';
 import { engineView, openExplorer, settled } from './www-helpers.mjs';
 
 const OUT = path.join(ROOT, 'test-results', 'large-capture');
@@ -35,20 +35,8 @@ const LABELS = Array.from({ length: TOKENS }, (_, i) => `${WORDS[i % WORDS.lengt
 const FRAMES = 12;
 const WARMUP = 3;
 
-/** The Python of the Python side (scripts/setup-python), or null with why not. */
-function python() {
-  const venv = process.env.DIFFATTN_VENV || path.join(ROOT, '.tools', 'venv');
-  const candidates = [process.env.DIFFATTN_PYTHON, path.join(venv, 'bin', 'python'), 'python3'].filter(Boolean);
-  for (const py of candidates) {
-    if (py.includes('/') && !existsSync(py)) continue;
-    const probe = spawnSync(py, ['-c', 'import torch, transformers'], { encoding: 'utf8' });
-    if (probe.status === 0) return { py };
-  }
-  return { why: `torch and transformers are not installed (tried ${candidates.join(', ')}): run scripts/setup-python to make the 1B-size capture` };
-}
-
-const found = python();
-const skip = found.py ? false : found.why;
+const found = torchPython();
+const skip = found.py ? false : `${found.why} to make the 1B-size capture`;
 if (skip) console.log(`large-capture: skipped: ${skip}`);
 
 let h;
