@@ -4,18 +4,18 @@
 
 /** The smallest and largest side of a head's map with its label and figures under it, and the
  * smallest of a compact card, the map alone (CSS px). */
-export const SIDE_PX = Object.freeze({ min: 44, max: 112, compact: 22 });
+const SIDE_PX = Object.freeze({ min: 44, max: 112, compact: 22 });
 
 /** The gap between two heads, and between two compact ones (CSS px). */
-export const GAP_PX = 6;
-export const COMPACT_GAP_PX = 2;
+const GAP_PX = 6;
+const COMPACT_GAP_PX = 2;
 
 /** The width of a compact grid's column of layer names (CSS px). */
-export const ROW_NAME_PX = 30;
+const ROW_NAME_PX = 30;
 
 /** The room a head's label, figures and meter take with its map, and the view's bar over the
  * maps (CSS px): every layer fits the window's height when it can (the note comes after). */
-export const TEXT_PX = Object.freeze({ head: 44, view: 56 });
+const TEXT_PX = Object.freeze({ head: 44, view: 56 });
 
 /** The view's stylesheet, adopted into the explorer's shadow root by the view. */
 export const CSS = `

@@ -58,7 +58,7 @@ export class ModelView {
   /** The engine's view of the layer under way (its stages). */
   #layerView = null;
   #tokens = 0;
-  /** `[{ layer, head, card, canvas, stats, figures, meter, drawn }]`, layer by layer. */
+  /** `[{ layer, head, card, canvas, stats, figures, meter }]`, layer by layer. */
   #cards = [];
   /** Each layer's name at its row's start (compact cards only). */
   #rowNames = [];
@@ -412,7 +412,7 @@ export class ModelView {
         }
         card.append(make('span', 'mv-label', this.#say('model_head', { layer, head })), canvas, stats, meter);
       }
-      this.#cards.push({ layer, head, card, canvas, figures, meter, stats: null, drawn: false });
+      this.#cards.push({ layer, head, card, canvas, figures, meter, stats: null });
     }
   }
 
@@ -494,7 +494,7 @@ export class ModelView {
     const first = stages[0];
     const before = first && first.id !== stage ? headStats(this.engine.call((ex) => ex.head_statistics(first.id))) : [];
     for (const c of this.#cards.filter((card) => card.layer === layer)) {
-      c.drawn = this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
+      this.engine.call((ex) => ex.render_head_cells(c.canvas, stage, c.head - 1));
       const s = all[c.head - 1] ?? null;
       c.stats = s;
       for (const [name] of FIGURES) if (c.figures[name]) setText(c.figures[name], this.#figure(s, name));
