@@ -150,51 +150,59 @@ pub fn plot_rgba(
     // Every pixel is written below: the buffer is not cleared first (only what it grows by is).
     out.resize(width * height * 4, 0);
     let lut = scale.lut();
-    // With a pixel or more per cell, a row's colours are looked up once per cell, not per pixel.
-    let per_cell = cols <= width;
-    let mut colours = Vec::with_capacity(if per_cell { cols } else { 0 });
     let col_of: Vec<usize> = (0..width as u64)
         .map(|x| cell_index(x, cols, layout.plot.width))
         .collect();
-    let line = width * 4;
+    // With two pixels or more per cell, every cell is a run of pixels, `runs[c]..runs[c + 1]`
+    // (`col_of` rises by at most one a pixel), filled with its colour looked up once; with
+    // fewer, each pixel looks its colour up.
+    let runs: Vec<usize> = if 2 * cols <= width {
+        (0..=cols)
+            .map(|c| col_of.partition_point(|&k| k < c))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let stripe_px = (layout.font_px / 3.0).round().max(2.0) as usize;
+    let hatch = |pixels: &mut [u32], from: usize, y: usize| {
+        for (x, pixel) in pixels.iter_mut().enumerate() {
+            *pixel = u32::from_ne_bytes(masked_rgba(from + x, y, stripe_px));
+        }
+    };
+    // One line of pixels as RGBA words, copied into `out` as bytes.
+    let mut pixels = vec![0_u32; width];
     let mut previous = None;
     for y in 0..height {
         let row = cell_index(y as u64, rows, layout.plot.height);
-        let start = y * line;
         let allowed = mask.map_or(0..cols, |m| m.allowed(row, cols));
-        let pixels = if previous == Some(row) {
-            // The same cells as the line above: copy it, then redo only the hatching, whose
-            // stripes move with y.
-            out.copy_within(start - line..start, start);
-            if allowed == (0..cols) {
-                continue;
-            }
-            let pixels = &mut out[start..start + line];
-            for (x, (pixel, &col)) in pixels.chunks_exact_mut(4).zip(&col_of).enumerate() {
-                if !allowed.contains(&col) {
-                    pixel.copy_from_slice(&masked_rgba(x, y, stripe_px));
+        // The pixels of the allowed cells: the others, before and after, are hatched.
+        let (lo, hi) = if allowed == (0..cols) {
+            (0, width)
+        } else {
+            (
+                col_of.partition_point(|&k| k < allowed.start),
+                col_of.partition_point(|&k| k < allowed.end),
+            )
+        };
+        // The same cells as the line above: only the hatching, whose stripes move with y, is
+        // drawn again.
+        if previous != Some(row) {
+            previous = Some(row);
+            let values = map.row(row);
+            if runs.is_empty() {
+                for (pixel, &col) in pixels[lo..hi].iter_mut().zip(&col_of[lo..hi]) {
+                    *pixel = u32::from_ne_bytes(lut.rgba(values[col]));
+                }
+            } else {
+                for col in allowed.start..allowed.end {
+                    pixels[runs[col]..runs[col + 1]]
+                        .fill(u32::from_ne_bytes(lut.rgba(values[col])));
                 }
             }
-            continue;
-        } else {
-            &mut out[start..start + line]
-        };
-        previous = Some(row);
-        let values = map.row(row);
-        if per_cell {
-            colours.clear();
-            colours.extend(values.iter().map(|&v| lut.rgba(v)));
         }
-        for (x, (pixel, &col)) in pixels.chunks_exact_mut(4).zip(&col_of).enumerate() {
-            if !allowed.contains(&col) {
-                pixel.copy_from_slice(&masked_rgba(x, y, stripe_px));
-            } else if per_cell {
-                pixel.copy_from_slice(&colours[col]);
-            } else {
-                pixel.copy_from_slice(&lut.rgba(values[col]));
-            }
-        }
+        hatch(&mut pixels[..lo], 0, y);
+        hatch(&mut pixels[hi..], hi, y);
+        out[y * width * 4..(y + 1) * width * 4].copy_from_slice(bytemuck::cast_slice(&pixels));
     }
 }
 
@@ -264,10 +272,11 @@ mod tests {
     fn plot_pixels_show_the_cell_hit_testing_finds() {
         use crate::render::LayoutSpec;
         let scale = Scale::sequential(0.0, 1.0);
-        // More cells than pixels, about as many, and far fewer: every pixel is the cell under it.
-        // One buffer for every case, first full of other bytes: nothing of what it held stays.
+        // More cells than pixels, one pixel a cell, about as many, and far fewer: every pixel is
+        // the cell under it. One buffer for every case, first full of other bytes: nothing of
+        // what it held stays.
         let mut out = vec![0xab_u8; 400 * 400 * 4];
-        for (cells, size) in [(512, 300), (40, 200), (3, 200), (7, 97)] {
+        for (cells, size) in [(512, 300), (127, 300), (40, 200), (3, 200), (7, 97)] {
             let map = Array2::from_shape_fn((cells, cells + 1), |(i, j)| {
                 ((i * 31 + j * 17) % 101) as f32 / 100.0
             });
@@ -334,44 +343,50 @@ mod tests {
     #[test]
     fn masked_cells_are_hatched_and_the_rest_coloured() {
         use crate::render::LayoutSpec;
-        // A causal 3 x 3 map of ones on a 1-colour unit scale: every pixel of an allowed cell
-        // (j <= i) is the colour of 1, every pixel of a forbidden one a hatching grey.
-        let map = Array2::<f32>::ones((3, 3));
-        let layout = HeatmapLayout::new(&LayoutSpec {
-            width_px: 120,
-            height_px: 120,
-            font_px: 10.0,
-            rows: 3,
-            cols: 3,
-            row_label_em: 1.0,
-            col_label_em: 1.0,
-            tick_label_em: 1.0,
-            title_em: 0.0,
-            colorbar: true,
-            padded: true,
-            strip: None,
-        });
+        // A causal map of ones on a 1-colour unit scale: every pixel of an allowed cell (j <= i)
+        // is the colour of 1, every pixel of a forbidden one a hatching grey; with many pixels
+        // a cell, one a cell, and more cells than pixels.
         let mask = CellMask::new(Mask::causal(true), 0);
-        assert!(mask.forbids_any(3, 3));
-        let mut out = Vec::new();
-        plot_rgba(map.view(), &Scale::unit(), &layout, Some(&mask), &mut out);
-        let p = layout.plot;
         let [r, g, b] = Scale::unit().color(1.0);
         let greys: Vec<[u8; 4]> = MASKED_RGB.iter().map(|&[r, g, b]| [r, g, b, 255]).collect();
-        for y in 0..p.height as usize {
-            for x in 0..p.width as usize {
-                let (row, col) = layout
-                    .cell_at(
-                        f64::from(p.x) + x as f64 + 0.5,
-                        f64::from(p.y) + y as f64 + 0.5,
-                    )
-                    .unwrap();
-                let at = (y * p.width as usize + x) * 4;
-                let pixel: [u8; 4] = out[at..at + 4].try_into().unwrap();
-                if col <= row {
-                    assert_eq!(pixel, [r, g, b, 255], "cell ({row}, {col})");
-                } else {
-                    assert!(greys.contains(&pixel), "cell ({row}, {col}) is hatched");
+        let mut out = Vec::new();
+        for (cells, size) in [(3, 120), (127, 300), (400, 200)] {
+            let map = Array2::<f32>::ones((cells, cells));
+            let layout = HeatmapLayout::new(&LayoutSpec {
+                width_px: size,
+                height_px: size,
+                font_px: 10.0,
+                rows: cells,
+                cols: cells,
+                row_label_em: 1.0,
+                col_label_em: 1.0,
+                tick_label_em: 1.0,
+                title_em: 0.0,
+                colorbar: true,
+                padded: true,
+                strip: None,
+            });
+            assert!(mask.forbids_any(cells, cells));
+            plot_rgba(map.view(), &Scale::unit(), &layout, Some(&mask), &mut out);
+            let p = layout.plot;
+            for y in 0..p.height as usize {
+                for x in 0..p.width as usize {
+                    let (row, col) = layout
+                        .cell_at(
+                            f64::from(p.x) + x as f64 + 0.5,
+                            f64::from(p.y) + y as f64 + 0.5,
+                        )
+                        .unwrap();
+                    let at = (y * p.width as usize + x) * 4;
+                    let pixel: [u8; 4] = out[at..at + 4].try_into().unwrap();
+                    if col <= row {
+                        assert_eq!(pixel, [r, g, b, 255], "{cells} cells: cell ({row}, {col})");
+                    } else {
+                        assert!(
+                            greys.contains(&pixel),
+                            "{cells} cells: cell ({row}, {col}) is hatched"
+                        );
+                    }
                 }
             }
         }

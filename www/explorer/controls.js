@@ -4,7 +4,7 @@
 // `'weights'`, `'spec_file'`, `'spec_back'`, `'back_to_trained'`, `'lambda_back'`, `'export'`,
 // `'present'`).
 
-import { setAttr, setHidden, setOptions, setText, setTitle } from './dom.js';
+import { setAttr, setDisabled, setHidden, setOptions, setText, setTitle } from './dom.js';
 import { fmt } from './format.js';
 import { LANGUAGES, PRESETS } from './i18n.js';
 import { CONTROLS, KEYS } from './settings.generated.js';
@@ -109,14 +109,14 @@ export class Controls {
     const el = this.#el;
     this.#headChoices = view?.head_choices?.length ? view.head_choices : [state.heads];
     const choices = this.#headChoices;
-    el.heads.min = '0';
-    el.heads.max = String(Math.max(0, choices.length - 1));
+    setAttr(el.heads, 'min', '0');
+    setAttr(el.heads, 'max', Math.max(0, choices.length - 1));
     el.heads.value = String(Math.max(0, choices.indexOf(state.heads)));
     // A captured layer's weights fix its heads, and so does the Differential Transformer's
     // pairing of a pretrained layer's heads: the slider has one position and says so.
     const paired = view?.partner != null;
     const fixed = choices.length === 1 && (!!view?.spec || paired);
-    el.heads.disabled = fixed;
+    setDisabled(el.heads, fixed);
     const width = view?.head_width;
     const shown = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
     setText(el.headsOut, fixed ? this.#t('heads_fixed', { shown }) : shown);
@@ -213,8 +213,8 @@ export class Controls {
   /** Enables or disables the export buttons; `jsonOff`, when given, disables the JSON export and says why (its title). */
   setExportEnabled(enabled, jsonOff = '') {
     const el = this.#el;
-    for (const b of [el.exportPng, el.exportSvg, el.exportTarget, el.exportSize]) b.disabled = !enabled;
-    el.exportJson.disabled = !enabled || !!jsonOff;
+    for (const b of [el.exportPng, el.exportSvg, el.exportTarget, el.exportSize]) setDisabled(b, !enabled);
+    setDisabled(el.exportJson, !enabled || !!jsonOff);
     setTitle(el.exportJson, jsonOff);
   }
 }

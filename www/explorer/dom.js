@@ -71,6 +71,12 @@ export function setTitle(el, value) {
   if (el.title !== value) el.title = value;
 }
 
+/** Disables or enables `el` unless it already is (see `setHidden`). */
+export function setDisabled(el, disabled) {
+  const d = !!disabled;
+  if (el.disabled !== d) el.disabled = d;
+}
+
 /** Hides or shows `el` unless it already is (see `setText`): a write of the same value still
  * invalidates the element's style. */
 export function setHidden(el, hidden) {

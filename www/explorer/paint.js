@@ -86,14 +86,14 @@ export function paintFigureText(v, figures, stages, { allHeads, final, output })
   figures.forEach(({ canvas, caption, figure }, i) => {
     if (output && i === figures.length - 1) {
       setAttr(canvas, 'aria-label', v.t('aria_output', { n, d: v.view.d_model }));
-      canvas.dataset.stage = 'output';
+      setAttr(canvas, 'data-stage', 'output');
       setText(caption, v.t('output_caption'));
       return;
     }
     const stage = allHeads ? final : stages[i];
     const h = allHeads ? i + 1 : head;
     setAttr(canvas, 'aria-label', v.t('aria_map', { name: stage.label, h, total: heads, desc: describe(stage), n }));
-    canvas.dataset.stage = stage.id;
+    setAttr(canvas, 'data-stage', stage.id);
     setText(caption, allHeads ? `${stage.label} · ${v.t('head_option', { n: i + 1, total: heads })}` : stage.formula);
     setTitle(caption, caption.textContent);
     figure.classList.toggle('selected', allHeads ? i + 1 === head : i === v.activeMap());

@@ -22,27 +22,21 @@ function paintBadge(el, s, t, mechName) {
   const info = s.modelInfo;
   setHidden(el.modelStatus, !info);
   if (!info) return;
-  if (s.spec) {
-    setText(el.modelStatus, t('model_spec', { name: s.spec.name, d: s.view?.d_model ?? info.d_model }));
-    el.modelStatus.dataset.model = 'spec';
-    return;
-  }
-  el.modelStatus.dataset.model = info.pretrained ? 'pretrained' : info.trained ? 'trained' : 'untrained';
-  if (s.loading && s.weights === 'minilm') {
-    setText(el.modelStatus, t('pretrained_loading_start'));
-    return;
-  }
-  if (info.pretrained) {
-    setText(el.modelStatus, t('model_pretrained', { name: info.label, layer: s.layer ?? 1, layers: info.layers, d: info.d_model }));
-    return;
-  }
-  if (s.loading && s.weights === 'trained') {
-    setText(el.modelStatus, t('model_loading', { mech: mechName(s.loadingMechanism) }));
-    return;
-  }
-  el.modelStatus.textContent = info.trained
-    ? t('model_trained', { mech: mechName(info.mechanism), d: info.d_model })
-    : t('model_untrained', { d: info.d_model });
+  setAttr(el.modelStatus, 'data-model', s.spec ? 'spec' : info.pretrained ? 'pretrained' : info.trained ? 'trained' : 'untrained');
+  setText(
+    el.modelStatus,
+    s.spec
+      ? t('model_spec', { name: s.spec.name, d: s.view?.d_model ?? info.d_model })
+      : s.loading && s.weights === 'minilm'
+        ? t('pretrained_loading_start')
+        : info.pretrained
+          ? t('model_pretrained', { name: info.label, layer: s.layer ?? 1, layers: info.layers, d: info.d_model })
+          : s.loading && s.weights === 'trained'
+            ? t('model_loading', { mech: mechName(s.loadingMechanism) })
+            : info.trained
+              ? t('model_trained', { mech: mechName(info.mechanism), d: info.d_model })
+              : t('model_untrained', { d: info.d_model }),
+  );
 }
 
 function reason(s) {

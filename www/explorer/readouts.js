@@ -4,6 +4,7 @@
 // `paint()` after every render and on every overlay frame; it keeps the last cell it described,
 // so a pointer that stays in one cell asks the engine nothing.
 
+import { setHidden } from './dom.js';
 import { cellContent, placeTooltip } from './readout.js';
 import { TABLE_CAP } from './table.js';
 
@@ -47,7 +48,7 @@ export class Readouts {
     if (this.#view.engine.state !== 'ready') return;
     if (this.#view.state.view === 'compare' || this.#view.state.view === 'model') {
       if (this.#view.state.view === 'compare') this.#parts.compare.paint();
-      else this.#view.el.tooltip.hidden = true;
+      else setHidden(this.#view.el.tooltip, true);
       return;
     }
     this.#parts.maps.resolveHover();
@@ -60,7 +61,7 @@ export class Readouts {
       const info = cell ? this.#view.engine.call((ex) => ex.cell(cell.row, cell.col)) : null;
       if (!info) {
         this.#view.el.readout.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: this.#view.t(this.#view.state.all_heads ? 'all_heads_hint' : 'readout_hint') }));
-        this.#view.el.tooltip.hidden = true;
+        setHidden(this.#view.el.tooltip, true);
         return;
       }
       const columns = Object.fromEntries(this.#view.view.stages.map((s) => [s.id, s.columns]));
@@ -70,7 +71,7 @@ export class Readouts {
     }
     // The walk's named cell is explained in the readout only: no popover over the maps.
     if (cell && !cell.fromRow && cell !== this.#parts.maps.pointed) placeTooltip(this.#view.el.tooltip, this.#parts.maps.anchor(cell));
-    else this.#view.el.tooltip.hidden = true;
+    else setHidden(this.#view.el.tooltip, true);
   }
 
   /** What the screen-reader table shows: the active map's top-left window. */

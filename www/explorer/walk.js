@@ -5,6 +5,7 @@
 // Entering shift(A) slides a copy of A's rows k columns across, unless the reader prefers
 // reduced motion.
 
+import { setDisabled } from './dom.js';
 import { fmt } from './format.js';
 import { STRINGS } from './i18n.js';
 import { OUTPUT_STEP } from './state.js';
@@ -68,8 +69,8 @@ export class Walk {
     const { steps, index } = this.position();
     const id = steps[index];
     const el = v.el;
-    el.walkBack.disabled = index === 0;
-    el.walkNext.disabled = index === steps.length - 1;
+    setDisabled(el.walkBack, index === 0);
+    setDisabled(el.walkNext, index === steps.length - 1);
     const stage = v.view?.stages.find((s) => s.id === id);
     const name = stage ? stage.label : v.t('walk_output_name');
     el.walkTitle.textContent = v.t('walk_title', { n: index + 1, total: steps.length, name });

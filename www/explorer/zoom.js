@@ -13,7 +13,7 @@
 // Zooming recomputes no map: the engine's caches hold the whole maps, and a render draws only
 // the window's cells, labels and mask.
 
-import { setAttr, setHidden } from './dom.js';
+import { setAttr, setDisabled, setHidden, setText } from './dom.js';
 import { centreOn, follow, MIN_VIEWPORT, panBy, viewportOf, zoomAt, ZOOM_FROM, ZOOM_STEP } from './viewport.js';
 
 /** A drag shorter than this (CSS px) is a click, which selects a cell. */
@@ -84,14 +84,15 @@ export class Zoom {
     const { row, col, size, whole } = this.shown;
     const { rows, cols } = this.shape;
     const t = (k, p) => this.#view.t(k, p);
-    el.zoomStatus.textContent = whole
+    const status = whole
       ? this.labelsHidden > 1
         ? t('zoom_labels_hidden', { n: rows, every: this.labelsHidden })
         : t('zoom_whole_status', { n: rows })
       : t('zoom_status', { r0: row + 1, r1: Math.min(rows, row + size), c0: col + 1, c1: Math.min(cols, col + size), n: rows });
-    el.zoomIn.disabled = size <= Math.min(MIN_VIEWPORT, Math.max(rows, cols));
-    el.zoomOut.disabled = whole;
-    el.zoomWhole.disabled = whole;
+    setText(el.zoomStatus, status);
+    setDisabled(el.zoomIn, size <= Math.min(MIN_VIEWPORT, Math.max(rows, cols)));
+    setDisabled(el.zoomOut, whole);
+    setDisabled(el.zoomWhole, whole);
     this.#drawOverview(stage);
     // The box, in the overview's own proportions (it is drawn square over a square map).
     const box = el.zoomWindow.style;
