@@ -218,6 +218,27 @@ mod tests {
     use crate::render::colormap::Palette;
     use ndarray::{array, s, Array2};
 
+    /// Every pixel of `layout`'s plot in `out`, row-major: the cell under its centre (what
+    /// hit-testing finds) and its bytes.
+    fn plot_pixels<'a>(
+        layout: &'a HeatmapLayout,
+        out: &'a [u8],
+    ) -> impl Iterator<Item = ((usize, usize), [u8; 4])> + 'a {
+        let p = layout.plot;
+        let (w, h) = (p.width as usize, p.height as usize);
+        assert_eq!(out.len(), w * h * 4);
+        (0..w * h).map(move |i| {
+            let (x, y) = (i % w, i / w);
+            let cell = layout
+                .cell_at(
+                    f64::from(p.x) + x as f64 + 0.5,
+                    f64::from(p.y) + y as f64 + 0.5,
+                )
+                .expect("inside the plot");
+            (cell, out[i * 4..i * 4 + 4].try_into().unwrap())
+        })
+    }
+
     proptest::proptest! {
         /// A mask drawn from a window forbids exactly the cells the whole map's mask forbids
         /// at the window's place.
@@ -295,24 +316,9 @@ mod tests {
                 strip: None,
             });
             plot_rgba(map.view(), &scale, &layout, None, &mut out);
-            let p = layout.plot;
-            assert_eq!(out.len(), p.width as usize * p.height as usize * 4);
-            for y in 0..p.height as usize {
-                for x in 0..p.width as usize {
-                    let (row, col) = layout
-                        .cell_at(
-                            f64::from(p.x) + x as f64 + 0.5,
-                            f64::from(p.y) + y as f64 + 0.5,
-                        )
-                        .expect("inside the plot");
-                    let [r, g, b] = scale.color(map[[row, col]]);
-                    let at = (y * p.width as usize + x) * 4;
-                    assert_eq!(
-                        out[at..at + 4],
-                        [r, g, b, 255],
-                        "{cells} cells, pixel {x}, {y}"
-                    );
-                }
+            for ((row, col), pixel) in plot_pixels(&layout, &out) {
+                let [r, g, b] = scale.color(map[[row, col]]);
+                assert_eq!(pixel, [r, g, b, 255], "{cells} cells, cell ({row}, {col})");
             }
         }
         let layout = HeatmapLayout::new(&LayoutSpec {
@@ -368,25 +374,14 @@ mod tests {
             });
             assert!(mask.forbids_any(cells, cells));
             plot_rgba(map.view(), &Scale::unit(), &layout, Some(&mask), &mut out);
-            let p = layout.plot;
-            for y in 0..p.height as usize {
-                for x in 0..p.width as usize {
-                    let (row, col) = layout
-                        .cell_at(
-                            f64::from(p.x) + x as f64 + 0.5,
-                            f64::from(p.y) + y as f64 + 0.5,
-                        )
-                        .unwrap();
-                    let at = (y * p.width as usize + x) * 4;
-                    let pixel: [u8; 4] = out[at..at + 4].try_into().unwrap();
-                    if col <= row {
-                        assert_eq!(pixel, [r, g, b, 255], "{cells} cells: cell ({row}, {col})");
-                    } else {
-                        assert!(
-                            greys.contains(&pixel),
-                            "{cells} cells: cell ({row}, {col}) is hatched"
-                        );
-                    }
+            for ((row, col), pixel) in plot_pixels(&layout, &out) {
+                if col <= row {
+                    assert_eq!(pixel, [r, g, b, 255], "{cells} cells: cell ({row}, {col})");
+                } else {
+                    assert!(
+                        greys.contains(&pixel),
+                        "{cells} cells: cell ({row}, {col}) is hatched"
+                    );
                 }
             }
         }
