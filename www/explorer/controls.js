@@ -75,7 +75,7 @@ export class Controls {
     el.mechanism.value = state.mechanism;
     // A loaded layer runs only the mechanisms its weights fit (the engine's view says which).
     const choices = view?.mechanism_choices;
-    for (const option of el.mechanism.options) option.disabled = !!choices && !choices.includes(option.value);
+    for (const option of el.mechanism.options) setDisabled(option, !!choices && !choices.includes(option.value));
     el.causal.checked = state.causal;
     el.allHeads.checked = state.all_heads;
     el.sharedScale.checked = !!state.shared_scale;

@@ -4,7 +4,7 @@
 // Functions of the ExplorerView, kept here so view.js stays the render loop.
 
 import { STRINGS } from './i18n.js';
-import { setAttr, setHidden, setOptions, setText, setTitle } from './dom.js';
+import { setAttr, setDisabled, setHidden, setOptions, setText, setTitle } from './dom.js';
 import { visibleToken } from './format.js';
 
 /** The status line and the notices. */
@@ -50,7 +50,7 @@ export function paintVisibility(v, controls, allowed) {
   setHidden(v.el.pretrainedNote, !pretrained || spec);
   paintLambda(v, parameters.includes('lambda'));
   // A loaded spec: the weights are the file's.
-  if (v.el.weights.disabled !== spec) v.el.weights.disabled = spec;
+  setDisabled(v.el.weights, spec);
   setHidden(v.el.weights.querySelector('option[value="spec"]'), !spec);
   if (spec) v.el.weights.value = 'spec';
   for (const tab of v.el.explorer.querySelectorAll('[data-view]')) {
