@@ -223,6 +223,9 @@ test('other mechanisms show their own maps and only the controls that apply', as
 test('typing changes the tokens on the axes', async () => {
   const { page, errors } = shared;
   const before = await canvasInfo(page);
+  // The maps' canvases stay the same elements: a new sentence draws on them (building the
+  // figures again cost a typed word a third of its time, docs/PERFORMANCE.md "2026-12-04").
+  await page.evaluate(() => window.diffattn.root.querySelectorAll('canvas.map-canvas').forEach((c) => (c.dataset.kept = '1')));
   await page.fill('#sentence', 'Dogs chase cats');
   await settled(page);
   assert.deepEqual(await drawnTokens(page), ['dogs', 'chase', 'cats']);
@@ -231,6 +234,39 @@ test('typing changes the tokens on the axes', async () => {
   assert.notEqual(after[0].hash, before[0].hash);
   assert.match(after[0].label, /of 3 tokens$/);
   assert.equal(new URL(page.url()).searchParams.get('text'), 'Dogs chase cats');
+  const kept = await page.$$eval('canvas.map-canvas', (cs) => cs.map((c) => c.dataset.kept ?? null));
+  assert.deepEqual(kept, ['1', '1', '1', '1', '1']);
+  assert.deepEqual(errors, []);
+});
+
+test('a new sentence under a resting pointer: the readout follows the maps as they are drawn now', async () => {
+  const { page, errors } = shared;
+  await page.fill('#sentence', 'The cat sat on the mat because it was tired.');
+  await settled(page);
+  const cellCentre = (r, c) =>
+    page.evaluate(
+      ([r, c]) => {
+        const canvas = window.diffattn.root.querySelectorAll('canvas.map-canvas')[4];
+        const rect = canvas.getBoundingClientRect();
+        const cell = window.diffattn.call((ex) => ex.cell_rect(4, r, c));
+        const scale = rect.width / canvas.width;
+        return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
+      },
+      [r, c],
+    );
+  await page.locator('canvas.map-canvas >> nth=4').scrollIntoViewIfNeeded();
+  const at = await cellCentre(8, 8);
+  await page.mouse.move(at.x, at.y);
+  await page.waitForSelector('#tooltip:not([hidden])');
+  assert.match(await page.textContent('#readout'), /Row 9, /);
+  // Three tokens now; the pointer has not moved. Row 9 is gone: the readout names a cell of
+  // the new maps under the pointer, or none.
+  await page.fill('#sentence', 'Dogs chase cats');
+  await settled(page);
+  const readout = await page.textContent('#readout');
+  const row = readout.match(/Row (\d+), /);
+  assert.ok(!row || Number(row[1]) <= 3, readout);
+  await page.mouse.move(1, 1);
   assert.deepEqual(errors, []);
 });
 

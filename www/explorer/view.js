@@ -366,7 +366,6 @@ export class ExplorerView {
       if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
         this.sentence = this.loader.setText(ex, this.state.text);
         this.#sent.text = this.state.text;
-        this.#layoutKey = '';
       }
     });
     this.send(this.#state.take());
