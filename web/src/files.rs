@@ -59,13 +59,13 @@ impl Explorer {
     fn stage_svg(&mut self, stage: &str) -> Result<String, JsError> {
         let stage = self.stage_shown(stage)?;
         self.state.compute().map_err(js_error)?;
+        let labels = self.shared_labels(&[stage]);
         let map = self
             .state
             .map(stage)
             .ok_or_else(|| JsError::new("nothing to export: the sentence is empty"))?;
         let scale = self.export_scale(stage, map);
         let shown = self.stage_viewport(stage, map.dim());
-        let labels = self.shared_labels(&[stage]);
         let theme = Theme::light();
         let shares = self.state.sink_shares(stage, self.state.head());
         let mut frame = self.frame(stage, stage.label(), &labels, shown, &scale, &theme, 14.0);

@@ -22,6 +22,9 @@ use diffattn::model::Model;
 use diffattn::names::name_of;
 use diffattn::render::{FrameParts, HeatmapLayout, RowLayout, Theme, Viewport};
 use diffattn_canvas::Painter;
+use std::rc::Rc;
+
+use super::render::{LabelsFrom, SharedLabels};
 
 pub(super) fn now_ms() -> f64 {
     web_sys::window()
@@ -62,6 +65,10 @@ pub struct Explorer {
     /// Whether any of the last maps drawn has cells the mask forbids.
     pub(super) legend_masked: bool,
     pub(super) painter: Painter,
+    /// The last render's labels as measured, and what from (`shared_labels`).
+    pub(super) labels_memo: Option<(LabelsFrom, Rc<SharedLabels>)>,
+    /// The last `labels()` handed to JavaScript: the rows and keys, and the object.
+    pub(super) labels_js: Option<(Vec<String>, Vec<String>, JsValue)>,
 }
 
 impl Default for Explorer {
@@ -93,6 +100,8 @@ impl Explorer {
             legend: Vec::new(),
             legend_masked: false,
             painter: Painter::default(),
+            labels_memo: None,
+            labels_js: None,
         }
     }
 
@@ -144,12 +153,21 @@ impl Explorer {
         to_js(&ViewJs::new(&self.state))
     }
 
-    /// The row and key labels: `{ rows: string[], keys: string[] }`.
-    pub fn labels(&self) -> Result<JsValue, JsError> {
-        to_js(&LabelsJs {
+    /// The row and key labels: `{ rows: string[], keys: string[] }`; the same object again
+    /// while they are the same (the page asks on every render).
+    pub fn labels(&mut self) -> Result<JsValue, JsError> {
+        let keys = self.state.key_labels();
+        if let Some((rows, memo_keys, labels)) = &self.labels_js {
+            if rows == self.state.labels() && *memo_keys == keys {
+                return Ok(labels.clone());
+            }
+        }
+        let labels = to_js(&LabelsJs {
             rows: self.state.labels(),
-            keys: self.state.key_labels(),
-        })
+            keys: &keys,
+        })?;
+        self.labels_js = Some((self.state.labels().to_vec(), keys, labels.clone()));
+        Ok(labels)
     }
 
     /// `"light" | "dark"`: the colours of titles, labels and background.

@@ -52,7 +52,7 @@ pub(super) struct TokensJs<'a> {
 #[derive(Serialize)]
 pub(super) struct LabelsJs<'a> {
     pub rows: &'a [String],
-    pub keys: Vec<String>,
+    pub keys: &'a [String],
 }
 
 /// `{ row, col, value, query, key }`: one cell, counted from 0, with its tokens.

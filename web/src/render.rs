@@ -2,6 +2,8 @@
 //! (`render_all_heads`), the overview of a zoomed map, the row view, the layer output; the
 //! viewport they draw, the labels they share and their colour scales.
 
+use std::rc::Rc;
+
 use plotters::style::RGBColor;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
@@ -16,6 +18,16 @@ use diffattn::render::{MapStats, RowChart, RowSeries, Scale, Viewport};
 
 /// The mark after a token the model does not know, on the axes (the page's note explains it).
 pub(super) const UNKNOWN_MARK: char = '†';
+
+/// What [`SharedLabels`] are made from (`shared_labels` keeps the last ones'): the rows shown,
+/// the tokens, the unknown ones, and each kind of column's labels with the part shown.
+#[derive(PartialEq)]
+pub(super) struct LabelsFrom {
+    shown: Viewport,
+    tokens: Vec<String>,
+    unknown: Option<Vec<usize>>,
+    columns: Vec<(StageId, Vec<String>, Viewport)>,
+}
 
 /// What the maps of one render share: the row labels of the viewport and, per kind of column
 /// (keys, segments, heads), the column labels it shows and the widest labels, measured once.
@@ -364,11 +376,11 @@ impl Explorer {
     }
 
     /// The labels the viewport shows, measured once for every map of a render: the rows', and
-    /// the columns' of each kind of column among `stages` (keys, segments, heads).
-    pub(super) fn shared_labels(&self, stages: &[StageId]) -> SharedLabels {
+    /// the columns' of each kind of column among `stages` (keys, segments, heads). A render
+    /// whose labels are those of the one before (a slider's tick) measures nothing again: at
+    /// 2,048 tokens cutting and measuring every label took milliseconds of each tick.
+    pub(super) fn shared_labels(&mut self, stages: &[StageId]) -> Rc<SharedLabels> {
         let shown = self.shown_viewport();
-        let rows = self.marked(Viewport::labels(shown.row_range(), self.state.labels()));
-        let mut by_columns = Vec::new();
         let mut kinds: Vec<StageId> = Vec::new();
         for &stage in stages {
             if !kinds.iter().any(|k| k.columns() == stage.columns()) {
@@ -378,10 +390,29 @@ impl Explorer {
         if kinds.is_empty() {
             kinds.push(StageId::A);
         }
+        // Each kind's labels whole and the part of them shown: with the rows shown, the
+        // tokens and the unknown ones, all that the labels are made from.
+        let mut columns = Vec::new();
         for stage in kinds {
             let all = self.state.column_labels(stage);
             let cols = self.stage_viewport(stage, (self.state.len(), all.len()));
-            let shown = Viewport::labels(cols.col_range(), &all);
+            columns.push((stage, all, cols));
+        }
+        let from = LabelsFrom {
+            shown,
+            tokens: self.state.labels().to_vec(),
+            unknown: self.state.unknown_tokens(),
+            columns,
+        };
+        if let Some((memo_from, labels)) = &self.labels_memo {
+            if *memo_from == from {
+                return labels.clone();
+            }
+        }
+        let rows = self.marked(Viewport::labels(shown.row_range(), self.state.labels()));
+        let mut by_columns = Vec::new();
+        for (stage, all, cols) in &from.columns {
+            let shown = Viewport::labels(cols.col_range(), all);
             let labels = if stage.columns() == Columns::Keys {
                 self.marked(shown)
             } else {
@@ -390,7 +421,9 @@ impl Explorer {
             let widths = LabelWidths::measure(&rows, &labels);
             by_columns.push((stage.columns(), labels, widths));
         }
-        SharedLabels { rows, by_columns }
+        let labels = Rc::new(SharedLabels { rows, by_columns });
+        self.labels_memo = Some((from, labels.clone()));
+        labels
     }
 
     /// `labels` as the axes draw them: a token the trained model does not know (it reads it as

@@ -408,6 +408,34 @@ fn the_view_says_what_to_draw_without_the_page_knowing_the_mechanism() {
     );
 }
 
+/// `labels()` hands over the same object while the labels stay as they are (the page asks on
+/// every render, and a slider's tick changes no label), and new ones when the keys or the
+/// words change.
+#[wasm_bindgen_test]
+fn labels_are_the_same_object_until_they_change() {
+    let mut ex = sentence("the cat sat");
+    let first = ex.labels().map_err(error_message).unwrap();
+    update(&mut ex, r#"{"shift": 2}"#).unwrap();
+    let again = ex.labels().map_err(error_message).unwrap();
+    assert!(
+        js_sys::Object::is(&first, &again),
+        "a shift keeps the labels"
+    );
+    update(&mut ex, r#"{"mechanism": "input_diff"}"#).unwrap();
+    let steps = ex.labels().map_err(error_message).unwrap();
+    assert!(
+        !js_sys::Object::is(&first, &steps),
+        "steps between tokens are new keys"
+    );
+    assert_eq!(strings(&get(&steps, "keys")), ["the→cat", "cat→sat"]);
+    ex.set_text("dogs chase cats")
+        .map_err(error_message)
+        .unwrap();
+    let typed = ex.labels().map_err(error_message).unwrap();
+    assert_eq!(strings(&get(&typed, "rows")), ["dogs", "chase", "cats"]);
+    assert_eq!(strings(&get(&typed, "keys")), ["dogs→chase", "chase→cats"]);
+}
+
 #[wasm_bindgen_test]
 fn lambda_is_a_setting_and_goes_back_to_the_learned_one() {
     let mut ex = sentence("the cat sat on the mat");
