@@ -16,12 +16,15 @@ use diffattn::render::{
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames, and what each canvas of the
-/// maps was last drawn with around its cells (`Frame::signature`, by its place in the render):
-/// a slider's tick that changes only cells draws no label again.
+/// maps was last drawn with around its cells (`Frame::signature`, by its place in the render)
+/// and its cells' pixels: a slider's tick that changes only cells draws no label again, and
+/// puts on no cells a canvas shows already (A on a shift tick).
 #[derive(Default)]
 pub struct Painter {
     rgba: Vec<u8>,
     framed: Vec<u64>,
+    /// The cells' pixels each canvas of the maps shows, by its place in the render.
+    cells: Vec<Vec<u8>>,
     /// What the legend was last drawn with (its entries, size, font and colours).
     legend_drawn: Option<u64>,
     /// How many maps' frames (labels, borders, colour bar) and cells were drawn, since the
@@ -36,6 +39,7 @@ impl Painter {
     /// frame.
     pub fn forget(&mut self) {
         self.framed.clear();
+        self.cells.clear();
         self.legend_drawn = None;
     }
 
@@ -55,7 +59,6 @@ impl Painter {
         let signature = frame.signature(canvas.width(), canvas.height());
         let kept = slot.is_some_and(|s| self.framed.get(s) == Some(&signature));
         let ctx = context(canvas)?;
-        self.cells_drawn += 1;
         if !kept {
             self.frames_drawn += 1;
             self.draw_frame(canvas, &ctx, frame, &layout)?;
@@ -76,15 +79,27 @@ impl Painter {
         if self.rgba.is_empty() {
             return Ok(layout);
         }
-        let plot = layout.plot;
-        let image = ImageData::new_with_u8_clamped_array_and_sh(
-            Clamped(&self.rgba),
-            plot.width,
-            plot.height,
-        )
-        .map_err(|_| JsError::new("cannot make the map's image"))?;
-        ctx.put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
-            .map_err(|_| JsError::new("cannot draw the map's cells"))?;
+        // A canvas whose frame was kept shows the cells it was last given: the same pixels are
+        // not put on again (the browser would copy the canvas to the screen again for them).
+        let shown = slot.and_then(|s| self.cells.get(s));
+        if !(kept && shown.as_deref() == Some(&self.rgba)) {
+            self.cells_drawn += 1;
+            let plot = layout.plot;
+            let image = ImageData::new_with_u8_clamped_array_and_sh(
+                Clamped(&self.rgba),
+                plot.width,
+                plot.height,
+            )
+            .map_err(|_| JsError::new("cannot make the map's image"))?;
+            ctx.put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
+                .map_err(|_| JsError::new("cannot draw the map's cells"))?;
+            if let Some(s) = slot {
+                if self.cells.len() <= s {
+                    self.cells.resize_with(s + 1, Vec::new);
+                }
+                std::mem::swap(&mut self.cells[s], &mut self.rgba);
+            }
+        }
         // The learned sink's strip, on the map's scale: cells too, put on every time.
         if let Some(strip) = frame.drawn_strip() {
             strip_rgba(&strip, frame.scale, &layout, &mut self.rgba);
