@@ -25,6 +25,20 @@ after(async () => {
   await h?.close();
 });
 
+/** The centre of cell (`row`, `col`) of map `index`, in the page's coordinates (for the mouse). */
+function cellCentre(page, index, row, col) {
+  return page.evaluate(
+    ([i, r, c]) => {
+      const canvas = window.diffattn.root.querySelectorAll('canvas.map-canvas')[i];
+      const rect = canvas.getBoundingClientRect();
+      const cell = window.diffattn.call((ex) => ex.cell_rect(i, r, c));
+      const scale = rect.width / canvas.width;
+      return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
+    },
+    [index, row, col],
+  );
+}
+
 test('the page loads without errors and draws the five maps', async () => {
   const { page, errors } = shared;
   const maps = await canvasInfo(page);
@@ -245,19 +259,8 @@ test('a new sentence under a resting pointer: the readout follows the maps as th
   const { page, errors } = shared;
   await page.fill('#sentence', 'The cat sat on the mat because it was tired.');
   await settled(page);
-  const cellCentre = (r, c) =>
-    page.evaluate(
-      ([r, c]) => {
-        const canvas = window.diffattn.root.querySelectorAll('canvas.map-canvas')[4];
-        const rect = canvas.getBoundingClientRect();
-        const cell = window.diffattn.call((ex) => ex.cell_rect(4, r, c));
-        const scale = rect.width / canvas.width;
-        return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
-      },
-      [r, c],
-    );
   await page.locator('canvas.map-canvas >> nth=4').scrollIntoViewIfNeeded();
-  const at = await cellCentre(8, 8);
+  const at = await cellCentre(page, 4, 8, 8);
   await page.mouse.move(at.x, at.y);
   await page.waitForSelector('#tooltip:not([hidden])');
   assert.match(await page.textContent('#readout'), /Row 9, /);
@@ -278,16 +281,7 @@ test('hovering a cell shows its arithmetic, A′ = A + G × D, and highlights it
   await settled(page);
   const [row, col] = [2, 4];
   await page.locator('canvas.map-canvas >> nth=4').scrollIntoViewIfNeeded();
-  const target = await page.evaluate(
-    ([r, c]) => {
-      const canvas = window.diffattn.root.querySelectorAll('canvas.map-canvas')[4];
-      const rect = canvas.getBoundingClientRect();
-      const cell = window.diffattn.call((ex) => ex.cell_rect(4, r, c));
-      const scale = rect.width / canvas.width;
-      return { x: rect.left + (cell.x + cell.width / 2) * scale, y: rect.top + (cell.y + cell.height / 2) * scale };
-    },
-    [row, col],
-  );
+  const target = await cellCentre(page, 4, row, col);
   await page.mouse.move(target.x, target.y);
   await page.waitForSelector('#tooltip:not([hidden])');
   const expected = await page.evaluate(([r, c]) => window.diffattn.call((ex) => ex.cell(r, c)), [row, col]);
