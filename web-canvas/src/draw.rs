@@ -82,7 +82,7 @@ impl Painter {
         // A canvas whose frame was kept shows the cells it was last given: the same pixels are
         // not put on again (the browser would copy the canvas to the screen again for them).
         let shown = slot.and_then(|s| self.cells.get(s));
-        if !(kept && shown.as_deref() == Some(&self.rgba)) {
+        if !(kept && shown == Some(&self.rgba)) {
             self.cells_drawn += 1;
             let plot = layout.plot;
             let image = ImageData::new_with_u8_clamped_array_and_sh(
