@@ -240,7 +240,7 @@ test('typing changes the tokens on the axes', async () => {
   const { page, errors } = shared;
   const before = await canvasInfo(page);
   // The maps' canvases stay the same elements: a new sentence draws on them (building the
-  // figures again cost a typed word a third of its time, docs/PERFORMANCE.md "2026-12-04").
+  // figures again cost a typed word a third of its time, docs/PERFORMANCE.md "2026-12-04, afternoon").
   await page.evaluate(() => window.diffattn.root.querySelectorAll('canvas.map-canvas').forEach((c) => (c.dataset.kept = '1')));
   await page.fill('#sentence', 'Dogs chase cats');
   await settled(page);
