@@ -42,6 +42,18 @@ test('i18n: every key exists in both languages with the same placeholders', asyn
   assert.deepEqual(Object.keys(STRINGS), ['en'], 'the Chinese strings are a module of their own (a chunk of the bundle)');
 });
 
+test('i18n: a count of one takes the language’s singular ("1 head", not "1 heads")', async () => {
+  const zh = await loadStrings('zh');
+  assert.equal(translate(STRINGS.en, 'tw_heads', { n: 1 }), '1 head');
+  assert.equal(translate(STRINGS.en, 'tw_heads', { n: 4 }), '4 heads');
+  assert.equal(translate(STRINGS.en, 'tokens_count', { n: 1 }), '1 token');
+  assert.equal(translate(STRINGS.en, 'spec_layout', { n: 1, dh: 64, kv: 1, d: 64 }), '1 head of 64 channels, key/value heads: 1, d_model = 64');
+  assert.equal(translate(STRINGS.en, 'spec_layout', { n: 8, dh: 8, kv: 8, d: 64 }), '8 heads of 8 channels, key/value heads: 8, d_model = 64');
+  assert.equal(translate(zh, 'tw_heads', { n: 1 }), '1 个头');
+  // A key with no singular keeps its one form.
+  assert.equal(translate(STRINGS.en, 'head_option', { n: 1, total: 4 }), 'head 1 of 4');
+});
+
 test('i18n: a Language loads its strings; the last language asked for wins', async () => {
   const language = new Language();
   assert.equal(language.strings, STRINGS.en);

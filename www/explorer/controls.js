@@ -121,7 +121,7 @@ export class Controls {
     const shown = width ? `${state.heads} · d_h = ${width}` : String(state.heads);
     setText(el.headsOut, fixed ? this.#t('heads_fixed', { shown }) : shown);
     setTitle(el.heads, fixed ? this.#t(paired ? 'heads_fixed_paired_title' : 'heads_fixed_title') : '');
-    setAttr(el.heads, 'aria-valuetext', this.#t('heads_valuetext', { h: state.heads }));
+    setAttr(el.heads, 'aria-valuetext', this.#t('heads_valuetext', { n: state.heads }));
     const options = [];
     for (let h = 1; h <= state.heads; h++) options.push({ value: String(h), label: this.#t('head_option', { n: h, total: state.heads }) });
     setOptions(el.head, options);

@@ -138,7 +138,7 @@ export class Exporter {
   /** The settings a slide names: the heads, the mechanism's parameters as the trained-with note names them (state.js `parameterParts`), the readout, the mask. */
   #settings() {
     const { state, view } = this.#view;
-    const parts = [this.#view.t('tw_heads', { h: state.heads }), this.#view.t('head_option', { n: state.head, total: state.heads })];
+    const parts = [this.#view.t('tw_heads', { n: state.heads }), this.#view.t('head_option', { n: state.head, total: state.heads })];
     parts.push(...parameterParts(view?.parameters ?? [], state, fmt, { lambdaPerToken: view?.lambda_per_token }));
     if (view?.readout && !parts.includes(view.readout)) parts.push(view.readout);
     parts.push(this.#view.t(state.causal ? 'tw_causal' : 'tw_no_causal'));

@@ -64,7 +64,8 @@ export const STRINGS = Object.freeze({
     prediction_none_mechanism: 'no prediction: these weights were trained for another mechanism',
     trained_with: 'Trained with: {settings}',
     trained_with_accuracy: '{settings} (test accuracy EN {en} %, ZH {zh} %)',
-    tw_heads: '{h} heads',
+    tw_heads: '{n} heads',
+    tw_heads_one: '1 head',
     tw_causal: 'causal mask',
     tw_no_causal: 'no causal mask',
     moved_away: 'You moved away from the trained settings ({what}): the prediction is what the same weights give under your settings.',
@@ -119,7 +120,8 @@ export const STRINGS = Object.freeze({
     causal_label: 'Causal mask (no looking ahead)',
     heads_label: 'Number of heads',
     heads_value: '{h} × width {dh}',
-    heads_valuetext: '{h} heads',
+    heads_valuetext: '{n} heads',
+    heads_valuetext_one: '1 head',
     head_label: 'Head shown',
     head_option: 'head {n} of {total}',
     all_heads_label: 'Every head side by side',
@@ -263,7 +265,8 @@ export const STRINGS = Object.freeze({
     lede_layer: 'Layer {layer} of {model}, captured: its own vectors, weights and token labels, every stage drawn live in your browser.',
     lede_layer_unnamed: 'A captured layer from {name}: its own vectors, weights and token labels, every stage drawn live in your browser.',
     spec_layer: 'layer {layer} of {model}',
-    spec_layout: '{heads} heads of {dh} channels, key/value heads: {kv}, d_model = {d}',
+    spec_layout: '{n} heads of {dh} channels, key/value heads: {kv}, d_model = {d}',
+    spec_layout_one: '1 head of {dh} channels, key/value heads: {kv}, d_model = {d}',
     spec_rope: 'RoPE ({layout}, θ = {theta})',
     spec_rope_explicit: 'RoPE ({layout})',
     spec_biases: 'biases',
@@ -372,9 +375,10 @@ export function formatParts(template, params = {}) {
   return parts;
 }
 
-/** The string `key` of `strings` (a language's table) with its placeholders filled; falls back to English, then to the key. */
+/** The string `key` of `strings` (a language's table) with its placeholders filled; falls back to English, then to the key.
+ * A count `n` of 1 takes the language's `key_one` where it has one ("1 head", not "1 heads"). */
 export function translate(strings, key, params = {}) {
-  const template = strings?.[key] ?? STRINGS.en[key] ?? key;
+  const template = (params.n === 1 && strings?.[`${key}_one`]) || (strings?.[key] ?? STRINGS.en[key] ?? key);
   return formatParts(template, params).map(String).join('');
 }
 

@@ -14,7 +14,7 @@ export function paintStatus(v) {
   const n = v.view?.tokens ?? 0;
   // A pretrained model's rows are its word pieces, and its positions cut a long text.
   const pieces = !v.specs.active && !!v.loader.info?.pretrained;
-  setText(el.tokenCount, empty ? '' : pieces ? v.t('pieces_count', { n }) : v.t(n === 1 ? 'tokens_count_one' : 'tokens_count', { n }));
+  setText(el.tokenCount, empty ? '' : pieces ? v.t('pieces_count', { n }) : v.t('tokens_count', { n }));
   const truncated = !v.specs.active && !empty && v.sentence.truncated;
   setHidden(el.truncatedNotice, !truncated);
   if (truncated) setText(el.truncatedNotice, v.t(pieces ? 'truncated_pieces' : 'truncated', { total: v.sentence.total, shown: n }));

@@ -107,7 +107,7 @@ function paintTrainedWith(el, s, t, mechName) {
     return;
   }
   const comma = s.lang === 'zh' ? '，' : ', ';
-  const parts = [mechName(trainedWith.mechanism), t('tw_heads', { h: trainedWith.heads })];
+  const parts = [mechName(trainedWith.mechanism), t('tw_heads', { n: trainedWith.heads })];
   if (trainedWith.mechanism === info.mechanism && s.view?.mechanism === info.mechanism) {
     // The mechanism's own parameters, as the engine lists them for it and the schema names
     // them (one learned λ per layer is a number; V2's, one per token and head, is a map).

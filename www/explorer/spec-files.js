@@ -182,7 +182,7 @@ export class SpecFiles {
     else title = t(l?.labelled ? 'spec_active_labelled' : 'spec_active', { name: a.name, n });
     const parts = [];
     if (l) {
-      parts.push(t('spec_layout', { heads: l.heads, dh: l.head_dim, kv: l.kv_heads, d: l.d_model }));
+      parts.push(t('spec_layout', { n: l.heads, dh: l.head_dim, kv: l.kv_heads, d: l.d_model }));
       if (l.rope) parts.push(l.rope.theta === null ? t('spec_rope_explicit', { layout: l.rope.layout }) : t('spec_rope', { layout: l.rope.layout, theta: fmt(l.rope.theta, 0) }));
       if (l.biases) parts.push(t('spec_biases'));
     }
