@@ -12,7 +12,8 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 use super::js_error;
 use diffattn::render::{
     colorbar_rgba, draw_frame_around_images_at, draw_row_chart, legend_bar_rgba, plot_rgba,
-    strip_rgba, CellMask, Frame, HeatmapLayout, LabelWidths, Legend, RowChart, RowLayout, Scale,
+    strip_rgba, CellMask, Frame, HeatmapLayout, LabelWidths, Legend, PixelRect, RowChart,
+    RowLayout, Scale,
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames, and what each canvas of the
@@ -84,15 +85,7 @@ impl Painter {
         let shown = slot.and_then(|s| self.cells.get(s));
         if !(kept && shown == Some(&self.rgba)) {
             self.cells_drawn += 1;
-            let plot = layout.plot;
-            let image = ImageData::new_with_u8_clamped_array_and_sh(
-                Clamped(&self.rgba),
-                plot.width,
-                plot.height,
-            )
-            .map_err(|_| JsError::new("cannot make the map's image"))?;
-            ctx.put_image_data(&image, f64::from(plot.x), f64::from(plot.y))
-                .map_err(|_| JsError::new("cannot draw the map's cells"))?;
+            put(&ctx, &self.rgba, layout.plot, "the map's cells")?;
             if let Some(s) = slot {
                 if self.cells.len() <= s {
                     self.cells.resize_with(s + 1, Vec::new);
@@ -104,15 +97,7 @@ impl Painter {
         if let Some(strip) = frame.drawn_strip() {
             strip_rgba(&strip, frame.scale, &layout, &mut self.rgba);
             if !self.rgba.is_empty() {
-                let s = layout.strip;
-                let image = ImageData::new_with_u8_clamped_array_and_sh(
-                    Clamped(&self.rgba),
-                    s.width,
-                    s.height,
-                )
-                .map_err(|_| JsError::new("cannot make the strip's image"))?;
-                ctx.put_image_data(&image, f64::from(s.x), f64::from(s.y))
-                    .map_err(|_| JsError::new("cannot draw the strip"))?;
+                put(&ctx, &self.rgba, layout.strip, "the strip")?;
             }
         }
         Ok(layout)
@@ -137,15 +122,7 @@ impl Painter {
         // The colorbar's gradient as one image, like the cells (not one rectangle per band).
         colorbar_rgba(frame, layout, &mut self.rgba);
         if !self.rgba.is_empty() {
-            let bar = layout.colorbar;
-            let image = ImageData::new_with_u8_clamped_array_and_sh(
-                Clamped(&self.rgba),
-                bar.width,
-                bar.height,
-            )
-            .map_err(|_| JsError::new("cannot make the colorbar's image"))?;
-            ctx.put_image_data(&image, f64::from(bar.x), f64::from(bar.y))
-                .map_err(|_| JsError::new("cannot draw the colorbar"))?;
+            put(ctx, &self.rgba, layout.colorbar, "the colorbar")?;
         }
         Ok(())
     }
@@ -173,14 +150,7 @@ impl Painter {
         if self.rgba.is_empty() {
             return Ok(());
         }
-        let image = ImageData::new_with_u8_clamped_array_and_sh(
-            Clamped(&self.rgba),
-            layout.plot.width,
-            layout.plot.height,
-        )
-        .map_err(|_| JsError::new("cannot make the map's image"))?;
-        ctx.put_image_data(&image, 0.0, 0.0)
-            .map_err(|_| JsError::new("cannot draw the map's cells"))
+        put(&ctx, &self.rgba, layout.plot, "the map's cells")
     }
 }
 
@@ -221,14 +191,7 @@ impl Painter {
             if self.rgba.is_empty() {
                 continue;
             }
-            let image = ImageData::new_with_u8_clamped_array_and_sh(
-                Clamped(&self.rgba),
-                slot.bar.width,
-                slot.bar.height,
-            )
-            .map_err(|_| JsError::new("cannot make the legend's image"))?;
-            ctx.put_image_data(&image, f64::from(slot.bar.x), f64::from(slot.bar.y))
-                .map_err(|_| JsError::new("cannot draw the legend"))?;
+            put(&ctx, &self.rgba, slot.bar, "the legend")?;
         }
         Ok(())
     }
@@ -250,6 +213,19 @@ impl Painter {
             .map_err(|e| js_error(format!("drawing failed: {e}")))?;
         Ok(layout)
     }
+}
+
+/// Puts `rgba` (`rect`'s width × height pixels) on `ctx` at `rect`'s corner, as one image;
+/// `what` names it in the error.
+fn put(
+    ctx: &CanvasRenderingContext2d,
+    rgba: &[u8],
+    rect: PixelRect,
+    what: &str,
+) -> Result<(), JsError> {
+    ImageData::new_with_u8_clamped_array_and_sh(Clamped(rgba), rect.width, rect.height)
+        .and_then(|image| ctx.put_image_data(&image, f64::from(rect.x), f64::from(rect.y)))
+        .map_err(|_| js_error(format!("cannot draw {what}")))
 }
 
 fn context(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, JsError> {
