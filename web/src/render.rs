@@ -21,7 +21,6 @@ pub(super) const UNKNOWN_MARK: char = '†';
 
 /// What [`SharedLabels`] are made from (`shared_labels` keeps the last ones'): the rows shown,
 /// the tokens, the unknown ones, and each kind of column's labels with the part shown.
-#[derive(PartialEq)]
 pub(super) struct LabelsFrom {
     shown: Viewport,
     tokens: Vec<String>,
@@ -398,17 +397,23 @@ impl Explorer {
             let cols = self.stage_viewport(stage, (self.state.len(), all.len()));
             columns.push((stage, all, cols));
         }
-        let from = LabelsFrom {
-            shown,
-            tokens: self.state.labels().to_vec(),
-            unknown: self.state.unknown_tokens(),
-            columns,
-        };
-        if let Some((memo_from, labels)) = &self.labels_memo {
-            if *memo_from == from {
+        let unknown = self.state.unknown_tokens();
+        if let Some((from, labels)) = &self.labels_memo {
+            // The tokens compared where they are: a tick copies none of them.
+            if from.shown == shown
+                && from.tokens == self.state.labels()
+                && from.unknown == unknown
+                && from.columns == columns
+            {
                 return labels.clone();
             }
         }
+        let from = LabelsFrom {
+            shown,
+            tokens: self.state.labels().to_vec(),
+            unknown,
+            columns,
+        };
         let rows = self.marked(Viewport::labels(shown.row_range(), self.state.labels()));
         let mut by_columns = Vec::new();
         for (stage, all, cols) in &from.columns {
