@@ -17,15 +17,12 @@ use diffattn::render::{
 };
 
 /// Draws maps on canvases, keeping one RGBA buffer between frames, and what each canvas of the
-/// maps was last drawn with around its cells (`Frame::signature`, by its place in the render)
-/// and its cells' pixels: a slider's tick that changes only cells draws no label again, and
-/// puts on no cells a canvas shows already (A on a shift tick).
+/// maps was last drawn with around its cells (`Frame::signature`, by its place in the render):
+/// a slider's tick that changes only cells draws no label again.
 #[derive(Default)]
 pub struct Painter {
     rgba: Vec<u8>,
     framed: Vec<u64>,
-    /// The cells' pixels each canvas of the maps shows, by its place in the render.
-    cells: Vec<Vec<u8>>,
     /// What the legend was last drawn with (its entries, size, font and colours).
     legend_drawn: Option<u64>,
     /// How many maps' frames (labels, borders, colour bar) and cells were drawn, since the
@@ -40,7 +37,6 @@ impl Painter {
     /// frame.
     pub fn forget(&mut self) {
         self.framed.clear();
-        self.cells.clear();
         self.legend_drawn = None;
     }
 
@@ -80,19 +76,8 @@ impl Painter {
         if self.rgba.is_empty() {
             return Ok(layout);
         }
-        // A canvas whose frame was kept shows the cells it was last given: the same pixels are
-        // not put on again (the browser would copy the canvas to the screen again for them).
-        let shown = slot.and_then(|s| self.cells.get(s));
-        if !(kept && shown == Some(&self.rgba)) {
-            self.cells_drawn += 1;
-            put(&ctx, &self.rgba, layout.plot, "the map's cells")?;
-            if let Some(s) = slot {
-                if self.cells.len() <= s {
-                    self.cells.resize_with(s + 1, Vec::new);
-                }
-                std::mem::swap(&mut self.cells[s], &mut self.rgba);
-            }
-        }
+        self.cells_drawn += 1;
+        put(&ctx, &self.rgba, layout.plot, "the map's cells")?;
         // The learned sink's strip, on the map's scale: cells too, put on every time.
         if let Some(strip) = frame.drawn_strip() {
             strip_rgba(&strip, frame.scale, &layout, &mut self.rgba);

@@ -252,7 +252,7 @@ impl Explorer {
 
     /// How many maps this handle has drawn whole (`frames`: labels, borders, colour bar) and
     /// how many times it put their cells on (`cells`): `{ frames, cells }`. A slider's tick that
-    /// moves no label and no scale puts on the cells of the maps it moved and draws no frame.
+    /// moves no label and no scale puts cells on and draws no frame.
     pub fn draw_counts(&self) -> Result<JsValue, JsError> {
         to_js(&DrawCountsJs {
             frames: self.painter.frames_drawn,

@@ -150,53 +150,6 @@ fn render_draws_every_stage_and_hit_testing_finds_cells() {
     assert_eq!(ex.hit(0, -5.0, -5.0), None);
 }
 
-/// A render puts on only the cells a canvas does not show yet: again with nothing changed, none;
-/// after a shift, those of the maps whose values moved (not A's); on new canvases, every map's.
-#[wasm_bindgen_test]
-fn a_render_puts_on_only_the_cells_a_canvas_does_not_show() {
-    let mut ex = sentence("one two three four five six");
-    // Each map on its own scale, so that A's colours cannot follow the other maps'.
-    ex.set_shared_scale(false);
-    let stages = ["a", "shifted", "d", "g", "fused"];
-    let counts = |ex: &Explorer| {
-        let c = ex.draw_counts().map_err(error_message).unwrap();
-        (num(&c, "frames"), num(&c, "cells"))
-    };
-    let cs = canvases(5, 300, 300);
-    ex.render(cs.clone(), 12.0, vec![])
-        .map_err(error_message)
-        .unwrap();
-    let first = counts(&ex);
-    assert_eq!(first, (5.0, 5.0));
-    ex.render(cs.clone(), 12.0, vec![])
-        .map_err(error_message)
-        .unwrap();
-    assert_eq!(counts(&ex), first, "nothing changed: nothing put on");
-    let before: Vec<Vec<f32>> = stages.iter().map(|s| map_data(&mut ex, s)).collect();
-    update(&mut ex, r#"{"shift": 2}"#).unwrap();
-    let after: Vec<Vec<f32>> = stages.iter().map(|s| map_data(&mut ex, s)).collect();
-    let moved = before.iter().zip(&after).filter(|(b, a)| b != a).count();
-    assert_eq!(before[0], after[0], "A does not move with the shift");
-    assert!(moved >= 3, "shift(A), D and A′ move: {moved}");
-    ex.render(cs.clone(), 12.0, vec![])
-        .map_err(error_message)
-        .unwrap();
-    assert_eq!(
-        counts(&ex).1 - first.1,
-        moved as f64,
-        "the cells of the maps that moved"
-    );
-    ex.forget_drawn();
-    ex.render(canvases(5, 300, 300), 12.0, vec![])
-        .map_err(error_message)
-        .unwrap();
-    assert_eq!(
-        counts(&ex).1 - first.1,
-        (moved + 5) as f64,
-        "new canvases: every map"
-    );
-}
-
 #[wasm_bindgen_test]
 fn the_shift_changes_later_stages_but_not_a() {
     let mut ex = sentence("one two three four five");
