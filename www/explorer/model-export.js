@@ -84,7 +84,7 @@ function theme(v) {
 function headerLines(v, model) {
   const mech = v.mechName(v.state.mechanism);
   const spec = v.specs.active;
-  const weights = spec ? say(v, 'mx_weights_spec', { name: spec.name }) : say(v, `mx_weights_${v.state.weights}`, { mech });
+  const weights = spec ? say(v, 'mx_weights_spec', { name: spec.name }) : say(v, `mx_weights_${model.weights}`, { mech });
   const sentence = spec ? spec.name : v.state.text;
   return [
     { text: say(v, 'mx_title', { mech, stage: model.stageLabel }), weight: 'bold', size: 1.35 },

@@ -41,7 +41,9 @@ export class ModelView {
   #grid;
   engine;
   #feed = null;
+  /** What the handle holds ('untrained', 'trained:…', 'minilm', 'spec'), and the weights drawn (untrained where trained failed). */
   #loaded = null;
+  #drew = null;
   #loading = null;
   #work;
   /** What the maps drawn were drawn from: a new key walks the layers again. */
@@ -229,15 +231,9 @@ export class ModelView {
     const { KEYS, setOptions, setText } = this.#parts;
     const v = this.#v;
     for (const label of this.#bar.querySelectorAll('[data-words] > span')) setText(label, this.#say(label.parentElement.dataset.words));
-    setOptions(
-      this.#stageSelect,
-      this.#stages().map((s) => ({ value: s.id, label: s.label })),
-    );
+    setOptions(this.#stageSelect, this.#stages().map((s) => ({ value: s.id, label: s.label })));
     this.#stageSelect.value = this.#stage();
-    setOptions(
-      this.#sortSelect,
-      KEYS.model_sort.choices.map((c) => ({ value: c, label: this.#say(`model_sort_${c}`) })),
-    );
+    setOptions(this.#sortSelect, KEYS.model_sort.choices.map((c) => ({ value: c, label: this.#say(`model_sort_${c}`) })));
     this.#sortSelect.value = v.state.model_sort;
   }
 
@@ -269,6 +265,7 @@ export class ModelView {
     const want = spec ? 'spec' : weights === 'trained' ? `trained:${v.state.mechanism}` : weights;
     if (this.#loaded === want) return true;
     if (this.#loading) return false;
+    this.#drew = weights;
     this.#stop();
     this.#feed?.stop();
     this.#feed = null;
@@ -305,6 +302,7 @@ export class ModelView {
       .catch((err) => {
         v.messages.show('model-view', messageOf(err));
         this.engine.call((ex) => ex.use_untrained());
+        this.#drew = 'untrained';
       })
       .finally(() => {
         this.#loaded = want;
@@ -547,6 +545,7 @@ export class ModelView {
       stageLabel: stage?.label ?? this.#drawnStage,
       sort,
       sortLabel: this.#say(`model_sort_${sort}`),
+      weights: this.#drew,
       layers: this.#layers,
       heads: this.#widest,
       rows: rows.length,
