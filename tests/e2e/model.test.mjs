@@ -259,6 +259,46 @@ test('"trained with" and "moved away": the shift slider, the gate and the heads'
   await context.close();
 });
 
+test('dragging the shift slider past the trained value moves neither the slider nor the maps (the notice is under the maps), at a projector’s size and on a phone', async () => {
+  for (const size of [{ width_px: 1024, height_px: 768 }, { width_px: 390, height_px: 844 }]) {
+    const { page, errors, context } = await openExplorer(h, { text: POSITIVE }, size);
+    // Brought into view as a person would scroll to it: below the phone's pinned maps, not under them.
+    await page.locator('#shift').scrollIntoViewIfNeeded();
+    const where = () =>
+      page.evaluate(() => {
+        const at = (id) => window.diffattn.root.getElementById(id).getBoundingClientRect();
+        const [shift, maps] = [at('shift'), at('maps')];
+        return { shift: [shift.x, shift.y, shift.width], maps: [maps.x, maps.y], scroll: window.scrollY };
+      });
+    const before = await where();
+    const stage = await page.evaluate(() => window.diffattn.root.getElementById('maps-section').getBoundingClientRect().bottom);
+    assert.ok(before.shift[1] >= stage || size.width_px > 760, `the slider is in sight below the pinned maps: ${before.shift[1]} vs ${stage}`);
+    assert.equal(await page.locator('#moved-away').isHidden(), true);
+    // A drag from the thumb (k = 1) to the right: the pointer stays down across the trained value.
+    const [x, y, width] = before.shift;
+    const trained = await page.evaluate(() => window.diffattn.state.shift);
+    const { min, max } = await page.evaluate(() => {
+      const el = window.diffattn.root.getElementById('shift');
+      return { min: Number(el.min), max: Number(el.max) };
+    });
+    const thumb = x + ((trained - min) / (max - min)) * width;
+    const box = await page.locator('#shift').boundingBox();
+    await page.mouse.move(thumb, box.y + box.height / 2);
+    await page.mouse.down();
+    for (let i = 1; i <= 4; i++) {
+      await page.mouse.move(thumb + (i * width) / 10, box.y + box.height / 2);
+      await settled(page);
+      assert.deepEqual(await where(), before, `step ${i}: nothing under the pointer moved`);
+    }
+    await page.mouse.up();
+    assert.ok((await page.evaluate(() => window.diffattn.state.shift)) > trained, 'the drag moved the shift');
+    assert.equal(await page.locator('#moved-away').count(), 1);
+    assert.equal(await page.locator('#moved-away').isHidden(), false, 'the notice says the settings moved away');
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
 test('Chinese: a review gives a prediction, every new string is in Chinese', async () => {
   const { page, errors, context } = await openExplorer(h, { text: POSITIVE_ZH, lang: 'zh' });
   let r = await readout(page);

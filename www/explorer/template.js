@@ -145,14 +145,6 @@ const MARKUP = `
       <span id="spec-layout" class="muted"></span>
       <button type="button" id="spec-back" class="button" data-i18n="spec_back">Back to the sentence</button>
     </div>
-    <div id="moved-away" class="notice compact moved-away" hidden>
-      <span id="moved-away-text"></span>
-      <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
-      <details id="heads-explain" class="inline-details">
-        <summary data-i18n="model_doc_link">What happens to the per-head parameters</summary>
-        <p data-i18n="heads_explain"></p>
-      </details>
-    </div>
   </div>
 
     <section id="controls" class="controls rail" part="controls" data-i18n-aria-label="controls_label" aria-label="Controls">
@@ -335,6 +327,16 @@ ${sliders('params')}
         <p class="muted" data-i18n="readout_hint">Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.</p>
       </div>
       <p id="trained-with" class="prediction-note muted" hidden></p>
+      <!-- Under the maps, not above the controls: appearing as a slider crosses the trained
+           value, it moves neither the slider being dragged nor the maps. -->
+      <div id="moved-away" class="notice compact moved-away" hidden>
+        <span id="moved-away-text"></span>
+        <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
+        <details id="heads-explain" class="inline-details">
+          <summary data-i18n="model_doc_link">What happens to the per-head parameters</summary>
+          <p data-i18n="heads_explain"></p>
+        </details>
+      </div>
       <div id="table-fallback" class="visually-hidden"></div>
     </section>
 
