@@ -7,7 +7,9 @@
 // tools and the rail below them (explorer.css places them). The markup is static (no user text, no inline styles); strings come from
 // i18n.js through `data-i18n*` attributes. `data-control` names a control as the `controls`
 // option and the custom element's `controls` attribute do; `data-parameter` marks a control
-// that only some mechanisms take (the engine's `view().parameters` says which).
+// that only some mechanisms take (the engine's `view().parameters` says which). The "moved
+// away" notice is under the maps, not above the controls: appearing as a slider crosses its
+// trained value, it moves neither the slider being dragged nor the maps.
 
 import { byId } from './dom.js';
 import { STRINGS } from './i18n.js';
@@ -327,8 +329,6 @@ ${sliders('params')}
         <p class="muted" data-i18n="readout_hint">Hover over a map, tap it, or focus it and use the arrow keys, to see the arithmetic of one cell.</p>
       </div>
       <p id="trained-with" class="prediction-note muted" hidden></p>
-      <!-- Under the maps, not above the controls: appearing as a slider crosses the trained
-           value, it moves neither the slider being dragged nor the maps. -->
       <div id="moved-away" class="notice compact moved-away" hidden>
         <span id="moved-away-text"></span>
         <button type="button" id="back-to-trained" class="button quiet" data-i18n="back_to_trained">Back to the trained settings</button>
