@@ -41,9 +41,7 @@ export class ModelView {
   #grid;
   engine;
   #feed = null;
-  /** What the handle holds ('untrained', 'trained:…', 'minilm', 'spec'), and the weights drawn (untrained where trained failed). */
   #loaded = null;
-  #drew = null;
   #loading = null;
   #work;
   /** What the maps drawn were drawn from: a new key walks the layers again. */
@@ -265,7 +263,6 @@ export class ModelView {
     const want = spec ? 'spec' : weights === 'trained' ? `trained:${v.state.mechanism}` : weights;
     if (this.#loaded === want) return true;
     if (this.#loading) return false;
-    this.#drew = weights;
     this.#stop();
     this.#feed?.stop();
     this.#feed = null;
@@ -302,7 +299,6 @@ export class ModelView {
       .catch((err) => {
         v.messages.show('model-view', messageOf(err));
         this.engine.call((ex) => ex.use_untrained());
-        this.#drew = 'untrained';
       })
       .finally(() => {
         this.#loaded = want;
@@ -539,13 +535,15 @@ export class ModelView {
     const { rows, keys } = this.engine.call((ex) => ex.labels());
     const stage = this.#v.view?.stages?.find((s) => s.id === this.#drawnStage);
     const sort = this.#v.state.model_sort;
+    // The weights this view's handle drew (untrained where the trained file failed), as it says.
+    const info = this.engine.call((ex) => ex.model_info());
     const cards = [...this.#grid.children].map((el) => this.#cards.find((c) => c.card === el)).filter(Boolean);
     return {
       stage: this.#drawnStage,
       stageLabel: stage?.label ?? this.#drawnStage,
       sort,
       sortLabel: this.#say(`model_sort_${sort}`),
-      weights: this.#drew,
+      weights: info?.pretrained ? 'minilm' : info?.trained ? 'trained' : 'untrained',
       layers: this.#layers,
       heads: this.#widest,
       rows: rows.length,
