@@ -160,6 +160,48 @@ test('long work is announced with its progress, and typing waits for a pause ins
   await context.close();
 });
 
+test('a key is drawn in its own task, the other heads after the next frame; a second key before that frame waits for it', async () => {
+  const { page, errors, context } = await openExplorer(h, { text: text(2048), heads: 8 });
+  const r = await page.evaluate(async () => {
+    const { view, root } = window.diffattn;
+    const shift = root.getElementById('shift');
+    let frames = 0;
+    const counting = () => {
+      frames += 1;
+      requestAnimationFrame(counting);
+    };
+    requestAnimationFrame(counting);
+    const tick = () => {
+      shift.value = String(Number(shift.value) === 1 ? 2 : 1);
+      shift.dispatchEvent(new Event('input', { bubbles: true }));
+    };
+    const seen = [];
+    const note = () => seen.push({ renders: view.timings.renders, frames, pending: view.work.pending });
+    note();
+    // The key's own task draws it (at the end of the task, in a microtask), before any frame.
+    // The other heads (the prediction) are left to tasks after the frame.
+    tick();
+    await Promise.resolve();
+    note();
+    // A second key before that frame: its render waits for the frame (one render a frame).
+    tick();
+    await Promise.resolve();
+    note();
+    await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+    note();
+    return seen;
+  });
+  const [start, first, second, framed] = r;
+  assert.equal(start.pending, false, JSON.stringify(r));
+  assert.deepEqual([first.renders - start.renders, first.frames - start.frames], [1, 0], `drawn in the key's task: ${JSON.stringify(r)}`);
+  assert.equal(first.pending, true, `the other heads follow in tasks: ${JSON.stringify(r)}`);
+  assert.equal(second.renders, first.renders, `the second key waits for the frame: ${JSON.stringify(r)}`);
+  assert.ok(framed.renders === second.renders + 1 && framed.frames > second.frames, JSON.stringify(r));
+  await settled(page);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a short sentence is never announced', async () => {
   const { page, errors, context } = await openExplorer(h, { text: 'the cat sat on the mat' });
   await page.evaluate(() => {

@@ -247,10 +247,10 @@ test('scheduler: many changes in one frame make one render; overlays never rende
   s.schedule('render');
   assert.equal(frames.length, 1, 'one frame requested');
   frames.shift()();
-  assert.deepEqual(runs, [{ render: true, overlay: true }]);
+  assert.deepEqual(runs, [{ render: true, overlay: true, early: false }]);
   s.schedule('overlay');
   frames.shift()();
-  assert.deepEqual(runs[1], { render: false, overlay: true });
+  assert.deepEqual(runs[1], { render: false, overlay: true, early: false });
 });
 
 test('scheduler: flush() runs the frame now, and the frame asked for then does nothing', () => {
@@ -261,14 +261,14 @@ test('scheduler: flush() runs the frame now, and the frame asked for then does n
   assert.equal(runs.length, 0, 'nothing asked for: nothing run');
   s.schedule('render');
   s.flush();
-  assert.deepEqual(runs, [{ render: true, overlay: false }]);
+  assert.deepEqual(runs, [{ render: true, overlay: false, early: true }]);
   assert.equal(s.pending, false);
   frames.shift()();
   assert.equal(runs.length, 1, 'the overtaken frame runs nothing');
   s.schedule('overlay');
   assert.equal(frames.length, 1, 'a new frame is asked for');
   frames.shift()();
-  assert.deepEqual(runs[1], { render: false, overlay: true });
+  assert.deepEqual(runs[1], { render: false, overlay: true, early: false });
 });
 
 test('scheduler: a render waits for what holds it back, then runs', async () => {
@@ -288,7 +288,7 @@ test('scheduler: a render waits for what holds it back, then runs', async () => 
   await Promise.resolve();
   assert.equal(frames.length, 1, 'a frame was asked for once the hold was released');
   frames.shift()();
-  assert.deepEqual(runs, [{ render: true, overlay: false }]);
+  assert.deepEqual(runs, [{ render: true, overlay: false, early: false }]);
   await Promise.resolve();
   assert.equal(settled, true);
 });
@@ -646,6 +646,65 @@ test('work: while a person types, the pause counts from when the page is done wi
   } finally {
     performance.now = realNow;
   }
+});
+
+test('work: after a render outside a frame, no task works before the next frame has run', async () => {
+  const { Work } = await import('../../www/explorer/work.js');
+  const frames = [];
+  const tasks = [];
+  const saved = { raf: globalThis.requestAnimationFrame, scheduler: globalThis.scheduler };
+  globalThis.requestAnimationFrame = (cb) => frames.push(cb);
+  globalThis.scheduler = { postTask: (fn) => (tasks.push(fn), Promise.resolve()) };
+  const steps = [];
+  try {
+    const engine = { state: 'ready', call: (fn) => fn({ work: (ms, every) => (steps.push(every), { finished: false, done: 0, total: 8 }), progress: () => ({ finished: false }) }) };
+    const view = { view: { tokens: 16 }, state: { heads: 8 }, engine, t: (k) => k, el: {}, report: assert.fail };
+    const work = new Work(view, { onShown() {}, onEvery() {}, held: () => false });
+    // The render (in an input's task) works for every head and leaves the rest to a task.
+    work.beforeFrame(() => assert.equal(work.now(8, true), false));
+    assert.deepEqual([steps.length, tasks.length], [1, 1]);
+    // That task comes before the frame: it does no work, and asks again after the frame.
+    tasks.shift()();
+    assert.deepEqual([steps.length, tasks.length, frames.length], [1, 0, 2]);
+    for (const frame of frames.splice(0)) frame();
+    assert.equal(tasks.length, 1);
+    tasks.shift()();
+    assert.equal(steps.length, 2, 'after the frame the work goes on');
+    // From then on a step that did not finish queues the next at once (no frame between).
+    assert.deepEqual([frames.length, tasks.length], [0, 1]);
+    tasks.shift()();
+    assert.equal(steps.length, 3);
+    work.stop();
+  } finally {
+    globalThis.requestAnimationFrame = saved.raf;
+    globalThis.scheduler = saved.scheduler;
+  }
+});
+
+test('scheduler: soon() runs the frame at the end of the task, at most once between two frames', async () => {
+  const frames = [];
+  const runs = [];
+  const s = new FrameScheduler((work) => runs.push(work), { requestFrame: (cb) => frames.push(cb) });
+  s.schedule('render');
+  s.soon();
+  assert.equal(runs.length, 0, 'not within the task');
+  await Promise.resolve();
+  assert.deepEqual(runs, [{ render: true, overlay: false, early: true }]);
+  // A second change before the frame waits for it.
+  s.schedule('render');
+  s.soon();
+  await Promise.resolve();
+  assert.equal(runs.length, 1);
+  for (const frame of frames.splice(0)) frame();
+  assert.deepEqual(runs[1], { render: true, overlay: false, early: false });
+  // After that frame, a change runs early again; with nothing asked for, soon() does nothing.
+  s.soon();
+  await Promise.resolve();
+  assert.equal(runs.length, 2);
+  s.schedule('overlay');
+  s.soon();
+  await Promise.resolve();
+  assert.deepEqual(runs[2], { render: false, overlay: true, early: true });
 });
 
 test('spec files: UTF-8 text and the binary form are read as bytes; binary garbage, other encodings and oversized files are refused by reason', async () => {

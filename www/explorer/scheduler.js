@@ -3,7 +3,10 @@
 // Two kinds of work: `render` (send what changed to the engine, draw the maps) and `overlay`
 // (repaint the highlight, tooltip and readout only; hovering never renders). A render also
 // repaints the overlay. `flush()` runs the frame's work now, in the task that asks (the shown
-// head's last piece came in between frames: drawing at once saves waiting for the next frame).
+// head's last piece came in between frames: drawing at once saves waiting for the next frame);
+// `soon()` runs it at the end of the task that asks, at most once between two frames (a
+// person's key: the next frame shows the maps instead of drawing them first; more changes
+// before that frame wait for it, as they would without). Work run so is marked `early`.
 // `settled()` resolves once nothing is pending, for tests and exports.
 
 export class FrameScheduler {
@@ -12,12 +15,15 @@ export class FrameScheduler {
   /** Counts requests, so that a frame callback that `flush()` overtook does nothing. */
   #request = 0;
   #waiters = [];
+  /** Whether `soon()` ran the work since the last frame. */
+  #early = false;
   #run;
   #hold;
   #requestFrame;
 
   /**
-   * `run({ render, overlay })` does the work of one frame. `hold()` may return a promise to
+   * `run({ render, overlay, early })` does the work of one frame (`early`: outside an animation
+   * frame, through `flush()` or `soon()`). `hold()` may return a promise to
    * wait for before rendering (weights in flight): the render is kept for the frame after it.
    * `requestFrame` defaults to `requestAnimationFrame` (tests pass their own).
    */
@@ -43,7 +49,18 @@ export class FrameScheduler {
   flush() {
     if (!this.#requested) return;
     this.#request += 1;
-    this.#frame();
+    this.#frame(true);
+  }
+
+  /**
+   * Runs the work asked for at the end of the current task (a microtask) instead of at the
+   * next frame, unless it ran early once since the last frame: then it waits for the frame.
+   */
+  soon() {
+    if (this.#early || !this.#requested) return;
+    this.#early = true;
+    this.#requestFrame(() => (this.#early = false));
+    queueMicrotask(() => this.flush());
   }
 
   /** Whether a frame is requested. */
@@ -51,9 +68,9 @@ export class FrameScheduler {
     return this.#requested;
   }
 
-  #frame() {
+  #frame(early = false) {
     this.#requested = false;
-    const work = { ...this.#dirty };
+    const work = { ...this.#dirty, early };
     this.#dirty.render = false;
     this.#dirty.overlay = false;
     const held = work.render ? this.#hold() : null;

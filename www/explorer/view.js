@@ -6,7 +6,9 @@
 //
 // The flow is one way. A control, an attribute or a property changes the state (view-state.js:
 // the page's own keys at once, the engine's settings as a pending patch) and asks the scheduler
-// for a render; one animation frame later `#renderNow` sends the engine that patch
+// for a render; one animation frame later (or, when a person changed it, at the end of the
+// input's own task: the next frame then shows the maps instead of drawing them first;
+// scheduler.js `soon`) `#renderNow` sends the engine that patch
 // (`Explorer.update`), which returns one frame (the settings as the engine now has them, the
 // learned λ among them, and what to draw and say), draws the maps of the current view (explore,
 // the guided walk's steps, or the compare view), and repaints the light layers (highlight,
@@ -232,6 +234,7 @@ export class ExplorerView {
     for (const [key, value] of Object.entries(partial)) if (value !== this.state[key]) this.readerMoved.add(key);
     this.#change(partial);
     this.changed();
+    if (!this.#inFrame) this.#scheduler.soon();
   }
 
   #change(partial) {
@@ -335,7 +338,9 @@ export class ExplorerView {
     if (this.engine.state !== 'ready') return;
     this.#inFrame = true;
     try {
-      if (work.render) this.#renderNow();
+      // A render outside an animation frame: the work it leaves waits for the frame (work.js).
+      if (work.render && work.early) this.work.beforeFrame(() => this.#renderNow());
+      else if (work.render) this.#renderNow();
       else this.#readouts.paint();
     } catch (err) {
       this.report(err);
@@ -456,8 +461,7 @@ export class ExplorerView {
     this.#zoom.show({ allowed: this.#allowedControls(), comparing: false, labelsHidden: this.#labelsHidden });
     this.#maps.allHeads = allHeads;
     this.#maps.fit(this.view.tokens, this.view.keys);
-    // The walk's text first: the maps get the room below it. The cell it names is outlined
-    // on every map while nothing is hovered or selected.
+    // The walk's text first, the maps below it; the cell it names is outlined on every map.
     if (mode === 'walk') this.walk.paint();
     this.#maps.pointed = mode === 'walk' && this.walk.pointed && !output ? { index: count - 1, ...this.walk.pointed } : null;
     // The grid (the engine's) sizes every canvas and picks the labels' font; in the walk the

@@ -64,6 +64,8 @@ export class Work {
   #longFrom = { shown: Infinity, every: Infinity };
   #waiters = [];
   #stopped = false;
+  /** Whether the next frame is to come before any task works (`beforeFrame`). */
+  #frameFirst = false;
 
   /**
    * `view` is the ExplorerView (its engine, elements, `t`, `report`); `onShown()` runs when
@@ -116,6 +118,22 @@ export class Work {
     return false;
   }
 
+  /**
+   * Runs `fn`, a render outside an animation frame (in an input's own task): no task works
+   * until the next frame, which shows the render, has run; the work waits for it, as it waits
+   * for a render asked for (`held`).
+   */
+  beforeFrame(fn) {
+    try {
+      fn();
+    } finally {
+      if (!this.#frameFirst) {
+        this.#frameFirst = true;
+        requestAnimationFrame(() => (this.#frameFirst = false));
+      }
+    }
+  }
+
   /** Stops working (the explorer is destroyed). */
   stop() {
     this.#stopped = true;
@@ -154,6 +172,11 @@ export class Work {
     const view = this.#view;
     if (this.#stopped || view.engine.state !== 'ready') return this.#finish();
     if (!this.pending) return;
+    if (this.#frameFirst) {
+      // A render outside a frame (`beforeFrame`): its frame first, then this work.
+      requestAnimationFrame(() => this.#queue());
+      return;
+    }
     if (this.#held() || this.typing()) {
       // A render comes first (it says what is needed now), or a person is typing: look again
       // after a frame.
