@@ -18,6 +18,7 @@
 import { Controls } from './controls.js';
 import { buildExplorerDom } from './template.js';
 import { Engine, EngineRestarted, EngineStopped } from './engine.js';
+import { EngineLink } from './engine-link.js';
 import { FrameScheduler } from './scheduler.js';
 import { Maps } from './maps.js';
 import { Messages, messageOf } from './messages.js';
@@ -69,7 +70,8 @@ export class ExplorerView {
   #maps; #table; #scheduler; #exporter; #rowView; #compare; #zoom; #model; // prettier-ignore
   /** The page's keys, the pending patch and the last frame's settings (view-state.js). */
   #state;
-  #sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
+  /** What the engine has been sent, and the one way a patch reaches it (engine-link.js). */
+  #link;
   #options;
   /** The label stride of the maps last drawn whole (1: every token labelled): over 1, zooming
    * is offered whatever the length. */
@@ -110,6 +112,7 @@ export class ExplorerView {
     const defaults = { ...runtime.defaults, ...PAGE_DEFAULTS };
     const lang = PAGE_CHOICES.lang.includes(options.state?.lang) ? options.state.lang : defaults.lang;
     this.#state = new ViewState(runtime.defaults, { ...PAGE_DEFAULTS, text: PRESETS[lang][0], ...options.state, lang });
+    this.#link = new EngineLink(this, this.#state);
     // The walk shares one colour scale unless told otherwise.
     if (this.state.view === 'walk' && options.state?.shared_scale === undefined) this.#state.change({ shared_scale: true });
     this.engine = new Engine(runtime, {
@@ -311,13 +314,13 @@ export class ExplorerView {
   resend({ now = false } = {}) {
     this.#state.forget();
     this.#placement.stale();
-    this.#sent = { text: null, other: null, theme: null, words: null, shared: null, viewport: null };
-    if (now) this.#applyEngine();
+    this.#link.forget();
+    if (now) this.#link.apply();
   }
 
   /** The handle now holds its own settings (a model or a spec set them): its frame, and of the pending settings only those `keep` names. */
   adoptEngineSettings(keep = new Set()) {
-    this.#adoptFrame(this.engine.call((ex) => ex.frame()), keep);
+    this.#link.adopt(this.engine.call((ex) => ex.frame()), keep);
     this.#maps.selected = null;
     this.#maps.hover = null;
     this.#controls.sync(this.state, this.view);
@@ -331,7 +334,7 @@ export class ExplorerView {
 
   /** The handle's text changed behind the explorer's back (a spec was left): send it again. */
   forgetText() {
-    this.#sent.text = null;
+    this.#link.forgetText();
   }
 
   #frame(work) {
@@ -349,54 +352,12 @@ export class ExplorerView {
     }
   }
 
-  /** Sends what changed to the engine; a refused value goes back to what the engine has. */
-  #applyEngine() {
-    const theme = this.resolvedTheme();
-    const words = [this.t('masked_label'), this.t('constant_label'), this.t('row_label'), this.t('sink_label')];
-    this.engine.call((ex) => {
-      if (theme !== this.#sent.theme) ex.set_theme((this.#sent.theme = theme));
-      if (words.join('\n') !== this.#sent.words) {
-        ex.set_labels(...words);
-        this.#sent.words = words.join('\n');
-      }
-      if (!!this.state.shared_scale !== this.#sent.shared) ex.set_shared_scale((this.#sent.shared = !!this.state.shared_scale));
-      const viewport = this.state.viewport || '';
-      if (viewport !== this.#sent.viewport) {
-        const [row, col, size] = viewport ? viewport.split(',').map(Number) : [0, 0, 0];
-        ex.set_viewport(row, col, size, size);
-        this.#sent.viewport = viewport;
-      }
-      const other = this.state.other ?? '';
-      if (other !== this.#sent.other) ex.set_other_text((this.#sent.other = other));
-      if (!this.specs.active && this.state.text.trim() !== '' && this.state.text !== this.#sent.text) {
-        this.sentence = this.loader.setText(ex, this.state.text);
-        this.#sent.text = this.state.text;
-      }
-    });
-    this.send(this.#state.take());
-  }
-
   /**
-   * Sends `patch` to the engine and takes the frame it returns: what the engine made of it (a
-   * new mechanism snaps the heads; the learned λ; a refused patch changes nothing, and its
-   * message says why).
+   * Sends `patch` to the engine and takes the frame it returns (engine-link.js): what the
+   * engine made of it; a refused patch changes nothing, and its message says why.
    */
   send(patch) {
-    let frame = null;
-    try {
-      frame = this.engine.call((ex) => ex.update(patch));
-      if (Object.keys(patch).length) this.messages.clear('settings');
-    } catch (err) {
-      if (err instanceof EngineRestarted || err instanceof EngineStopped) throw err;
-      this.messages.show('settings', messageOf(err));
-    }
-    this.#adoptFrame(frame ?? this.engine.call((ex) => ex.frame()));
-  }
-
-  #adoptFrame(frame, keep = null) {
-    this.frame = frame;
-    this.view = this.specs?.withLayers(frame.view) ?? frame.view;
-    this.#state.adopt(frame.settings, keep);
+    this.#link.send(patch);
   }
 
   /** The stages drawn: the mechanism's, limited to the `maps` option, and to the walk's step. */
@@ -410,7 +371,7 @@ export class ExplorerView {
 
   #renderNow() {
     const started = performance.now();
-    this.#applyEngine();
+    this.#link.apply();
     const empty = this.isEmpty();
     const mode = this.state.view;
     setHidden(this.el.emptyHint, !empty || this.specs.expected);
