@@ -73,8 +73,12 @@ async function installWatcher(page, index) {
       new Promise((resolve) => {
         const value = ready();
         if (value !== undefined) return resolve(value);
-        w.waiting.push({ ready, resolve });
-        setTimeout(() => resolve(null), timeoutMs);
+        const waiter = { ready, resolve };
+        w.waiting.push(waiter);
+        setTimeout(() => {
+          w.waiting = w.waiting.filter((x) => x !== waiter);
+          resolve(null);
+        }, timeoutMs);
       });
     w.changeAfter = (t, timeoutMs) => w.when(() => w.changes.find((x) => x > t), timeoutMs);
     w.key = (n, timeoutMs) => w.when(() => (w.keys.length >= n ? w.keys[n - 1] : undefined), timeoutMs);
@@ -104,16 +108,12 @@ async function installWatcher(page, index) {
         }
       }
     };
-    // The check runs in a task of the highest priority, so that it comes right after the frame
-    // and before any task the page queued for its other work (which runs after the frame was
-    // produced and does not hold back the pixels the compositor shows).
-    const channel = new MessageChannel();
-    channel.port1.onmessage = check;
-    const post = globalThis.scheduler?.postTask
-      ? () => globalThis.scheduler.postTask(check, { priority: 'user-blocking' })
-      : () => channel.port2.postMessage(null);
+    // The check runs in a task of the highest priority (Chromium's `scheduler.postTask`), so
+    // that it comes right after the frame and before any task the page queued for its other
+    // work (which runs after the frame was produced and does not hold back the pixels the
+    // compositor shows).
     const frame = () => {
-      post();
+      scheduler.postTask(check, { priority: 'user-blocking' });
       requestAnimationFrame(frame);
     };
     requestAnimationFrame(frame);

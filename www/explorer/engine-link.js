@@ -29,11 +29,12 @@ export class EngineLink {
     const state = v.state;
     const theme = v.resolvedTheme();
     const words = [v.t('masked_label'), v.t('constant_label'), v.t('row_label'), v.t('sink_label')];
+    const wordsKey = words.join('\n');
     v.engine.call((ex) => {
       if (theme !== sent.theme) ex.set_theme((sent.theme = theme));
-      if (words.join('\n') !== sent.words) {
+      if (wordsKey !== sent.words) {
         ex.set_labels(...words);
-        sent.words = words.join('\n');
+        sent.words = wordsKey;
       }
       if (!!state.shared_scale !== sent.shared) ex.set_shared_scale((sent.shared = !!state.shared_scale));
       const viewport = state.viewport || '';
